@@ -37,7 +37,11 @@ from nnc.errors import (
     UnmappableError,
     UnsupportedOperationError,
 )
+from nnc.burst import Burst
+from nnc.device import Device
+from nnc.event import Event
 from nnc.execution import Execution
+from nnc.memory import Memory, MemoryDesc
 from nnc.model import Model
 
 __version__ = "0.1.0"
@@ -47,15 +51,20 @@ __all__ = [
     "MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES",
     "BadDataError",
     "BadStateError",
+    "Burst",
     "Compilation",
     "CompiledModel",
     "DeadObjectError",
+    "Device",
     "DeviceType",
     "DurationCode",
+    "Event",
     "Execution",
     "FeatureLevel",
     "FuseCode",
     "IncompleteError",
+    "Memory",
+    "MemoryDesc",
     "MissedDeadlineError",
     "Model",
     "NNError",

@@ -7,6 +7,16 @@ records its status; at the end the controller (also under xdist) prints
 
 N counts runs: each corpus model as declared, plus (where CTS runs it) once
 more with its output shapes left unspecified; a second line splits N so.
+
+API checklist coverage (issue 6): a test marked ``@pytest.mark.checklist(12, 13)``
+covers items C12 and C13 of ``../shared/spec/api-behaviour-checklist.md``.  An
+item counts as covered when at least one of its tests passed (and none failed);
+the run ends with
+
+    api-checklist: N of 242 items covered, K not applicable (see tests/checklist_na.py)
+
+followed by the non-applicable items with their reasons and any applicable
+item that has no passing test.
 """
 
 from __future__ import annotations
@@ -19,6 +29,18 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 _COUNTS: dict[str, int] = {}
+#: checklist item -> outcomes of the tests that cover it ("passed"/"failed"/"skipped")
+_CHECKLIST: dict[int, set[str]] = {}
+CHECKLIST_ITEMS = 242
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "checklist(*items): covers these api-behaviour-checklist items (C numbers)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("checklist"):
+        item.user_properties.append(("checklist", tuple(int(i) for i in mark.args)))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,7 +54,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "v1_1: V1_0, V1_1 and NNAPI 1.0/1.1 operations on float/int/quant8 operands")  # fmt: skip
 
 
+def _record_checklist(report: pytest.TestReport) -> None:
+    items = [i for k, v in report.user_properties if k == "checklist" for i in v]
+    if not items or (report.when != "call" and not report.failed and not report.skipped):
+        return
+    outcome = "failed" if report.failed else "skipped" if report.skipped else "passed"
+    for i in items:
+        _CHECKLIST.setdefault(i, set()).add(outcome)
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _record_checklist(report)
     if "test_cts.py::test_cts[" not in report.nodeid:
         return
     status = dict(report.user_properties).get("cts_status")
@@ -46,7 +78,31 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    if not _COUNTS or hasattr(config, "workerinput"):
+    if hasattr(config, "workerinput"):
+        return
+    _checklist_summary(terminalreporter)
+    _cts_summary(terminalreporter)
+
+
+def _checklist_summary(terminalreporter) -> None:
+    if not _CHECKLIST:
+        return
+    from checklist_na import NOT_APPLICABLE
+
+    covered = sorted(i for i, o in _CHECKLIST.items() if o == {"passed"} and i not in NOT_APPLICABLE)
+    terminalreporter.write_line(
+        f"api-checklist: {len(covered)} of {CHECKLIST_ITEMS} items covered, "
+        f"{len(NOT_APPLICABLE)} not applicable (see tests/checklist_na.py)"
+    )
+    for i, why in sorted(NOT_APPLICABLE.items()):
+        terminalreporter.write_line(f"  C{i} not applicable: {why}")
+    missing = [i for i in range(1, CHECKLIST_ITEMS + 1) if i not in covered and i not in NOT_APPLICABLE]
+    if missing:
+        terminalreporter.write_line("  not covered: " + " ".join(f"C{i}" for i in missing))
+
+
+def _cts_summary(terminalreporter) -> None:
+    if not _COUNTS:
         return
     p, f, u = (_COUNTS.get(k, 0) for k in ("passed", "failed", "unsupported"))
     terminalreporter.write_line(f"cts: {p} passed, {f} failed, {u} unsupported of {p + f + u} models")
