@@ -5,7 +5,7 @@ with :class:`Compilation` and run it with :class:`Execution`; or use the
 convenience layer :func:`compile` -> :class:`CompiledModel`.
 """
 
-from nnc.api import CompiledModel, compile
+from nnc.api import CompiledModel, compile, load_model
 from nnc.compilation import Compilation
 from nnc.enums import (
     BYTE_SIZE_OF_CACHE_TOKEN,
@@ -43,6 +43,7 @@ from nnc.event import Event
 from nnc.execution import Execution
 from nnc.memory import Memory, MemoryDesc
 from nnc.model import Model
+from nnc.tflite import UnsupportedOperatorsError, import_tflite
 
 __version__ = "0.1.0"
 
@@ -82,5 +83,8 @@ __all__ = [
     "UnexpectedNullError",
     "UnmappableError",
     "UnsupportedOperationError",
+    "UnsupportedOperatorsError",
     "compile",
+    "import_tflite",
+    "load_model",
 ]

@@ -56,6 +56,17 @@ class CompiledModel:
         return [ex.get_output_operand_dimensions(k) for k in range(len(self.model.outputs))]
 
 
+def load_model(path) -> Model:
+    """Read a model file: a TFLite flatbuffer (``.tflite``, or any file with
+    the ``TFL3`` identifier) through :func:`nnc.import_tflite`, otherwise
+    nnc's own model file format (:mod:`nnc.modelfile`)."""
+    from nnc.tflite import is_tflite_file, import_tflite
+
+    if is_tflite_file(path):
+        return import_tflite(path)
+    return Model.load(path)
+
+
 def compile(model: Model) -> CompiledModel:  # noqa: A001 - mirrors the product's verb
     """Finish (if needed) and compile ``model``."""
     return CompiledModel(model)

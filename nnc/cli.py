@@ -1,7 +1,8 @@
 """The ``nnc`` command line.
 
     nnc run MODEL [--input NAME=FILE.npy ...] [--output-dir DIR] [--seed N]
-        Compile MODEL (an .nnc model file) to native code and run it.  Inputs
+        Compile MODEL (an .nnc model file or a .tflite file) to native code
+        and run it.  Inputs
         not given are generated (uniform in [-1, 1], or small integers) from
         --seed.  Without --output-dir the inputs and outputs are printed;
         with it each output is written as DIR/output_K.npy.
@@ -17,7 +18,12 @@
         --header) and the weights (OUT.weights, unless --embed-weights).
         OUT may be - (standard output) for mlir and llvm.
 
-Inputs are named ``input_K`` (K = position) or by their position ``K``.
+MODEL is nnc's model file format (.nnc) or a TensorFlow Lite flatbuffer
+(.tflite, imported as ``nnc.import_tflite`` does; an operator nnc cannot
+take is reported with the others, before anything is compiled).
+
+Inputs are named ``input_K`` (K = position), by their position ``K``, or by
+the model's own input name (a TFLite signature or tensor name).
 Exit status: 0 on success, 1 on an NNAPI error (the message names the NDK
 function and result code) or when an artifact cannot be built or written, 2
 on bad usage (including a model that ``compile`` cannot take: see above).
@@ -43,17 +49,39 @@ class CommandError(Exception):
     """The command failed for a reason other than an NNAPI error (exit status 1)."""
 
 
-def _parse_inputs(specs: list[str], n: int) -> dict[int, str]:
+def _parse_inputs(specs: list[str], n: int, names: list[str] | None = None) -> dict[int, str]:
     out: dict[int, str] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep:
             raise UsageError(f"--input expects NAME=FILE.npy, got {spec!r}")
         key = name.removeprefix("input_")
+        if names and name in names:
+            out[names.index(name)] = path
+            continue
         if not key.isdigit() or not 0 <= int(key) < n:
-            raise UsageError(f"unknown input {name!r} (the model has inputs input_0..input_{n - 1})")
+            known = f" or {', '.join(names)}" if names else ""
+            raise UsageError(f"unknown input {name!r} (the model has inputs input_0..input_{n - 1}{known})")
         out[int(key)] = path
     return out
+
+
+def _load(path: str):
+    import nnc
+
+    if not os.path.exists(path):
+        raise UsageError(f"{path}: no such file")
+    return nnc.load_model(path)
+
+
+def _names(model, kind: str) -> list[str]:
+    """The model's own names of its inputs or outputs ([] when it has none)."""
+    return list(getattr(model, f"{kind}_names", None) or [])
+
+
+def _label(model, kind: str, k: int) -> str:
+    names = _names(model, kind)
+    return f"{kind}_{k} ({names[k]})" if k < len(names) else f"{kind}_{k}"
 
 
 def _generate(model, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -73,8 +101,8 @@ def _generate(model, k: int, rng: np.random.Generator) -> np.ndarray:
 def cmd_run(args: argparse.Namespace) -> int:
     import nnc
 
-    model = nnc.Model.load(args.model)
-    given = _parse_inputs(args.input, len(model.inputs))
+    model = _load(args.model)
+    given = _parse_inputs(args.input, len(model.inputs), _names(model, "input"))
     rng = np.random.default_rng(args.seed)
     inputs = []
     for k in range(len(model.inputs)):
@@ -101,9 +129,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         np.set_printoptions(precision=5, suppress=True, threshold=64)
         for k, x in enumerate(inputs):
-            print(f"input_{k} {list(x.shape)} {x.dtype}:\n{x}")
+            print(f"{_label(model, 'input', k)} {list(x.shape)} {x.dtype}:\n{x}")
         for k, y in enumerate(outputs):
-            print(f"output_{k} {list(y.shape)} {y.dtype}:\n{y}")
+            print(f"{_label(model, 'output', k)} {list(y.shape)} {y.dtype}:\n{y}")
     print(f"compiled in {t1 - t0:.2f} s, ran in {(t2 - t1) * 1e3:.2f} ms", file=sys.stderr)
     return 0
 
@@ -112,11 +140,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     import nnc
     from nnc.enums import OperationType
 
-    model = nnc.Model.load(args.model)
+    model = _load(args.model)
     for k, i in enumerate(model.inputs):
-        print(f"input_{k}: operand {i} {model.operands[i].info().describe()}")
+        print(f"{_label(model, 'input', k)}: operand {i} {model.operands[i].info().describe()}")
     for k, i in enumerate(model.outputs):
-        print(f"output_{k}: operand {i} {model.operands[i].info().describe()}")
+        print(f"{_label(model, 'output', k)}: operand {i} {model.operands[i].info().describe()}")
     for k, op in enumerate(model.operations):
         print(f"op {k}: {OperationType(op.type).name} {op.inputs} -> {op.outputs}")
     return 0
@@ -141,7 +169,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         raise UsageError("--embed-weights does not apply to --emit mlir (weights are blob references there)")
     if args.target_cpu is not None and emit == "mlir":
         raise UsageError("--target-cpu does not apply to --emit mlir")
-    model = nnc.Model.load(args.model)
+    model = _load(args.model)
     name = os.path.basename(args.model)
     try:
         target = artifact.target_for_cpu(args.target_cpu) if emit != "mlir" else None
@@ -169,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="nnc", description="Compile and run NNAPI models with nnc.")
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="compile a model to native code and run it")
-    run.add_argument("model", help="model file (.nnc)")
+    run.add_argument("model", help="model file (.nnc or .tflite)")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     run.add_argument("--output-dir", metavar="DIR")
     run.add_argument("--seed", type=int, default=0)
@@ -178,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     info.add_argument("model")
     info.set_defaults(fn=cmd_info)
     comp = sub.add_parser("compile", help="compile a model to a native artifact (shared library, object, IR)")
-    comp.add_argument("model", help="model file (.nnc) with fully specified inputs")
+    comp.add_argument("model", help="model file (.nnc or .tflite) with fully specified inputs")
     comp.add_argument("-o", "--output", required=True, metavar="OUT", help="output file (- : stdout, mlir/llvm only)")
     comp.add_argument("--emit", choices=("mlir", "llvm", "obj", "shared"), default="shared",
                       help="what to produce (default: shared)")  # fmt: skip

@@ -1,0 +1,782 @@
+"""Import a TensorFlow Lite flatbuffer as an NNAPI :class:`~nnc.model.Model`.
+
+The mapping follows TFLite's own NNAPI delegate (``nnapi_delegate.cc``), so a
+``.tflite`` file means to nnc what it means to Android:
+
+* fused activations become the NNAPI ``FuseCode`` input; SAME/VALID become
+  the implicit padding scheme; a missing bias becomes a zero bias;
+* float32/int32/bool tensors map one to one; uint8 is TENSOR_QUANT8_ASYMM;
+  int8 is TENSOR_QUANT8_ASYMM_SIGNED, or, for a target feature level below 4
+  (Android 11) where that type does not exist, TENSOR_QUANT8_ASYMM with values
+  and zero point shifted by +128 (what the delegate does for old drivers);
+  an int8 tensor with a scale per channel is TENSOR_QUANT8_SYMM_PER_CHANNEL,
+  and its int32 bias gets scale 0 as NNAPI requires;
+* constant tensors (a non-empty buffer) become operand values;
+* the subgraph's inputs and outputs keep their order and their names (the
+  signature's names where the file has a signature, else the tensor names),
+  in ``model.input_names`` / ``model.output_names``.
+
+Variable tensors (an LSTM's carried state) have no NNAPI equivalent: NNAPI
+models are stateless.  They become explicit model inputs appended after the
+subgraph's inputs (zero for the first run), and where the operation can
+return the final state (UNIDIRECTIONAL_SEQUENCE_LSTM's outputs 1 and 2, NNAPI
+1.3) it is appended to the model outputs, named ``<tensor>:out``, so the
+caller feeds it back in to continue a sequence as LiteRT does internally.
+
+Every operator is checked before anything is compiled.  Operators with no
+NNAPI equivalent, options the mapping cannot express, and NNAPI operations nnc
+does not implement yet are reported together in one
+:class:`UnsupportedOperatorsError` (index, operator name, reason); an import
+is never partial.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
+from nnc.errors import BadDataError, NNError, OpFailedError
+from nnc.model import Model
+
+FN = "nnc.import_tflite"
+T = OperandType
+Op = OperationType
+
+
+class UnsupportedOperatorsError(OpFailedError):
+    """Some operators of the TFLite model cannot be imported or compiled.
+
+    ``problems`` lists ``(operator index, operator name, reason)`` for every
+    such operator of the subgraph, not just the first.
+    """
+
+    def __init__(self, problems: list[tuple[int, str, str]]):
+        self.problems = problems
+        lines = "\n".join(f"  operator {i} ({name}): {why}" for i, name, why in problems)
+        super().__init__(FN, f"{len(problems)} operator(s) cannot be imported:\n{lines}")
+
+
+class _Unsupported(Exception):
+    """Raised by a converter: this operator (with these options) has no mapping."""
+
+
+# -- flatbuffer access ------------------------------------------------------------------------------
+def _tflite():
+    import tflite  # the maintained generated parser of the TFLite schema
+
+    return tflite
+
+
+_OPCODE_NAMES: dict[int, str] | None = None
+
+
+def _opcode_name(code: int) -> str:
+    global _OPCODE_NAMES
+    if _OPCODE_NAMES is None:
+        from tflite.utils import BUILTIN_OPCODE2NAME
+
+        _OPCODE_NAMES = dict(BUILTIN_OPCODE2NAME)
+    return _OPCODE_NAMES.get(code, f"BUILTIN_{code}")
+
+
+def _options(op, option_class: str):
+    """The operator's builtin options as the generated ``option_class`` (or None)."""
+    table = op.BuiltinOptions()
+    if table is None:
+        return None
+    opts = getattr(_tflite(), option_class)()
+    opts.Init(table.Bytes, table.Pos)
+    return opts
+
+
+#: TFLite TensorType -> numpy dtype of its buffer.
+_TFL_DTYPES = {0: np.float32, 1: np.float16, 2: np.int32, 3: np.uint8, 4: np.int64, 6: np.bool_,
+               7: np.int16, 9: np.int8}  # fmt: skip
+_TFL_TYPE_NAMES = {0: "FLOAT32", 1: "FLOAT16", 2: "INT32", 3: "UINT8", 4: "INT64", 5: "STRING",
+                   6: "BOOL", 7: "INT16", 8: "COMPLEX64", 9: "INT8", 10: "FLOAT64"}  # fmt: skip
+
+_FUSE = {0: FuseCode.NONE, 1: FuseCode.RELU, 2: FuseCode.RELU1, 3: FuseCode.RELU6}
+_FUSE_NAMES = {4: "TANH", 5: "SIGN_BIT"}
+_PADDING = {0: PaddingCode.SAME, 1: PaddingCode.VALID}
+
+
+@dataclass
+class _Tensor:
+    """What the importer needs of one TFLite tensor."""
+
+    index: int
+    name: str
+    tfl_type: int
+    shape: tuple[int, ...]
+    scales: np.ndarray
+    zero_points: np.ndarray
+    quantized_dim: int
+    data: np.ndarray | None  # constant value, or None
+    variable: bool
+
+    @property
+    def quantized(self) -> bool:
+        return self.scales.size > 0 and float(self.scales[0]) != 0.0
+
+
+# -- the conversion context -----------------------------------------------------------------------
+@dataclass
+class _Importer:
+    model: Model
+    tensors: list[_Tensor]
+    feature_level: int
+    #: TFLite tensor index -> NNAPI operand index
+    operands: dict[int, int] = field(default_factory=dict)
+    #: extra model inputs/outputs for variable tensors: (operand, name)
+    state_inputs: list[tuple[int, str]] = field(default_factory=list)
+    state_outputs: list[tuple[int, str]] = field(default_factory=list)
+    #: NNAPI operation k -> (TFLite operator index, operator name)
+    op_index: list[tuple[int, str]] = field(default_factory=list)
+
+    # operand creation -----------------------------------------------------------------------
+    def nn_type(self, t: _Tensor) -> tuple[OperandType, float, int, np.ndarray | None]:
+        """(NNAPI type, scale, zero point, converted value) of a TFLite tensor."""
+        scale = float(t.scales[0]) if t.quantized else 0.0
+        zp = int(t.zero_points[0]) if t.zero_points.size else 0
+        data = t.data
+        match t.tfl_type:
+            case 0:
+                return T.TENSOR_FLOAT32, 0.0, 0, data
+            case 1:
+                return T.TENSOR_FLOAT16, 0.0, 0, data
+            case 2:
+                return T.TENSOR_INT32, scale, 0, data
+            case 6:
+                return T.TENSOR_BOOL8, 0.0, 0, data
+            case 3:
+                if not t.quantized:
+                    raise _Unsupported(f"tensor '{t.name}' is uint8 without quantisation parameters")
+                return T.TENSOR_QUANT8_ASYMM, scale, zp, data
+            case 7:
+                if not t.quantized or zp != 0:
+                    raise _Unsupported(f"tensor '{t.name}' is int16 but not symmetric-quantised")
+                return T.TENSOR_QUANT16_SYMM, scale, 0, data
+            case 9:
+                if not t.quantized:
+                    raise _Unsupported(f"tensor '{t.name}' is int8 without quantisation parameters")
+                if t.scales.size > 1:
+                    return T.TENSOR_QUANT8_SYMM_PER_CHANNEL, 0.0, 0, data
+                if self.feature_level < 4:
+                    shifted = None if data is None else (data.astype(np.int16) + 128).astype(np.uint8)
+                    return T.TENSOR_QUANT8_ASYMM, scale, zp + 128, shifted
+                return T.TENSOR_QUANT8_ASYMM_SIGNED, scale, zp, data
+        raise _Unsupported(f"tensor '{t.name}' has type {_TFL_TYPE_NAMES.get(t.tfl_type, t.tfl_type)}, "
+                           "which NNAPI has no operand type for")  # fmt: skip
+
+    def operand(self, tensor_index: int, *, bias_of: tuple[int, int] | None = None) -> int:
+        """The NNAPI operand for a TFLite tensor (created on first use).
+
+        ``bias_of`` = (input tensor, filter tensor) gives a quantised bias the
+        scale NNAPI expects (input scale x filter scale; 0 for per-channel)."""
+        if tensor_index in self.operands:
+            return self.operands[tensor_index]
+        t = self.tensors[tensor_index]
+        nn_t, scale, zp, value = self.nn_type(t)
+        if bias_of is not None and nn_t == T.TENSOR_INT32:
+            inp, flt = (self.tensors[i] for i in bias_of)
+            scale = 0.0 if flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0]) if inp.quantized else 0.0
+        idx = self.model.add_operand(nn_t, t.shape, scale, zp)
+        if nn_t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            self.model.set_operand_symm_per_channel_quant_params(idx, [float(s) for s in t.scales], t.quantized_dim)
+        if value is not None:
+            self.model.set_operand_value(idx, value.reshape(t.shape))
+        self.operands[tensor_index] = idx
+        return idx
+
+    def new_like(self, tensor_index: int) -> int:
+        """A fresh operand of the same type as a TFLite tensor (e.g. a state output)."""
+        t = self.tensors[tensor_index]
+        nn_t, scale, zp, _ = self.nn_type(t)
+        return self.model.add_operand(nn_t, t.shape, scale, zp)
+
+    def state_input(self, tensor_index: int) -> int:
+        """A variable tensor read by an operation: an extra model input (zero at first)."""
+        if tensor_index not in self.operands:
+            idx = self.new_like(tensor_index)
+            self.operands[tensor_index] = idx
+            self.state_inputs.append((idx, self.tensors[tensor_index].name))
+        return self.operands[tensor_index]
+
+    def state_output(self, tensor_index: int) -> int:
+        """The final value of a variable tensor: an extra model output."""
+        idx = self.new_like(tensor_index)
+        self.state_outputs.append((idx, self.tensors[tensor_index].name + ":out"))
+        return idx
+
+    def scalar(self, t: OperandType, value) -> int:
+        idx = self.model.add_operand(t)
+        self.model.set_operand_value(idx, value)
+        return idx
+
+    def int32(self, v: int) -> int:
+        return self.scalar(T.INT32, int(v))
+
+    def float32(self, v: float) -> int:
+        return self.scalar(T.FLOAT32, float(v))
+
+    def bool8(self, v: bool) -> int:
+        return self.scalar(T.BOOL, bool(v))
+
+    def const(self, value: np.ndarray, t: OperandType = T.TENSOR_INT32) -> int:
+        idx = self.model.add_operand(t, value.shape)
+        self.model.set_operand_value(idx, value)
+        return idx
+
+    def omitted(self, t: OperandType = T.TENSOR_FLOAT32) -> int:
+        idx = self.model.add_operand(t)
+        self.model.set_operand_value(idx, None)
+        return idx
+
+    def constant_value(self, tensor_index: int, what: str) -> np.ndarray:
+        data = self.tensors[tensor_index].data
+        if data is None:
+            raise _Unsupported(f"{what} must be a constant tensor")
+        return data
+
+
+@dataclass
+class _Call:
+    """One TFLite operator being converted."""
+
+    imp: _Importer
+    op: Any
+    name: str
+    ins: list[int]  # TFLite tensor indices, -1 = absent
+    outs: list[int]
+
+    def has(self, k: int) -> bool:
+        return k < len(self.ins) and self.ins[k] >= 0
+
+    def input(self, k: int, **kw) -> int:
+        if not self.has(k):
+            raise _Unsupported(f"input {k} is missing")
+        return self.imp.operand(self.ins[k], **kw)
+
+    def output(self, k: int) -> int:
+        return self.imp.operand(self.outs[k])
+
+    def tensor(self, k: int) -> _Tensor:
+        return self.imp.tensors[self.ins[k]]
+
+    def options(self, cls: str):
+        opts = _options(self.op, cls)
+        if opts is None:
+            raise _Unsupported(f"{cls} missing")
+        return opts
+
+    def emit(self, t: OperationType, inputs: list[int], outputs: list[int] | None = None) -> None:
+        if outputs is None:
+            outputs = [self.output(k) for k in range(len(self.outs))]
+        self.imp.model.add_operation(t, inputs, outputs)
+
+
+def _fuse(code: int) -> FuseCode:
+    if code not in _FUSE:
+        raise _Unsupported(f"fused activation {_FUSE_NAMES.get(code, code)} has no NNAPI equivalent")
+    return _FUSE[code]
+
+
+# -- converters: one per TFLite builtin (or group) ----------------------------------------------
+Converter = Callable[[_Call], None]
+CONVERTERS: dict[str, Converter] = {}
+
+
+def converts(*names: str) -> Callable[[Converter], Converter]:
+    def register(fn: Converter) -> Converter:
+        for n in names:
+            CONVERTERS[n] = fn
+        return fn
+
+    return register
+
+
+#: TFLite builtins whose inputs and outputs map one to one onto an NNAPI operation.
+_DIRECT = {
+    "ABS": Op.ABS, "CAST": Op.CAST, "DEQUANTIZE": Op.DEQUANTIZE, "EQUAL": Op.EQUAL, "EXP": Op.EXP,
+    "FLOOR": Op.FLOOR, "GREATER": Op.GREATER, "GREATER_EQUAL": Op.GREATER_EQUAL,
+    "HARD_SWISH": Op.HARD_SWISH, "LESS": Op.LESS, "LESS_EQUAL": Op.LESS_EQUAL, "LOG": Op.LOG,
+    "LOGICAL_AND": Op.LOGICAL_AND, "LOGICAL_NOT": Op.LOGICAL_NOT, "LOGICAL_OR": Op.LOGICAL_OR,
+    "LOGISTIC": Op.LOGISTIC, "MAXIMUM": Op.MAXIMUM, "MINIMUM": Op.MINIMUM, "NEG": Op.NEG,
+    "NOT_EQUAL": Op.NOT_EQUAL, "POW": Op.POW, "PRELU": Op.PRELU, "QUANTIZE": Op.QUANTIZE,
+    "RELU": Op.RELU, "RELU6": Op.RELU6, "RELU_N1_TO_1": Op.RELU1, "RSQRT": Op.RSQRT,
+    "SELECT": Op.SELECT, "SELECT_V2": Op.SELECT, "SIN": Op.SIN, "SQRT": Op.SQRT, "TANH": Op.TANH,
+    "EMBEDDING_LOOKUP": Op.EMBEDDING_LOOKUP, "HASHTABLE_LOOKUP": Op.HASHTABLE_LOOKUP,
+    "TRANSPOSE": Op.TRANSPOSE, "PAD": Op.PAD, "SLICE": Op.SLICE, "TILE": Op.TILE,
+}  # fmt: skip
+
+
+def _direct(c: _Call) -> None:
+    c.emit(_DIRECT[c.name], [c.input(k) for k in range(len(c.ins))])
+
+
+for _name in _DIRECT:
+    CONVERTERS[_name] = _direct
+
+#: Binary arithmetic with a fused activation: (TFLite name, NNAPI op, options class).
+_ARITH = {"ADD": (Op.ADD, "AddOptions"), "SUB": (Op.SUB, "SubOptions"),
+          "MUL": (Op.MUL, "MulOptions"), "DIV": (Op.DIV, "DivOptions")}  # fmt: skip
+
+
+@converts(*_ARITH)
+def _arith(c: _Call) -> None:
+    op, cls = _ARITH[c.name]
+    opts = _options(c.op, cls)
+    act = _fuse(opts.FusedActivationFunction()) if opts is not None else FuseCode.NONE
+    c.emit(op, [c.input(0), c.input(1), c.imp.int32(act)])
+
+
+def _bias(c: _Call, k: int, out_channels: int) -> int:
+    """Input k as the bias, or (as the delegate does) a zero bias when absent."""
+    if c.has(k):
+        return c.input(k, bias_of=(c.ins[0], c.ins[1]))
+    if c.tensor(0).tfl_type == 0:
+        return c.imp.const(np.zeros(out_channels, np.float32), T.TENSOR_FLOAT32)
+    inp, flt = c.tensor(0), c.tensor(1)
+    scale = 0.0 if flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0])
+    idx = c.imp.model.add_operand(T.TENSOR_INT32, (out_channels,), scale, 0)
+    c.imp.model.set_operand_value(idx, np.zeros(out_channels, np.int32))
+    return idx
+
+
+def _dilation(c: _Call, opts) -> list[int]:
+    dw, dh = opts.DilationWFactor(), opts.DilationHFactor()
+    if (dw, dh) == (1, 1):
+        return []
+    return [c.imp.bool8(False), c.imp.int32(dw), c.imp.int32(dh)]
+
+
+@converts("CONV_2D")
+def _conv(c: _Call) -> None:
+    o = c.options("Conv2DOptions")
+    pad, act = _PADDING[o.Padding()], _fuse(o.FusedActivationFunction())
+    ins = [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[0]), c.imp.int32(pad),
+           c.imp.int32(o.StrideW()), c.imp.int32(o.StrideH()), c.imp.int32(act), *_dilation(c, o)]  # fmt: skip
+    c.emit(Op.CONV_2D, ins)
+
+
+@converts("DEPTHWISE_CONV_2D")
+def _depthwise(c: _Call) -> None:
+    o = c.options("DepthwiseConv2DOptions")
+    pad, act = _PADDING[o.Padding()], _fuse(o.FusedActivationFunction())
+    ins = [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[3]), c.imp.int32(pad),
+           c.imp.int32(o.StrideW()), c.imp.int32(o.StrideH()), c.imp.int32(o.DepthMultiplier()),
+           c.imp.int32(act), *_dilation(c, o)]  # fmt: skip
+    c.emit(Op.DEPTHWISE_CONV_2D, ins)
+
+
+@converts("FULLY_CONNECTED")
+def _fully_connected(c: _Call) -> None:
+    o = c.options("FullyConnectedOptions")
+    if o.WeightsFormat() != 0:
+        raise _Unsupported("shuffled weights format has no NNAPI equivalent")
+    out_shape = c.imp.tensors[c.outs[0]].shape
+    if o.KeepNumDims() and len(out_shape) != 2:
+        raise _Unsupported("keep_num_dims with an output of rank other than 2")
+    c.emit(Op.FULLY_CONNECTED, [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[0]),
+                                c.imp.int32(_fuse(o.FusedActivationFunction()))])  # fmt: skip
+
+
+_POOLS = {"AVERAGE_POOL_2D": Op.AVERAGE_POOL_2D, "MAX_POOL_2D": Op.MAX_POOL_2D, "L2_POOL_2D": Op.L2_POOL_2D}
+
+
+@converts(*_POOLS)
+def _pool(c: _Call) -> None:
+    o = c.options("Pool2DOptions")
+    i = c.imp.int32
+    c.emit(_POOLS[c.name], [c.input(0), i(_PADDING[o.Padding()]), i(o.StrideW()), i(o.StrideH()),
+                            i(o.FilterWidth()), i(o.FilterHeight()), i(_fuse(o.FusedActivationFunction()))])  # fmt: skip
+
+
+@converts("SOFTMAX")
+def _softmax(c: _Call) -> None:
+    c.emit(Op.SOFTMAX, [c.input(0), c.imp.float32(c.options("SoftmaxOptions").Beta())])
+
+
+@converts("LOG_SOFTMAX")
+def _log_softmax(c: _Call) -> None:
+    c.emit(Op.LOG_SOFTMAX, [c.input(0), c.imp.float32(1.0), c.imp.int32(-1)])
+
+
+@converts("CONCATENATION")
+def _concat(c: _Call) -> None:
+    o = c.options("ConcatenationOptions")
+    if o.FusedActivationFunction() != 0:
+        raise _Unsupported("NNAPI CONCATENATION has no fused activation")
+    axis = o.Axis() % len(c.imp.tensors[c.outs[0]].shape)
+    c.emit(Op.CONCATENATION, [*(c.input(k) for k in range(len(c.ins))), c.imp.int32(axis)])
+
+
+@converts("RESHAPE")
+def _reshape(c: _Call) -> None:
+    if c.has(1):
+        shape = c.input(1)
+    else:
+        o = _options(c.op, "ReshapeOptions")
+        if o is None or o.NewShapeIsNone():
+            shape = c.imp.const(np.array(c.imp.tensors[c.outs[0]].shape, np.int32))
+        else:
+            shape = c.imp.const(o.NewShapeAsNumpy().astype(np.int32))
+    c.emit(Op.RESHAPE, [c.input(0), shape])
+
+
+@converts("SQUEEZE")
+def _squeeze(c: _Call) -> None:
+    o = _options(c.op, "SqueezeOptions")
+    dims = o.SqueezeDimsAsNumpy() if o is not None and not o.SqueezeDimsIsNone() else np.zeros(0, np.int32)
+    axes = c.imp.const(dims.astype(np.int32)) if dims.size else c.imp.omitted(T.TENSOR_INT32)
+    c.emit(Op.SQUEEZE, [c.input(0), axes])
+
+
+#: reductions: TFLite name -> NNAPI op (MEAN's keep_dims is INT32, the others' BOOL)
+_REDUCE = {"MEAN": Op.MEAN, "SUM": Op.REDUCE_SUM, "REDUCE_MAX": Op.REDUCE_MAX, "REDUCE_MIN": Op.REDUCE_MIN,
+           "REDUCE_PROD": Op.REDUCE_PROD, "REDUCE_ANY": Op.REDUCE_ANY}  # fmt: skip
+
+
+@converts(*_REDUCE)
+def _reduce(c: _Call) -> None:
+    o = _options(c.op, "ReducerOptions")
+    keep = bool(o.KeepDims()) if o is not None else False
+    flag = c.imp.int32(int(keep)) if c.name == "MEAN" else c.imp.bool8(keep)
+    c.emit(_REDUCE[c.name], [c.input(0), c.input(1), flag])
+
+
+@converts("STRIDED_SLICE")
+def _strided_slice(c: _Call) -> None:
+    o = c.options("StridedSliceOptions")
+    if o.EllipsisMask() or o.NewAxisMask():
+        raise _Unsupported("ellipsis_mask / new_axis_mask have no NNAPI equivalent")
+    if o.Offset():
+        raise _Unsupported("offset=true has no NNAPI equivalent")
+    i = c.imp.int32
+    c.emit(Op.STRIDED_SLICE, [c.input(0), c.input(1), c.input(2), c.input(3),
+                              i(o.BeginMask()), i(o.EndMask()), i(o.ShrinkAxisMask())])  # fmt: skip
+
+
+@converts("GATHER")
+def _gather(c: _Call) -> None:
+    o = c.options("GatherOptions")
+    if o.BatchDims() != 0:
+        raise _Unsupported("batch_dims != 0 has no NNAPI equivalent")
+    c.emit(Op.GATHER, [c.input(0), c.imp.int32(o.Axis()), c.input(1)])
+
+
+def _scalar_input(c: _Call, k: int, what: str) -> int:
+    v = c.imp.constant_value(c.ins[k], what).reshape(-1)
+    if v.size != 1:
+        raise _Unsupported(f"{what} must hold one value")
+    return c.imp.int32(int(v[0]))
+
+
+@converts("EXPAND_DIMS")
+def _expand_dims(c: _Call) -> None:
+    c.emit(Op.EXPAND_DIMS, [c.input(0), _scalar_input(c, 1, "axis")])
+
+
+@converts("ARG_MAX", "ARG_MIN")
+def _arg(c: _Call) -> None:
+    if c.imp.tensors[c.outs[0]].tfl_type != 2:
+        raise _Unsupported("NNAPI ARGMAX/ARGMIN output only int32")
+    c.emit(Op.ARGMAX if c.name == "ARG_MAX" else Op.ARGMIN, [c.input(0), _scalar_input(c, 1, "axis")])
+
+
+@converts("SPLIT")
+def _split(c: _Call) -> None:
+    n = c.options("SplitOptions").NumSplits()
+    c.emit(Op.SPLIT, [c.input(1), _scalar_input(c, 0, "axis"), c.imp.int32(n)])
+
+
+@converts("PADV2")
+def _pad_v2(c: _Call) -> None:
+    v = c.imp.constant_value(c.ins[2], "constant_values").reshape(-1)
+    t = c.tensor(0)
+    pad = c.imp.float32(float(v[0])) if t.tfl_type == 0 else c.imp.int32(int(v[0]) + (128 if t.tfl_type == 9 and c.imp.feature_level < 4 else 0))  # fmt: skip
+    c.emit(Op.PAD_V2, [c.input(0), c.input(1), pad])
+
+
+@converts("SPACE_TO_DEPTH", "DEPTH_TO_SPACE")
+def _block(c: _Call) -> None:
+    cls = "SpaceToDepthOptions" if c.name == "SPACE_TO_DEPTH" else "DepthToSpaceOptions"
+    op = Op.SPACE_TO_DEPTH if c.name == "SPACE_TO_DEPTH" else Op.DEPTH_TO_SPACE
+    c.emit(op, [c.input(0), c.imp.int32(c.options(cls).BlockSize())])
+
+
+@converts("BATCH_TO_SPACE_ND")
+def _batch_to_space(c: _Call) -> None:
+    crops = c.imp.constant_value(c.ins[2], "crops")
+    if np.any(crops != 0):
+        raise _Unsupported("non-zero crops have no NNAPI equivalent")
+    c.emit(Op.BATCH_TO_SPACE_ND, [c.input(0), c.input(1)])
+
+
+@converts("SPACE_TO_BATCH_ND")
+def _space_to_batch(c: _Call) -> None:
+    c.emit(Op.SPACE_TO_BATCH_ND, [c.input(0), c.input(1), c.input(2)])
+
+
+@converts("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")
+def _resize(c: _Call) -> None:
+    bilinear = c.name == "RESIZE_BILINEAR"
+    o = c.options("ResizeBilinearOptions" if bilinear else "ResizeNearestNeighborOptions")
+    h, w = (int(v) for v in c.imp.constant_value(c.ins[1], "size").reshape(-1))
+    i = c.imp.int32
+    flags = []
+    if o.AlignCorners() or o.HalfPixelCenters():
+        flags = [c.imp.bool8(False), c.imp.bool8(bool(o.AlignCorners())), c.imp.bool8(bool(o.HalfPixelCenters()))]
+    c.emit(Op.RESIZE_BILINEAR if bilinear else Op.RESIZE_NEAREST_NEIGHBOR, [c.input(0), i(w), i(h), *flags])
+
+
+@converts("L2_NORMALIZATION")
+def _l2norm(c: _Call) -> None:
+    o = _options(c.op, "L2NormOptions")
+    if o is not None and o.FusedActivationFunction() != 0:
+        raise _Unsupported("NNAPI L2_NORMALIZATION has no fused activation")
+    c.emit(Op.L2_NORMALIZATION, [c.input(0)])
+
+
+@converts("LOCAL_RESPONSE_NORMALIZATION")
+def _lrn(c: _Call) -> None:
+    o = c.options("LocalResponseNormalizationOptions")
+    f = c.imp.float32
+    c.emit(Op.LOCAL_RESPONSE_NORMALIZATION, [c.input(0), c.imp.int32(o.Radius()), f(o.Bias()), f(o.Alpha()), f(o.Beta())])
+
+
+@converts("LEAKY_RELU")
+def _leaky_relu(c: _Call) -> None:
+    # The delegate maps LEAKY_RELU to PRELU with a one-element alpha.
+    if c.tensor(0).tfl_type != 0:
+        raise _Unsupported("quantised LEAKY_RELU is not mapped")
+    alpha = c.imp.const(np.array([c.options("LeakyReluOptions").Alpha()], np.float32), T.TENSOR_FLOAT32)
+    c.emit(Op.PRELU, [c.input(0), alpha])
+
+
+@converts("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def _sequence_lstm(c: _Call) -> None:
+    o = c.options("UnidirectionalSequenceLSTMOptions")
+    for k in (18, 19):
+        if not (c.has(k) and c.tensor(k).variable):
+            raise _Unsupported(f"input {k} (state) must be a variable tensor")
+    weights = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(18)]
+    states = [c.imp.state_input(c.ins[k]) for k in (18, 19)]
+    scalars = [c.imp.int32(_fuse_lstm(o.FusedActivationFunction())), c.imp.float32(o.CellClip()),
+               c.imp.float32(o.ProjClip()), c.imp.bool8(bool(o.TimeMajor()))]  # fmt: skip
+    norms = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(20, 24)] if len(c.ins) > 20 else []
+    outs = [c.output(0), *(c.imp.state_output(c.ins[k]) for k in (18, 19))]
+    c.emit(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, [*weights, *states, *scalars, *norms], outs)
+
+
+def _fuse_lstm(code: int) -> int:
+    # NNAPI LSTM activations are 0 none, 1 relu, 3 relu6, 4 tanh, 6 sigmoid;
+    # TFLite's codes agree on those it shares (RELU_N1_TO_1 = 2 has no match).
+    if code in (0, 1, 3, 4):
+        return code
+    raise _Unsupported(f"LSTM activation {code} has no NNAPI equivalent")
+
+
+
+
+# -- reading the file ------------------------------------------------------------------------------
+def _read_tensors(fb, sub) -> list[_Tensor]:
+    tensors = []
+    for k in range(sub.TensorsLength()):
+        t = sub.Tensors(k)
+        q = t.Quantization()
+        scales = q.ScaleAsNumpy() if q is not None and not q.ScaleIsNone() else np.zeros(0, np.float32)
+        zps = q.ZeroPointAsNumpy() if q is not None and not q.ZeroPointIsNone() else np.zeros(0, np.int64)
+        qdim = q.QuantizedDimension() if q is not None else 0
+        shape = tuple(int(d) for d in t.ShapeAsNumpy()) if not t.ShapeIsNone() else ()
+        if not t.ShapeSignatureIsNone() and any(int(d) < 0 for d in t.ShapeSignatureAsNumpy()):
+            shape = tuple(0 if int(d) < 0 else int(d) for d in t.ShapeSignatureAsNumpy())
+        data = _buffer_data(fb, t, shape)
+        name = t.Name().decode("utf-8", "replace") if t.Name() else f"tensor{k}"
+        tensors.append(_Tensor(k, name, t.Type(), shape, np.asarray(scales, np.float64),
+                               np.asarray(zps, np.int64), qdim, data, bool(t.IsVariable())))  # fmt: skip
+    return tensors
+
+
+def _buffer_data(fb, t, shape: tuple[int, ...]) -> np.ndarray | None:
+    buf = fb.Buffers(t.Buffer())
+    if buf is None or buf.DataIsNone() or buf.DataLength() == 0:
+        if buf is not None and buf.Offset() > 1:
+            raise BadDataError(FN, "buffers stored outside the flatbuffer (models over 2 GiB) are not supported")
+        return None
+    dtype = _TFL_DTYPES.get(t.Type())
+    if dtype is None:
+        raise BadDataError(FN, f"constant tensor of type {_TFL_TYPE_NAMES.get(t.Type(), t.Type())}")
+    raw = buf.DataAsNumpy()
+    n = int(np.prod(shape)) if shape else 1
+    if raw.nbytes != n * np.dtype(dtype).itemsize:
+        raise BadDataError(FN, f"tensor '{t.Name()!r}': buffer holds {raw.nbytes} bytes, shape {list(shape)} needs "
+                               f"{n * np.dtype(dtype).itemsize}")  # fmt: skip
+    return np.frombuffer(raw.tobytes(), dtype=dtype).reshape(shape)
+
+
+def _signature_names(fb, sub_index: int, sub) -> tuple[dict[int, str], dict[int, str]]:
+    """Tensor index -> signature name, for inputs and for outputs."""
+    ins: dict[int, str] = {}
+    outs: dict[int, str] = {}
+    for k in range(fb.SignatureDefsLength()):
+        sig = fb.SignatureDefs(k)
+        if sig.SubgraphIndex() != sub_index:
+            continue
+        for j in range(sig.InputsLength()):
+            ins[sig.Inputs(j).TensorIndex()] = sig.Inputs(j).Name().decode()
+        for j in range(sig.OutputsLength()):
+            outs[sig.Outputs(j).TensorIndex()] = sig.Outputs(j).Name().decode()
+        break
+    return ins, outs
+
+
+def _load(source: str | os.PathLike | bytes) -> tuple[bytes, str]:
+    if isinstance(source, bytes | bytearray | memoryview):
+        return bytes(source), "<bytes>"
+    path = os.fspath(source)
+    try:
+        with open(path, "rb") as f:
+            return f.read(), path
+    except OSError as e:
+        raise BadDataError(FN, f"cannot read {path}: {e.strerror}") from None
+
+
+def is_tflite_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names a TFLite flatbuffer (by suffix or identifier)."""
+    if os.fspath(path).endswith(".tflite"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(8)[4:8] == b"TFL3"
+    except OSError:
+        return False
+
+
+def _parse(data: bytes, where: str):
+    tflite = _tflite()
+    if len(data) < 8 or data[4:8] != b"TFL3":
+        raise BadDataError(FN, f"{where} is not a TFLite flatbuffer (no TFL3 identifier)")
+    try:
+        fb = tflite.Model.GetRootAs(data, 0)
+        if fb.SubgraphsLength() < 1:
+            raise BadDataError(FN, f"{where} has no subgraph")
+        return fb
+    except NNError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a truncated/corrupt flatbuffer raises anything
+        raise BadDataError(FN, f"{where} is not a valid TFLite flatbuffer: {e}") from None
+
+
+def _operator_code(fb, op) -> tuple[int, str]:
+    code = fb.OperatorCodes(op.OpcodeIndex())
+    builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+    if builtin == 32:  # CUSTOM
+        return builtin, "CUSTOM:" + (code.CustomCode() or b"?").decode("utf-8", "replace")
+    return builtin, _opcode_name(builtin)
+
+
+def _feature_level(level: int) -> int:
+    """1..8 from either that number or a :class:`FeatureLevel` value."""
+    levels = list(FeatureLevel)
+    if level in levels:
+        return levels.index(FeatureLevel(level)) + 1
+    if isinstance(level, int) and 1 <= level <= len(levels):
+        return level
+    raise BadDataError(FN, f"unknown feature level {level!r} (1..{len(levels)} or an nnc.FeatureLevel)")
+
+
+def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 4) -> Model:
+    """Read a ``.tflite`` file (path or bytes) into a finished :class:`Model`.
+
+    ``feature_level`` is the NNAPI level the model must fit (1..8 or an
+    :class:`~nnc.FeatureLevel`; default 4, i.e. Android 11, where int8 maps to
+    TENSOR_QUANT8_ASYMM_SIGNED); below 4 int8
+    tensors are shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a
+    file that is not a valid TFLite model and :class:`UnsupportedOperatorsError`
+    listing every operator that cannot be imported or compiled.
+    """
+    level = _feature_level(feature_level)
+    data, where = _load(source)
+    fb = _parse(data, where)
+    if fb.SubgraphsLength() > 1:
+        raise BadDataError(FN, f"{where} has {fb.SubgraphsLength()} subgraphs; only single-subgraph models "
+                               "are supported (control flow is not)")  # fmt: skip
+    sub = fb.Subgraphs(0)
+    try:
+        tensors = _read_tensors(fb, sub)
+    except NNError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise BadDataError(FN, f"{where}: malformed tensor table: {e}") from None
+    imp = _Importer(Model(), tensors, level)
+    problems = _convert(imp, fb, sub)
+    problems += _nnc_support(imp, problems)
+    if problems:
+        raise UnsupportedOperatorsError(sorted(problems))
+    _identify(imp, fb, sub)
+    return imp.model
+
+
+def _convert(imp: _Importer, fb, sub) -> list[tuple[int, str, str]]:
+    """Convert every operator; collect (index, name, reason) of those that fail."""
+    problems = []
+    for k in range(sub.OperatorsLength()):
+        op = sub.Operators(k)
+        _, name = _operator_code(fb, op)
+        conv = CONVERTERS.get(name)
+        if conv is None:
+            why = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
+            problems.append((k, name, why))
+            continue
+        call = _Call(imp, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
+                     [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else [])  # fmt: skip
+        before = len(imp.model.operations)
+        try:
+            conv(call)
+        except _Unsupported as e:
+            problems.append((k, name, str(e)))
+        except NNError as e:
+            problems.append((k, name, f"NNAPI rejects the mapped operation: {e.message}"))
+        imp.op_index += [(k, name)] * (len(imp.model.operations) - before)
+    return problems
+
+
+def _nnc_support(imp: _Importer, earlier: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    """Operators that map to NNAPI but that nnc cannot compile yet."""
+    from nnc.dialects.rules import RuleError, Unsupported
+    from nnc.passes.lowering import unsupported_reason
+
+    seen = {k for k, _, _ in earlier}
+    problems = []
+    for j, op in enumerate(imp.model.operations):
+        k, name = imp.op_index[j]
+        if k in seen:
+            continue
+        try:
+            reason = unsupported_reason(imp.model.call_for(j, op))
+        except (RuleError, Unsupported, ValueError) as e:
+            reason = str(e)
+        if reason is not None:
+            seen.add(k)
+            problems.append((k, name, f"NNAPI {OperationType(op.type).name}: {reason}"))
+    return problems
+
+
+def _identify(imp: _Importer, fb, sub) -> None:
+    """Declare model inputs/outputs (subgraph order, then state) and finish."""
+    sig_in, sig_out = _signature_names(fb, 0, sub)
+    in_t = [int(i) for i in sub.InputsAsNumpy()] if not sub.InputsIsNone() else []
+    out_t = [int(i) for i in sub.OutputsAsNumpy()] if not sub.OutputsIsNone() else []
+    inputs = [imp.operand(t) for t in in_t] + [i for i, _ in imp.state_inputs]
+    outputs = [imp.operand(t) for t in out_t] + [i for i, _ in imp.state_outputs]
+    m = imp.model
+    m.identify_inputs_and_outputs(inputs, outputs)
+    m.finish()
+    m.input_names = [sig_in.get(t, imp.tensors[t].name) for t in in_t] + [n for _, n in imp.state_inputs]
+    m.output_names = [sig_out.get(t, imp.tensors[t].name) for t in out_t] + [n for _, n in imp.state_outputs]

@@ -1,0 +1,171 @@
+"""Write small TFLite flatbuffers for tests, with the ``tflite`` package's
+generated builders (the same schema the importer reads).
+
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 4], FLOAT32)
+    y = b.tensor("y", [1, 4], FLOAT32)
+    b.op("ADD", [x, x], [y], options=("AddOptions", {"FusedActivationFunction": 1}))
+    data = b.build(inputs=[x], outputs=[y])
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+import flatbuffers
+import numpy as np
+import tflite
+from tflite.utils import BUILTIN_OPCODE2NAME
+
+FLOAT32, INT32, UINT8, INT64, BOOL, INT16, INT8 = 0, 2, 3, 4, 6, 7, 9
+_CODES = {name: code for code, name in BUILTIN_OPCODE2NAME.items()}
+_DTYPES = {FLOAT32: np.float32, INT32: np.int32, UINT8: np.uint8, INT64: np.int64, BOOL: np.bool_,
+           INT16: np.int16, INT8: np.int8}  # fmt: skip
+
+
+@dataclass
+class _T:
+    name: str
+    shape: list[int]
+    type: int
+    buffer: int
+    scales: list[float] | None
+    zero_points: list[int] | None
+    qdim: int
+    variable: bool
+
+
+@dataclass
+class TFLiteBuilder:
+    tensors: list[_T] = field(default_factory=list)
+    buffers: list[bytes] = field(default_factory=lambda: [b""])
+    ops: list[tuple] = field(default_factory=list)
+    opcodes: list[tuple[int, str]] = field(default_factory=list)
+
+    def tensor(self, name: str, shape, type: int, data=None, scale=None, zero_point=None,
+               qdim: int = 0, variable: bool = False) -> int:  # fmt: skip
+        buf = 0
+        if data is not None:
+            self.buffers.append(np.asarray(data, _DTYPES[type]).tobytes())
+            buf = len(self.buffers) - 1
+        scales = None if scale is None else list(np.atleast_1d(scale).astype(float))
+        zps = None if zero_point is None else [int(z) for z in np.atleast_1d(zero_point)]
+        self.tensors.append(_T(name, list(shape), type, buf, scales, zps, qdim, variable))
+        return len(self.tensors) - 1
+
+    def op(self, name: str, inputs, outputs, options: tuple[str, dict] | None = None, custom: str = "") -> None:
+        code = 32 if custom else _CODES[name]
+        key = (code, custom)
+        if key not in self.opcodes:
+            self.opcodes.append(key)
+        self.ops.append((self.opcodes.index(key), list(inputs), list(outputs), options))
+
+    # -- serialisation ----------------------------------------------------------------------
+    def build(self, inputs, outputs, signature: tuple[list[str], list[str]] | None = None) -> bytes:
+        b = flatbuffers.Builder(1024)
+        buffers = [self._buffer(b, d) for d in self.buffers]
+        tensors = [self._tensor(b, t) for t in self.tensors]
+        ops = [self._operator(b, *o) for o in self.ops]
+        sub = self._subgraph(b, tensors, ops, inputs, outputs)
+        codes = [self._opcode(b, c, custom) for c, custom in self.opcodes]
+        m = importlib.import_module("tflite.Model")
+        vecs = {name: _vector(b, m, f"Start{name}Vector", items) for name, items in
+                (("OperatorCodes", codes), ("Subgraphs", [sub]), ("Buffers", buffers))}  # fmt: skip
+        m.Start(b)
+        m.AddVersion(b, 3)
+        m.AddOperatorCodes(b, vecs["OperatorCodes"])
+        m.AddSubgraphs(b, vecs["Subgraphs"])
+        m.AddBuffers(b, vecs["Buffers"])
+        b.Finish(m.End(b), file_identifier=b"TFL3")
+        return bytes(b.Output())
+
+    @staticmethod
+    def _buffer(b, data: bytes) -> int:
+        mod = importlib.import_module("tflite.Buffer")
+        vec = b.CreateNumpyVector(np.frombuffer(data, np.uint8)) if data else None
+        mod.Start(b)
+        if vec is not None:
+            mod.AddData(b, vec)
+        return mod.End(b)
+
+    @staticmethod
+    def _tensor(b, t: _T) -> int:
+        mod = importlib.import_module("tflite.Tensor")
+        name = b.CreateString(t.name)
+        shape = b.CreateNumpyVector(np.array(t.shape, np.int32))
+        quant = None
+        if t.scales is not None:
+            q = importlib.import_module("tflite.QuantizationParameters")
+            sc = b.CreateNumpyVector(np.array(t.scales, np.float32))
+            zp = b.CreateNumpyVector(np.array(t.zero_points or [0] * len(t.scales), np.int64))
+            q.Start(b)
+            q.AddScale(b, sc)
+            q.AddZeroPoint(b, zp)
+            q.AddQuantizedDimension(b, t.qdim)
+            quant = q.End(b)
+        mod.Start(b)
+        mod.AddShape(b, shape)
+        mod.AddType(b, t.type)
+        mod.AddBuffer(b, t.buffer)
+        mod.AddName(b, name)
+        if quant is not None:
+            mod.AddQuantization(b, quant)
+        mod.AddIsVariable(b, t.variable)
+        return mod.End(b)
+
+    @staticmethod
+    def _options(b, options: tuple[str, dict]) -> tuple[int, int]:
+        cls, fields = options
+        mod = importlib.import_module(f"tflite.{cls}")
+        mod.Start(b)
+        for k, v in fields.items():
+            getattr(mod, f"Add{k}")(b, v)
+        return getattr(tflite.BuiltinOptions, cls), mod.End(b)
+
+    def _operator(self, b, opcode: int, inputs, outputs, options) -> int:
+        mod = importlib.import_module("tflite.Operator")
+        opt = self._options(b, options) if options else None
+        ins = b.CreateNumpyVector(np.array(inputs, np.int32))
+        outs = b.CreateNumpyVector(np.array(outputs, np.int32))
+        mod.Start(b)
+        mod.AddOpcodeIndex(b, opcode)
+        mod.AddInputs(b, ins)
+        mod.AddOutputs(b, outs)
+        if opt is not None:
+            mod.AddBuiltinOptionsType(b, opt[0])
+            mod.AddBuiltinOptions(b, opt[1])
+        return mod.End(b)
+
+    @staticmethod
+    def _subgraph(b, tensors, ops, inputs, outputs) -> int:
+        mod = importlib.import_module("tflite.SubGraph")
+        tv = _vector(b, mod, "StartTensorsVector", tensors)
+        ov = _vector(b, mod, "StartOperatorsVector", ops)
+        iv = b.CreateNumpyVector(np.array(inputs, np.int32))
+        outv = b.CreateNumpyVector(np.array(outputs, np.int32))
+        mod.Start(b)
+        mod.AddTensors(b, tv)
+        mod.AddInputs(b, iv)
+        mod.AddOutputs(b, outv)
+        mod.AddOperators(b, ov)
+        return mod.End(b)
+
+    @staticmethod
+    def _opcode(b, code: int, custom: str) -> int:
+        mod = importlib.import_module("tflite.OperatorCode")
+        cc = b.CreateString(custom) if custom else None
+        mod.Start(b)
+        mod.AddDeprecatedBuiltinCode(b, min(code, 127))
+        mod.AddBuiltinCode(b, code)
+        if cc is not None:
+            mod.AddCustomCode(b, cc)
+        mod.AddVersion(b, 1)
+        return mod.End(b)
+
+
+def _vector(b, mod, start: str, items: list[int]) -> int:
+    getattr(mod, start)(b, len(items))
+    for x in reversed(items):
+        b.PrependUOffsetTRelative(x)
+    return b.EndVector()
