@@ -9,6 +9,7 @@ Layout (format version 1)::
                    "name": "optional label"}],
      "operations": [{"type": "ADD", "inputs": [0, 1, 2], "outputs": [3]}],
      "inputs": [0, 1], "outputs": [3], "relaxed": false,
+     "input_names": ["image", ...], "output_names": [...],   (optional)
      "subgraphs": [<model objects referenced by SUBGRAPH operands>]}
 
 Values are the operand's raw little-endian bytes.  :func:`load` rebuilds the
@@ -65,6 +66,7 @@ def to_dict(model: Model) -> dict[str, Any]:
         "inputs": model.inputs,
         "outputs": model.outputs,
         "relaxed": model.relaxed,
+        **{key: list(names) for key in ("input_names", "output_names") if (names := getattr(model, key, None))},
         "subgraphs": [to_dict(s) for s in subgraphs],
     }
 
@@ -114,6 +116,12 @@ def _from_dict(data: Any) -> Model:
     model.identify_inputs_and_outputs(data["inputs"], data["outputs"])
     model.relax_computation_float32_to_float16(bool(data.get("relaxed", False)))
     model.finish()
+    for key, ios in (("input_names", model.inputs), ("output_names", model.outputs)):
+        names = data.get(key)
+        if names is not None:
+            if not isinstance(names, list) or len(names) != len(ios) or not all(isinstance(n, str) for n in names):
+                raise BadDataError(_LOAD, f"{key} must be a list of {len(ios)} strings")
+            setattr(model, key, names)
     return model
 
 

@@ -276,3 +276,10 @@ def test_cli_runs_a_tflite_model_by_input_name(tmp_path, capsys):
     np.testing.assert_array_equal(np.load(tmp_path / "o" / "output_0.npy"), nnc.compile(import_tflite(data)).run(x)[0])
     assert nnc_main(["info", str(path)]) == 0
     assert "input_0 (in)" in capsys.readouterr().out
+
+
+def test_names_survive_the_model_file(tmp_path):
+    m = import_tflite(conv_model())
+    m.save(tmp_path / "m.nnc")
+    back = nnc.Model.load(tmp_path / "m.nnc")
+    assert (back.input_names, back.output_names) == (["in"], ["out"])
