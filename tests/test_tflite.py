@@ -283,3 +283,20 @@ def test_names_survive_the_model_file(tmp_path):
     m.save(tmp_path / "m.nnc")
     back = nnc.Model.load(tmp_path / "m.nnc")
     assert (back.input_names, back.output_names) == (["in"], ["out"])
+
+
+def test_quantize_dequantize_signed():
+    """QUANTIZE / DEQUANTIZE through TENSOR_QUANT8_ASYMM_SIGNED (NNAPI 1.3)."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 6], FLOAT32)
+    q = b.tensor("q", [1, 6], INT8, scale=0.1, zero_point=-5)
+    y = b.tensor("y", [1, 6], FLOAT32)
+    b.op("QUANTIZE", [x], [q])
+    b.op("DEQUANTIZE", [q], [y])
+    m = import_tflite(b.build([x], [y, q]))
+    assert m.operands[m.outputs[1]].type == T.TENSOR_QUANT8_ASYMM_SIGNED
+    xv = np.array([[-20, -1.26, 0, 0.04, 0.16, 30]], np.float32)
+    y_got, q_got = nnc.compile(m).run(xv)
+    q_want = np.clip(np.floor(xv / 0.1 + 0.5) - 5, -128, 127)  # the values here have no ties
+    np.testing.assert_array_equal(q_got, q_want.astype(np.int8))
+    np.testing.assert_allclose(y_got, (q_want + 5) * 0.1, rtol=1e-6)
