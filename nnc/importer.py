@@ -33,6 +33,25 @@ class ImportedModel:
     weights: bytes
 
 
+#: The one-element tensor type that carries a scalar model input's argument.
+_SCALAR_ARG = {OperandType.INT32: OperandType.TENSOR_INT32, OperandType.UINT32: OperandType.TENSOR_INT32,
+               OperandType.FLOAT32: OperandType.TENSOR_FLOAT32, OperandType.FLOAT16: OperandType.TENSOR_FLOAT16,
+               OperandType.BOOL: OperandType.TENSOR_BOOL8}  # fmt: skip
+
+
+def _arg_info(info: OperandInfo) -> OperandInfo:
+    """The function-argument type of a model input.
+
+    An omitted input, and a scalar input (always specialised: its value is
+    compiled in), keep an unused one-element argument so the ABI (one pointer
+    per model input) does not change."""
+    if info.omitted:
+        return replace(info, dims=(1,) * len(info.dims or (1,)))
+    if not info.type.is_tensor:
+        return replace(info, type=_SCALAR_ARG[info.type], dims=(1,), value=None)
+    return info
+
+
 def import_model(
     model: Model,
     input_infos: Sequence[OperandInfo] | None = None,
@@ -40,8 +59,7 @@ def import_model(
     """Build the nnapi module; ``input_infos`` override the inputs' declared
     shapes (and, with a value, make that input a constant: specialisation)."""
     infos = list(input_infos) if input_infos is not None else [model.operands[i].info() for i in model.inputs]
-    # An omitted input keeps an (unused) argument so the ABI does not change.
-    arg_infos = [replace(i, dims=(1,) * len(i.dims or (1,))) if i.omitted else i for i in infos]
+    arg_infos = [_arg_info(i) for i in infos]
     block = Block(arg_types=[nnapi.to_xdsl_type(i) for i in arg_infos])
     values: dict[int, SSAValue] = {}
     pool = bytearray()

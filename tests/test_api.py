@@ -292,3 +292,19 @@ def test_model_file_round_trip(tmp_path):
     path.write_bytes(b"\x00\xff garbage")
     with pytest.raises(nnc.BadDataError):
         nnc.Model.load(path)
+
+
+def test_scalar_model_input_is_compiled_in_per_value():
+    """A scalar model input (here ADD's activation) is specialised on its
+    value; its function argument stays, unused, so the ABI is unchanged."""
+    m = nnc.Model()
+    a, b = (m.add_operand(T.TENSOR_FLOAT32, [2]) for _ in range(2))
+    act = m.add_operand(T.INT32)
+    out = m.add_operand(T.TENSOR_FLOAT32, [2])
+    m.add_operation(Op.ADD, [a, b, act], [out])
+    m.identify_inputs_and_outputs([a, b, act], [out])
+    m.finish()
+    cm = nnc.compile(m)
+    x, y = np.array([1, -5], np.float32), np.array([1, 2], np.float32)
+    np.testing.assert_array_equal(cm.run(x, y, np.array(0, np.int32))[0], [2, -3])
+    np.testing.assert_array_equal(cm.run(x, y, np.array(1, np.int32))[0], [2, 0])
