@@ -48,9 +48,10 @@ class CompiledModel:
         return ex
 
     def _output_shapes(self, inputs) -> list[list[int]]:
-        empty = [np.zeros(0, dtype=dtype_of(self.model.operands[i].type)) for i in self.model.outputs]
+        # One element each: a zero-length buffer is BAD_DATA (checklist C118).
+        probe = [np.zeros(1, dtype=dtype_of(self.model.operands[i].type)) for i in self.model.outputs]
         try:
-            ex = self._execute(inputs, empty)
+            ex = self._execute(inputs, probe)
         except OutputInsufficientSizeError as e:
             ex = e.execution
         return [ex.get_output_operand_dimensions(k) for k in range(len(self.model.outputs))]
