@@ -27,18 +27,30 @@ from nnc.errors import (
     DeadObjectError,
     IncompleteError,
     MissedDeadlineError,
+    MissedDeadlinePersistentError,
+    MissedDeadlineTransientError,
     NNError,
     OpFailedError,
     OutOfMemoryError,
     OutputInsufficientSizeError,
     ResourceExhaustedError,
+    ResourceExhaustedPersistentError,
+    ResourceExhaustedTransientError,
     UnavailableDeviceError,
     UnexpectedNullError,
     UnmappableError,
     UnsupportedOperationError,
 )
 from nnc.burst import Burst
-from nnc.device import Device
+from nnc.device import (
+    Device,
+    get_default_loop_timeout,
+    get_device,
+    get_device_count,
+    get_devices,
+    get_maximum_loop_timeout,
+    get_runtime_feature_level,
+)
 from nnc.event import Event
 from nnc.execution import Execution
 from nnc.memory import Memory, MemoryDesc
@@ -67,6 +79,8 @@ __all__ = [
     "Memory",
     "MemoryDesc",
     "MissedDeadlineError",
+    "MissedDeadlinePersistentError",
+    "MissedDeadlineTransientError",
     "Model",
     "NNError",
     "OpFailedError",
@@ -78,6 +92,8 @@ __all__ = [
     "Preference",
     "Priority",
     "ResourceExhaustedError",
+    "ResourceExhaustedPersistentError",
+    "ResourceExhaustedTransientError",
     "ResultCode",
     "UnavailableDeviceError",
     "UnexpectedNullError",
@@ -85,6 +101,12 @@ __all__ = [
     "UnsupportedOperationError",
     "UnsupportedOperatorsError",
     "compile",
+    "get_default_loop_timeout",
+    "get_device",
+    "get_device_count",
+    "get_devices",
+    "get_maximum_loop_timeout",
+    "get_runtime_feature_level",
     "import_tflite",
     "load_model",
 ]

@@ -1,10 +1,69 @@
 """Bursts (ANeuralNetworksBurst_*): a compilation's fast path for repeated executions.
 
-Skeleton: filled in by the issue-6 work on executions.
+A burst serves executions of one compilation, one at a time
+(:meth:`Execution.burst_compute`).  nnc's burst keeps the scratch arena of
+each compiled variant between computations, so a sequence of burst
+computations allocates its working memory once; that is the state Android's
+bursts keep on the driver side.  It caches no memory objects, so freeing a
+memory before or after the burst that used it is always safe (C161).
+
+A second computation started while one is running on the same burst is
+refused with BAD_STATE (C160), as the runtime's ``tryLock`` does.
 """
 
 from __future__ import annotations
 
+import threading
+
+import numpy as np
+
+from nnc.compilation import Compilation
+from nnc.errors import BadDataError, BadStateError, UnexpectedNullError, ndk
+
+_CREATE = "ANeuralNetworksBurst_create"
+
 
 class Burst:
-    """ANeuralNetworksBurst."""
+    """ANeuralNetworksBurst for a finished compilation."""
+
+    def __init__(self, compilation: Compilation):
+        if compilation is None:
+            raise UnexpectedNullError(_CREATE, "the compilation is null")
+        if not isinstance(compilation, Compilation):
+            raise BadDataError(_CREATE, f"expected an nnc.Compilation, got {type(compilation).__name__}")
+        if not compilation.finished or getattr(compilation, "failed", False) or getattr(compilation, "closed", False):
+            raise BadStateError(_CREATE, "the compilation is not finished, its finish failed, or it was closed")
+        self.compilation = compilation  # strong reference: the compilation outlives the burst
+        self._in_use = threading.Lock()
+        #: id(executable) -> (executable, its arena); holding the executable keeps the id unique
+        self._arenas: dict[int, tuple[object, np.ndarray]] = {}
+        self._closed = False
+
+    def _acquire(self, fn: str) -> None:
+        """Take the burst for one computation (BAD_STATE if it is busy)."""
+        if not self._in_use.acquire(blocking=False):
+            raise BadStateError(fn, "another computation is running on this burst")
+
+    def _release(self) -> None:
+        self._in_use.release()
+
+    def _arena(self, executable) -> np.ndarray | None:
+        """The scratch arena kept for ``executable`` (only while acquired)."""
+        from nnc.runtime.executable import new_arena
+
+        entry = self._arenas.get(id(executable))
+        if entry is None:
+            entry = self._arenas[id(executable)] = (executable, new_arena(executable.arena_size))
+        return entry[1]
+
+    @ndk("ANeuralNetworksBurst_free", free=True)
+    def close(self) -> None:
+        """ANeuralNetworksBurst_free: idempotent.  A computation running on the
+        burst keeps what it uses; the burst only stops accepting new ones."""
+        self._closed = True
+
+    def __enter__(self) -> Burst:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -69,9 +69,7 @@ def _parse_inputs(specs: list[str], n: int, names: list[str] | None = None) -> d
 def _load(path: str):
     import nnc
 
-    if not os.path.exists(path):
-        raise UsageError(f"{path}: no such file")
-    return nnc.load_model(path)
+    return nnc.load_model(path)  # a missing or unreadable file is BAD_DATA (exit 1)
 
 
 def _names(model, kind: str) -> list[str]:

@@ -7,6 +7,28 @@ the code) make ``finish`` check support and defer code generation to the first
 execution with each distinct input signature, which is then compiled once and
 reused (:meth:`Compilation.executable`).
 
+State machine (api-behaviour-checklist section 3.1): UNFINISHED after
+creation (the setters work only here), then FINISHED-OK or FINISHED-FAILED
+after :meth:`Compilation.finish`; executions, bursts, memory roles and the
+preferred alignment/padding queries need FINISHED-OK.
+
+Devices: ``Compilation(model)`` (ANeuralNetworksCompilation_create) compiles
+for nnc's CPU device and leaves :attr:`Compilation.devices` None;
+:meth:`Compilation.for_devices` (createForDevices) records the chosen devices
+and never falls back: an operation none of them supports fails ``finish`` with
+BAD_DATA (C87), where ``Compilation(model)`` reports it as
+:class:`UnsupportedOperationError` (OP_FAILED).  Only a ``for_devices``
+compilation with exactly one device accepts :meth:`Compilation.set_timeout`.
+
+Priority and deadline: compiler runs go through one gate that admits as many
+as the machine has CPUs; when more wait, higher-priority compilations are
+admitted first (then first come, first served).  With a timeout, ``finish``
+gets a deadline that covers waiting at the gate, the cache lookup and the
+compilation: it is checked before compiling and when ``finish`` ends, and a
+passed deadline is MISSED_DEADLINE_PERSISTENT (as Android's CPU device and
+sample driver report it).  A compiler run already under way is not
+interrupted; its deadline is checked when it returns.
+
 With :meth:`Compilation.set_caching`, each variant is first looked up in the
 cache directory and, on a miss, saved there after compiling
 (:mod:`nnc.runtime.cache`: key, file formats, integrity checks).
@@ -14,17 +36,21 @@ cache directory and, on a miss, saved there after compiling
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
+import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects.optable import SPECS
-from nnc.dialects.rules import OperandInfo, RuleError, Unsupported
-from nnc.enums import BYTE_SIZE_OF_CACHE_TOKEN, OperandType, OperationType, Preference, Priority
+from nnc.dialects.rules import OperandInfo
+from nnc.enums import BYTE_SIZE_OF_CACHE_TOKEN, UINT64_MAX, OperationType, Preference, Priority, ResultCode
 from nnc.errors import (
     BadDataError,
     BadStateError,
@@ -33,8 +59,10 @@ from nnc.errors import (
     OutOfMemoryError,
     UnexpectedNullError,
     UnsupportedOperationError,
+    error_for,
+    ndk,
 )
-from nnc.model import Model
+from nnc.model import Model, enum_arg, is_int
 
 _FINISH = "ANeuralNetworksCompilation_finish"
 _cache_log = logging.getLogger("nnc.cache")
@@ -42,19 +70,24 @@ _cache_log = logging.getLogger("nnc.cache")
 INTERNAL_ERROR = "internal compiler error"
 
 
-def check_support(model: Model, fn: str) -> None:
-    """Raise UnsupportedOperationError for the first operation nnc cannot compile."""
-    from nnc.passes.lowering import unsupported_reason
+def _default_devices():
+    from nnc.device import get_devices
 
-    for k, op in enumerate(model.operations):
+    return get_devices()[:1]
+
+
+def check_support(model: Model, fn: str, devices=None) -> None:
+    """Raise UnsupportedOperationError for the first operation (in the order
+    operations were added, the numbering get_supported_operations_for_devices
+    uses) that none of ``devices`` (default: nnc's CPU device) can compile."""
+    devices = devices or _default_devices()
+    ops = model.operations_as_added or model.operations
+    for k, op in enumerate(ops):
         call = model.call_for(k, op)
-        try:
-            reason = unsupported_reason(call)
-        except (RuleError, Unsupported, ValueError) as e:
-            reason = str(e)
-        if reason is not None:
+        reasons = [d.unsupported_reason(call) for d in devices]
+        if all(r is not None for r in reasons):
             raise UnsupportedOperationError(
-                fn, k, OperationType(op.type), [i.describe() for i in call.inputs], reason
+                fn, k, OperationType(op.type), [i.describe() for i in call.inputs], "; ".join(dict.fromkeys(reasons))
             )
 
 
@@ -98,18 +131,115 @@ def compiler_errors(model: Model, fn: str) -> Iterator[None]:
         raise OpFailedError(fn, f"{INTERNAL_ERROR}: {type(e).__name__}: {e}") from e
 
 
+# -- deadlines and the priority gate ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A point on the monotonic clock (nanoseconds) by which work must end."""
+
+    at_ns: int
+
+    @staticmethod
+    def after(duration_ns: int) -> Deadline | None:
+        """The deadline ``duration_ns`` from now; None for 0 (no timeout).
+        Python integers do not overflow, so UINT64_MAX is simply far away."""
+        return Deadline(time.monotonic_ns() + duration_ns) if duration_ns else None
+
+    def passed(self) -> bool:
+        return time.monotonic_ns() >= self.at_ns
+
+    def remaining_s(self) -> float:
+        return max(0.0, (self.at_ns - time.monotonic_ns()) / 1e9)
+
+    def missed(self, fn: str, when: str) -> NNError:
+        return error_for(ResultCode.MISSED_DEADLINE_PERSISTENT, fn, f"the deadline passed {when}")
+
+    def check(self, fn: str, when: str) -> None:
+        if self.passed():
+            raise self.missed(fn, when)
+
+
+class PriorityGate:
+    """Admits at most ``capacity`` compiler runs at once; waiting runs are
+    admitted highest priority first, then in arrival order."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._cond = threading.Condition()
+        self._running = 0
+        self._waiting: list[tuple[int, int]] = []  # heap of (-priority, arrival)
+        self._arrivals = itertools.count()
+
+    @contextmanager
+    def admit(self, priority: int, deadline: Deadline | None, fn: str) -> Iterator[None]:
+        with self._cond:
+            ticket = (-int(priority), next(self._arrivals))
+            heapq.heappush(self._waiting, ticket)
+            try:
+                while not (self._running < self.capacity and self._waiting[0] == ticket):
+                    if deadline is not None and deadline.passed():
+                        raise deadline.missed(fn, "while waiting for the compiler")
+                    self._cond.wait(None if deadline is None else deadline.remaining_s())
+            except BaseException:
+                self._waiting.remove(ticket)
+                heapq.heapify(self._waiting)
+                self._cond.notify_all()
+                raise
+            heapq.heappop(self._waiting)
+            self._running += 1
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._running -= 1
+                self._cond.notify_all()
+
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._waiting)
+
+
+#: The gate every compiler run of every Compilation goes through.
+COMPILER_GATE = PriorityGate(os.cpu_count() or 1)
+
+
 class Compilation:
-    """ANeuralNetworksCompilation for the nnc CPU device."""
+    """ANeuralNetworksCompilation for nnc's devices."""
 
     def __init__(self, model: Model):
-        fn = "ANeuralNetworksCompilation_create"
+        """ANeuralNetworksCompilation_create: compile ``model`` for nnc's CPU
+        device (``devices`` stays None)."""
+        self._setup("ANeuralNetworksCompilation_create", model, None)
+
+    @classmethod
+    def for_devices(cls, model: Model, devices) -> Compilation:
+        """ANeuralNetworksCompilation_createForDevices, with Android's checks
+        in Android's order (C85, C86): a None model or device list or a None
+        entry is UNEXPECTED_NULL; an empty list, a device listed twice or an
+        object that is not one of :func:`nnc.get_devices` is BAD_DATA; an
+        unfinished or invalid model is BAD_STATE."""
+        from nnc.device import check_device_entries, device_list
+
+        fn = "ANeuralNetworksCompilation_createForDevices"
+        if model is None:
+            raise UnexpectedNullError(fn, "model is null")
+        devs = check_device_entries(fn, device_list(fn, devices))
+        self = cls.__new__(cls)
+        self._setup(fn, model, devs)
+        return self
+
+    def _setup(self, fn: str, model: Model, devices) -> None:
         if model is None:
             raise UnexpectedNullError(fn, "model is null")
         if not isinstance(model, Model):
             raise BadDataError(fn, f"expected an nnc.Model, got {type(model).__name__}")
-        if not model.finished:
-            raise BadStateError(fn, "the model is not finished")
+        if model.closed or not model.finished or model.invalid:
+            raise BadStateError(fn, "the model is not finished (or its finish failed, or it was closed)")
         self.model = model
+        #: None for Compilation(model); the chosen devices for for_devices()
+        self.devices: tuple | None = devices
         self.preference = Preference.FAST_SINGLE_ANSWER
         self.priority = Priority.MEDIUM
         self.timeout_ns = 0
@@ -120,61 +250,142 @@ class Compilation:
         self.cache_events: list[tuple[str, str, str]] = []
         self.finished = False
         self.failed = False
+        self._closed = False
         self._variants: dict[tuple, object] = {}
         self._lock = threading.Lock()
         self.specialised = specialised_inputs(model)
+
+    @property
+    def closed(self) -> bool:
+        """Whether close() (ANeuralNetworksCompilation_free) was called."""
+        return self._closed
+
+    @property
+    def target_devices(self) -> tuple:
+        """The devices this compilation compiles for."""
+        return self.devices if self.devices is not None else _default_devices()
 
     def _preparing(self, fn: str) -> None:
         if self.finished or self.failed:
             raise BadStateError(fn, "the compilation is already finished")
 
+    @ndk("ANeuralNetworksCompilation_setPreference")
     def set_preference(self, preference: Preference | int) -> None:
+        """ANeuralNetworksCompilation_setPreference: 0, 1 or 2 (C90)."""
         fn = "ANeuralNetworksCompilation_setPreference"
         self._preparing(fn)
-        try:
-            self.preference = Preference(preference)
-        except ValueError:
-            raise BadDataError(fn, f"invalid preference {preference}") from None
+        self.preference = enum_arg(fn, Preference, preference, "preference")
 
+    @ndk("ANeuralNetworksCompilation_setPriority")
     def set_priority(self, priority: Priority | int) -> None:
+        """ANeuralNetworksCompilation_setPriority: 90, 100 or 110 (C91)."""
         fn = "ANeuralNetworksCompilation_setPriority"
         self._preparing(fn)
-        if priority not in (Priority.LOW, Priority.MEDIUM, Priority.HIGH):
-            raise BadDataError(fn, f"invalid priority {priority}")
-        self.priority = Priority(priority)
+        self.priority = enum_arg(fn, Priority, priority, "priority")
 
+    @ndk("ANeuralNetworksCompilation_setTimeout")
     def set_timeout(self, duration_ns: int) -> None:
+        """ANeuralNetworksCompilation_setTimeout: only on a for_devices
+        compilation with exactly one device (else BAD_DATA, C92); 0 means no
+        timeout; any uint64 is accepted (C94)."""
         fn = "ANeuralNetworksCompilation_setTimeout"
         self._preparing(fn)
-        if not isinstance(duration_ns, int) or duration_ns < 0:
-            raise BadDataError(fn, f"invalid timeout {duration_ns!r}")
-        self.timeout_ns = duration_ns
+        if self.devices is None or len(self.devices) != 1:
+            raise BadDataError(fn, "only a compilation created by for_devices with exactly one device takes a timeout")
+        if not is_int(duration_ns) or not 0 <= int(duration_ns) <= UINT64_MAX:
+            raise BadDataError(fn, f"invalid timeout {duration_ns!r} (nanoseconds, a uint64)")
+        self.timeout_ns = int(duration_ns)
 
+    @ndk("ANeuralNetworksCompilation_setCaching")
     def set_caching(self, cache_dir: str, token: bytes) -> None:
+        """ANeuralNetworksCompilation_setCaching: records the directory and
+        the token only; nothing is read or written before finish (C217).
+
+        The token must be a bytes-like object of exactly
+        ``BYTE_SIZE_OF_CACHE_TOKEN`` (32) bytes; anything else is BAD_DATA,
+        ``None`` UNEXPECTED_NULL (C215)."""
         fn = "ANeuralNetworksCompilation_setCaching"
-        self._preparing(fn)
         if cache_dir is None or token is None:
             raise UnexpectedNullError(fn, "cache directory and token must not be null")
-        token = bytes(token)
-        if len(token) != BYTE_SIZE_OF_CACHE_TOKEN:
-            raise BadDataError(fn, f"token must be {BYTE_SIZE_OF_CACHE_TOKEN} bytes, got {len(token)}")
-        self.cache_dir, self.cache_token = str(cache_dir), token
-
-    def finish(self) -> None:
-        """Check every operation is supported; compile now if shapes allow."""
-        self._preparing(_FINISH)
+        self._preparing(fn)
         try:
-            check_support(self.model, _FINISH)
+            directory = os.fsdecode(os.fspath(cache_dir))
+        except TypeError:
+            raise BadDataError(fn, f"the cache directory must be a path, got {type(cache_dir).__name__}") from None
+        try:
+            view = memoryview(token)
+        except TypeError:
+            raise BadDataError(fn, f"the token must be bytes-like, got {type(token).__name__}") from None
+        if view.nbytes != BYTE_SIZE_OF_CACHE_TOKEN:
+            raise BadDataError(fn, f"token must be {BYTE_SIZE_OF_CACHE_TOKEN} bytes, got {view.nbytes}")
+        self.cache_dir, self.cache_token = directory, view.tobytes()
+
+    @ndk("ANeuralNetworksCompilation_finish")
+    def finish(self) -> None:
+        """ANeuralNetworksCompilation_finish: check every operation is
+        supported; compile now if shapes allow.  Any failure leaves the
+        compilation FINISHED-FAILED (a second finish is BAD_STATE)."""
+        self._preparing(_FINISH)
+        deadline = Deadline.after(self.timeout_ns)
+        try:
+            self._check_support()
             infos = [self.model.operands[i].info() for i in self.model.inputs]
             if not self.specialised and all(i.shape_known for i in infos):
-                self.executable([OperandInfo(i.type, i.dims, i.scale, i.zero_point, i.channel_quant) for i in infos], _FINISH)
+                infos = [OperandInfo(i.type, i.dims, i.scale, i.zero_point, i.channel_quant) for i in infos]
+                self.executable(infos, _FINISH, deadline=deadline)
+            if deadline is not None:
+                deadline.check(_FINISH, "before the compilation finished")
         except NNError:
             self.failed = True
             raise
         self.finished = True
 
-    def executable(self, infos: Sequence[OperandInfo], fn: str):
-        """The compiled variant for these input infos (compiled on first use)."""
+    def _check_support(self) -> None:
+        """Compilation(model): UnsupportedOperationError (OP_FAILED).  A
+        for_devices compilation has no fallback device: BAD_DATA, as Android
+        reports an operation none of the chosen devices supports (C87)."""
+        try:
+            check_support(self.model, _FINISH, self.target_devices)
+        except UnsupportedOperationError as e:
+            if self.devices is None:
+                raise
+            names = ", ".join(d.name for d in self.devices)
+            raise BadDataError(_FINISH, f"no chosen device ({names}) supports {e.message}") from e
+
+    # -- preferred memory alignment and padding (feature level 5) -------------------------------
+    def _preferred(self, fn: str, index: object, roles: list[int], what: str, attr: str) -> int:
+        """C96-C99: BAD_STATE unless FINISHED-OK, BAD_DATA for an index out of
+        range; the largest value any target device prefers (a power of 2)."""
+        if self.closed or not self.finished:
+            raise BadStateError(fn, "the compilation is not finished, or its finish failed")
+        if not is_int(index) or not 0 <= int(index) < len(roles):  # type: ignore[arg-type]
+            raise BadDataError(fn, f"{what} index {index!r} out of range [0, {len(roles)})")
+        return max(getattr(d, attr) for d in self.target_devices)
+
+    @ndk("ANeuralNetworksCompilation_getPreferredMemoryAlignmentForInput")
+    def get_preferred_memory_alignment_for_input(self, index: int) -> int:
+        return self._preferred("ANeuralNetworksCompilation_getPreferredMemoryAlignmentForInput", index,
+                               self.model.inputs, "input", "preferred_memory_alignment")  # fmt: skip
+
+    @ndk("ANeuralNetworksCompilation_getPreferredMemoryAlignmentForOutput")
+    def get_preferred_memory_alignment_for_output(self, index: int) -> int:
+        return self._preferred("ANeuralNetworksCompilation_getPreferredMemoryAlignmentForOutput", index,
+                               self.model.outputs, "output", "preferred_memory_alignment")  # fmt: skip
+
+    @ndk("ANeuralNetworksCompilation_getPreferredMemoryPaddingForInput")
+    def get_preferred_memory_padding_for_input(self, index: int) -> int:
+        return self._preferred("ANeuralNetworksCompilation_getPreferredMemoryPaddingForInput", index,
+                               self.model.inputs, "input", "preferred_memory_padding")  # fmt: skip
+
+    @ndk("ANeuralNetworksCompilation_getPreferredMemoryPaddingForOutput")
+    def get_preferred_memory_padding_for_output(self, index: int) -> int:
+        return self._preferred("ANeuralNetworksCompilation_getPreferredMemoryPaddingForOutput", index,
+                               self.model.outputs, "output", "preferred_memory_padding")  # fmt: skip
+
+    # -- variants ---------------------------------------------------------------------------------
+    def executable(self, infos: Sequence[OperandInfo], fn: str, deadline: Deadline | None = None):
+        """The compiled variant for these input infos (compiled on first use,
+        through the priority gate, within ``deadline`` if given)."""
         from nnc.runtime.executable import compile_model
 
         key = tuple(
@@ -184,20 +395,24 @@ class Compilation:
         with self._lock:
             exe = self._variants.get(key)
             if exe is None:
-                exe = self._prepare(infos, fn, compile_model)
+                exe = self._prepare(infos, fn, compile_model, deadline)
                 self._variants[key] = exe
         return exe
 
     # -- compilation cache (setCaching; see nnc.runtime.cache) -------------------------------------
-    def _prepare(self, infos: Sequence[OperandInfo], fn: str, compile_model):
+    def _prepare(self, infos: Sequence[OperandInfo], fn: str, compile_model, deadline: Deadline | None = None):
         """Load the variant from the cache directory, or compile it (and save
-        it there).  Cache problems are misses: they never fail the call."""
+        it there).  Cache problems are misses: they never fail the call.  The
+        deadline covers the lookup as well as the compilation (C242)."""
         entry = self._cache_entry(infos)
         if entry is not None:
             exe = self._cache_load(*entry)
             if exe is not None:
                 return exe
-        exe = self._compile(infos, fn, compile_model)
+        if deadline is not None:
+            deadline.check(fn, "before compiling")
+        with COMPILER_GATE.admit(self.priority, deadline, fn):
+            exe = self._compile(infos, fn, compile_model)
         if entry is not None:
             self._cache_save(entry[0], entry[1], exe)
         return exe
@@ -213,6 +428,8 @@ class Compilation:
             return None
         if any(i.value is not None for i in infos):
             return None  # one entry per input value would grow without bound
+        if any(d.number_of_cache_files_needed == (0, 0) for d in self.target_devices):
+            return None  # a device without caching is never asked to load or save
         try:
             from nnc.runtime import cache
             from nnc.runtime.jit import Target
@@ -221,6 +438,7 @@ class Compilation:
             key = cache.cache_key(
                 self.cache_token, self.model, infos,
                 preference=self.preference, priority=self.priority, target=target,
+                devices=[(d.name, d.version) for d in self.target_devices],
             )  # fmt: skip
         except Exception as e:  # noqa: BLE001 - caching is best effort
             self._cache_event("disabled", "", f"{type(e).__name__}: {e}")
@@ -268,14 +486,17 @@ class Compilation:
         with compiler_errors(self.model, fn):
             return compile_model(self.model, infos)
 
+    # -- lifetime ------------------------------------------------------------------------------------
+    @ndk("ANeuralNetworksCompilation_free", free=True)
     def close(self) -> None:
-        """ANeuralNetworksCompilation_free."""
+        """ANeuralNetworksCompilation_free.  Executions and bursts keep their
+        own reference, so closing never pulls code from under a running
+        computation; later calls on this object are BAD_STATE.  Closing twice
+        (or an unfinished compilation) is harmless."""
+        self._closed = True
 
     def __enter__(self) -> Compilation:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-_ = OperandType

@@ -12,6 +12,15 @@ import enum
 MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128
 #: ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN
 BYTE_SIZE_OF_CACHE_TOKEN = 32
+#: The HAL's MAX_NUMBER_OF_CACHE_FILES: a device needing more model-cache or
+#: data-cache files than this is not offered to the application.
+MAX_NUMBER_OF_CACHE_FILES = 32
+#: ANeuralNetworks_getDefaultLoopTimeout(): 2 s, in nanoseconds.
+DEFAULT_LOOP_TIMEOUT_NS = 2_000_000_000
+#: ANeuralNetworks_getMaximumLoopTimeout(): 15 s, in nanoseconds.
+MAXIMUM_LOOP_TIMEOUT_NS = 15_000_000_000
+#: Largest value of a C ``uint64_t`` duration (timeouts).
+UINT64_MAX = 2**64 - 1
 
 
 class OperandType(enum.IntEnum):

@@ -4,47 +4,202 @@ Every argument is checked here, in Python, before native code is entered:
 index ranges, dtypes, exact byte sizes, dimensions against the model, and the
 output buffers against the shapes the compiled variant will write.  Native
 code therefore only ever sees buffers of exactly the sizes it was compiled for.
+
+States (Android 12, feature level 5)
+------------------------------------
+PREPARATION after creation: only then may inputs, outputs and options be set.
+Starting a computation -- :meth:`~Execution.compute` (synchronous),
+:meth:`~Execution.start_compute` (on a worker thread; returns an
+:class:`~nnc.Event`), :meth:`~Execution.start_compute_with_dependencies`
+(waits for other events first; its event has a sync fence) or
+:meth:`~Execution.burst_compute` (synchronous, on a :class:`~nnc.Burst`) --
+moves it to COMPUTATION, and the end of the computation to COMPLETED.  Output
+shapes and durations are readable only in COMPLETED.  An execution computes
+once, unless :meth:`~Execution.set_reusable` made it reusable: then it may be
+computed again from COMPLETED, any number of times and in any mode, still
+with the same bindings.  Two computations at once on one execution: the
+second is BAD_STATE.
+
+Where Android 11 and 12 differ nnc follows Android 12: a computation whose
+arguments fail validation (e.g. an unset input) has *started* and completed
+with that error, so a non-reusable execution cannot be computed again (C111);
+and ``get_sync_fence_fd`` on an event without a fence is BAD_DATA (C168, see
+:mod:`nnc.event`).
+
+Errors of a computation are raised by the call that reports its status: the
+synchronous calls themselves, or :meth:`nnc.Event.wait` for the asynchronous
+ones (whose own call raises only what is detected before the computation
+starts: state, unset arguments, uninitialised device memory).
+
+Timing and deadlines
+--------------------
+With :meth:`~Execution.set_measure_timing` nnc measures each computation with
+the monotonic clock: ``DurationCode.ON_HARDWARE`` is the native call that runs
+the whole model, ``IN_DRIVER`` everything nnc did for the computation
+(argument preparation, finding or compiling the variant for the input shapes,
+the native call); so ON_HARDWARE <= IN_DRIVER.  The FENCED_* codes report the
+same pair (for ``start_compute_with_dependencies`` measured from the moment
+its dependencies were signalled).  :meth:`~Execution.set_timeout` sets a
+deadline from the start of the computation; it is checked before a variant is
+compiled, before the native call and after it, and a missed one is
+MISSED_DEADLINE_TRANSIENT (a running native call is not interrupted; its
+outputs are then undefined).  Timing and timeouts need a compilation made for
+exactly one device (``Compilation.for_devices(model, [device])``), as in
+NNAPI.  :meth:`~Execution.set_loop_timeout` bounds WHILE loops (default 2 s,
+values above 15 s are lowered to 15 s); nnc does not compile WHILE yet, so it
+never fires today.
+
+Thread safety (C7): executions of one compilation may run on any number of
+threads at once (each native call gets its own scratch memory, see
+:mod:`nnc.runtime.executable`).  One execution must not be modified by two
+threads at once; it refuses a second simultaneous computation with BAD_STATE
+instead of misbehaving.  Closing an execution while it computes is deferred
+until the computation ends (C112).
 """
 
 from __future__ import annotations
 
+import enum
+import math
 import threading
-from dataclasses import dataclass
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from nnc.burst import Burst
 from nnc.compilation import Compilation
 from nnc.dialects.rules import OperandInfo
-from nnc.enums import OperationType
+from nnc.enums import (
+    DEFAULT_LOOP_TIMEOUT_NS,
+    MAXIMUM_LOOP_TIMEOUT_NS,
+    UINT64_MAX,
+    DurationCode,
+    OperationType,
+    ResultCode,
+)
 from nnc.errors import (
     BadDataError,
     BadStateError,
+    MissedDeadlineTransientError,
     NNError,
     OpFailedError,
     OutOfMemoryError,
     OutputInsufficientSizeError,
     UnexpectedNullError,
+    ndk,
+    rebrand,
 )
+from nnc.event import Event
+from nnc.memory import INPUT, OUTPUT, Memory, fully_known
 from nnc.model import Operand, dtype_of
 
 _UINT32_MAX = 0xFFFFFFFF
 
+_CREATE = "ANeuralNetworksExecution_create"
+_SET_INPUT = "ANeuralNetworksExecution_setInput"
+_SET_OUTPUT = "ANeuralNetworksExecution_setOutput"
+_SET_INPUT_MEM = "ANeuralNetworksExecution_setInputFromMemory"
+_SET_OUTPUT_MEM = "ANeuralNetworksExecution_setOutputFromMemory"
+_COMPUTE = "ANeuralNetworksExecution_compute"
+_START = "ANeuralNetworksExecution_startCompute"
+_START_DEPS = "ANeuralNetworksExecution_startComputeWithDependencies"
+_BURST = "ANeuralNetworksExecution_burstCompute"
+_RANK = "ANeuralNetworksExecution_getOutputOperandRank"
+_DIMS = "ANeuralNetworksExecution_getOutputOperandDimensions"
+_DURATION = "ANeuralNetworksExecution_getDuration"
+_MEASURE = "ANeuralNetworksExecution_setMeasureTiming"
+_TIMEOUT = "ANeuralNetworksExecution_setTimeout"
+_LOOP_TIMEOUT = "ANeuralNetworksExecution_setLoopTimeout"
+_REUSABLE = "ANeuralNetworksExecution_setReusable"
+_PADDING = "ANeuralNetworksExecution_enableInputAndOutputPadding"
+_FREE = "ANeuralNetworksExecution_free"
+
+
+class State(enum.Enum):
+    """The NDK's execution states."""
+
+    PREPARATION = "preparation"
+    COMPUTATION = "computation"
+    COMPLETED = "completed"
+
 
 @dataclass
 class _Binding:
-    array: np.ndarray | None  # None: omitted optional input
+    """One bound input or output.
+
+    ``kind``: "buffer" (a numpy array), "memory" (a client Memory region),
+    "device" (a device Memory) or "omitted".  ``dims``: the execution-time
+    dimensions (the model's, refined by the set call).  ``array``: for inputs
+    the data in its shape, for outputs a flat view of the whole buffer."""
+
+    kind: str
     dims: tuple[int, ...] | None
+    array: np.ndarray | None = None
+    memory: Memory | None = None
+
+
+@dataclass
+class _Outcome:
+    """What a finished computation leaves queryable."""
+
+    error: NNError | None
+    shapes: list[tuple[int, ...]] | None = None
+    sufficient: list[bool] | None = None
+    durations: dict[DurationCode, int] = field(default_factory=dict)
+
+
+class OutputDimensions(list):
+    """The dimensions of an output, with the NDK's result code: ``code`` is
+    NO_ERROR, or OUTPUT_INSUFFICIENT_SIZE when the output's buffer was too
+    small (the dimensions are still the real ones, C135)."""
+
+    code: ResultCode
+    sufficient: bool
+
+    def __init__(self, dims: Sequence[int], sufficient: bool):
+        super().__init__(dims)
+        self.sufficient = sufficient
+        self.code = ResultCode.NO_ERROR if sufficient else ResultCode.OUTPUT_INSUFFICIENT_SIZE
+
+
+class OutputRank(int):
+    """An output's rank, with ``code``/``sufficient`` as :class:`OutputDimensions`."""
+
+    code: ResultCode
+    sufficient: bool
+
+    def __new__(cls, rank: int, sufficient: bool) -> OutputRank:
+        self = super().__new__(cls, rank)
+        self.sufficient = sufficient
+        self.code = ResultCode.NO_ERROR if sufficient else ResultCode.OUTPUT_INSUFFICIENT_SIZE
+        return self
 
 
 def _product(dims) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
+    return math.prod(dims) if dims else 1
 
 
-def resolve_dims(fn: str, operand: Operand, dims, what: str) -> tuple[int, ...] | None:
-    """Execution-time dimensions checked against the model's (C116, C122)."""
+def _is_int(v: object) -> bool:
+    return isinstance(v, int | np.integer) and not isinstance(v, bool)
+
+
+def _is_bool(v: object) -> bool:
+    return isinstance(v, bool | np.bool_)
+
+
+def _uint64(fn: str, value: object, what: str) -> int:
+    if not _is_int(value) or not 0 <= int(value) <= UINT64_MAX:  # type: ignore[arg-type]
+        raise BadDataError(fn, f"{what} must be an int in [0, 2**64 - 1], got {value!r}")
+    return int(value)  # type: ignore[arg-type]
+
+
+def resolve_dims(
+    fn: str, operand: Operand, dims, what: str, allow_unspecified: bool = True
+) -> tuple[int, ...] | None:
+    """NNAPI's checkDimensionInfo: the execution-time dimensions ``dims``
+    (None: the model's) against the model operand (C116, C120-C125)."""
     if dims is None:
         return operand.dims
     try:
@@ -57,14 +212,24 @@ def resolve_dims(fn: str, operand: Operand, dims, what: str) -> tuple[int, ...] 
         return ()
     if any(d < 0 or d > _UINT32_MAX for d in dims):
         raise BadDataError(fn, f"{what}: invalid dimensions {list(dims)}")
+    if not dims:  # rank 0 for a tensor: an unknown rank
+        if operand.dims is not None:
+            raise BadDataError(fn, f"{what}: rank unknown, the model's is {len(operand.dims)}")
+        if not allow_unspecified:
+            raise BadDataError(fn, f"{what}: the rank must be given")
+        return None
+    if not allow_unspecified and any(d == 0 for d in dims):
+        raise BadDataError(fn, f"{what}: dimensions {list(dims)} are not fully specified")
     if operand.dims is not None:
         if len(dims) != len(operand.dims):
             raise BadDataError(fn, f"{what}: rank {len(dims)} differs from the model's {len(operand.dims)}")
         for m, d in zip(operand.dims, dims):
             if m and d != m:
-                raise BadDataError(fn, f"{what}: dimensions {list(dims)} conflict with the model's {list(operand.dims)}")
-    if _product(dims) > _UINT32_MAX:
-        raise BadDataError(fn, f"{what}: dimension product overflows uint32")
+                raise BadDataError(
+                    fn, f"{what}: dimensions {list(dims)} conflict with the model's {list(operand.dims)}"
+                )
+    if _product(d for d in dims if d) * dtype_of(operand.type).itemsize > _UINT32_MAX:
+        raise BadDataError(fn, f"{what}: the byte size of dimensions {list(dims)} overflows uint32")
     return dims
 
 
@@ -72,75 +237,243 @@ class Execution:
     """ANeuralNetworksExecution: bind inputs/outputs, compute, read shapes."""
 
     def __init__(self, compilation: Compilation):
-        fn = "ANeuralNetworksExecution_create"
+        fn = _CREATE
         if compilation is None:
             raise UnexpectedNullError(fn, "compilation is null")
         if not isinstance(compilation, Compilation):
             raise BadDataError(fn, f"expected an nnc.Compilation, got {type(compilation).__name__}")
-        if not compilation.finished:
-            raise BadStateError(fn, "the compilation is not finished")
-        self.compilation = compilation
+        if not compilation.finished or getattr(compilation, "failed", False) or getattr(compilation, "closed", False):
+            raise BadStateError(fn, "the compilation is not finished, its finish failed, or it was closed")
+        self.compilation = compilation  # strong references: see checklist section 11, rule 6
         self.model = compilation.model
         self._inputs: dict[int, _Binding] = {}
         self._outputs: dict[int, _Binding] = {}
-        self._state = "preparation"  # -> computing -> completed
-        self._output_dims: list[tuple[int, ...]] | None = None
-        self._lock = threading.Lock()
+        self._state = State.PREPARATION
+        self._outcome: _Outcome | None = None
+        self._reusable = False
+        self._padding = False
+        self._has_bindings = False
+        self._measure = False
+        self._timeout_ns = 0
+        self._loop_timeout_ns = DEFAULT_LOOP_TIMEOUT_NS
+        self._closed = False
+        self._close_pending = False
+        self._lock = threading.RLock()
 
-    # -- binding ---------------------------------------------------------------------------
+    # -- read-only views of the configuration -------------------------------------------------------
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def reusable(self) -> bool:
+        return self._reusable
+
+    @property
+    def padding_enabled(self) -> bool:
+        return self._padding
+
+    @property
+    def measure_timing(self) -> bool:
+        return self._measure
+
+    @property
+    def timeout_ns(self) -> int:
+        """The execution deadline set by :meth:`set_timeout` (0: none)."""
+        return self._timeout_ns
+
+    @property
+    def loop_timeout_ns(self) -> int:
+        """The WHILE-loop timeout (default 2 s, at most 15 s)."""
+        return self._loop_timeout_ns
+
+    # -- options -------------------------------------------------------------------------------------
     def _preparing(self, fn: str) -> None:
-        if self._state != "preparation":
-            raise BadStateError(fn, f"the execution is {self._state}")
+        if self._state is not State.PREPARATION:
+            raise BadStateError(fn, f"the execution is in the {self._state.value} state; options and "
+                                    "arguments can only be set before it is computed")  # fmt: skip
 
+    def _single_device(self, fn: str, what: str) -> None:
+        devices = getattr(self.compilation, "devices", None)
+        if devices is None or len(devices) != 1:
+            raise BadDataError(
+                fn, f"{what} needs a compilation created for exactly one device (Compilation.for_devices)"
+            )
+
+    @ndk(_MEASURE)
+    def set_measure_timing(self, measure: bool) -> None:
+        """ANeuralNetworksExecution_setMeasureTiming (single-device compilations only)."""
+        self._single_device(_MEASURE, "measuring timing")
+        with self._lock:
+            self._preparing(_MEASURE)
+            if not _is_bool(measure):
+                raise BadDataError(_MEASURE, f"measure must be a bool, got {type(measure).__name__}")
+            self._measure = bool(measure)
+
+    @ndk(_TIMEOUT)
+    def set_timeout(self, duration_ns: int) -> None:
+        """ANeuralNetworksExecution_setTimeout: nanoseconds, 0 = no deadline
+        (single-device compilations only)."""
+        self._single_device(_TIMEOUT, "a timeout")
+        with self._lock:
+            self._preparing(_TIMEOUT)
+            self._timeout_ns = _uint64(_TIMEOUT, duration_ns, "the timeout")
+
+    @ndk(_LOOP_TIMEOUT)
+    def set_loop_timeout(self, duration_ns: int) -> None:
+        """ANeuralNetworksExecution_setLoopTimeout: values above the maximum
+        (15 s) are lowered to it, not rejected (C148)."""
+        with self._lock:
+            self._preparing(_LOOP_TIMEOUT)
+            duration = _uint64(_LOOP_TIMEOUT, duration_ns, "the loop timeout")
+            self._loop_timeout_ns = min(duration, MAXIMUM_LOOP_TIMEOUT_NS)
+
+    @ndk(_REUSABLE)
+    def set_reusable(self, reusable: bool) -> None:
+        """ANeuralNetworksExecution_setReusable (feature level 5)."""
+        with self._lock:
+            self._preparing(_REUSABLE)
+            if not _is_bool(reusable):
+                raise BadDataError(_REUSABLE, f"reusable must be a bool, got {type(reusable).__name__}")
+            self._reusable = bool(reusable)
+
+    @ndk(_PADDING)
+    def enable_input_and_output_padding(self, enable: bool) -> None:
+        """ANeuralNetworksExecution_enableInputAndOutputPadding: buffers and
+        regions may then be longer than the data (the rest is left alone).
+        BAD_STATE once any input or output is set (C127)."""
+        with self._lock:
+            self._preparing(_PADDING)
+            if self._has_bindings:
+                raise BadStateError(_PADDING, "inputs or outputs were already set")
+            if not _is_bool(enable):
+                raise BadDataError(_PADDING, f"enable must be a bool, got {type(enable).__name__}")
+            self._padding = bool(enable)
+
+    # -- binding ---------------------------------------------------------------------------------------
     def _operand(self, fn: str, index: int, roles: list[int], what: str) -> Operand:
-        if not isinstance(index, int | np.integer) or not 0 <= index < len(roles):
+        if not _is_int(index) or not 0 <= index < len(roles):
             raise BadDataError(fn, f"{what} index {index} out of range [0, {len(roles)})")
         return self.model.operands[roles[int(index)]]
 
-    def set_input(self, index: int, array, dimensions=None) -> None:
-        """ANeuralNetworksExecution_setInput; ``None`` omits an optional input."""
-        fn = "ANeuralNetworksExecution_setInput"
-        self._preparing(fn)
-        operand = self._operand(fn, index, self.model.inputs, "input")
-        if int(index) in self._inputs:
-            raise BadStateError(fn, f"input {index} is already set")
-        dims = resolve_dims(fn, operand, dimensions, f"input {index}")
-        if array is None:
-            self._inputs[int(index)] = _Binding(None, dims)
-            return
-        arr = self._array(fn, operand, array, f"input {index}")
-        if dims is None or any(d == 0 for d in dims):
-            # The model leaves the shape open and none was given: the array's.
-            dims = resolve_dims(fn, operand, arr.shape if operand.type.is_tensor else (), f"input {index}")
-        assert dims is not None
-        if arr.nbytes != _product(dims) * arr.itemsize:
+    def _check_length(self, fn: str, what: str, have: int, dims: tuple[int, ...] | None, itemsize: int) -> None:
+        """The exact size, or at least it with padding enabled (C114, C125, C128)."""
+        if have == 0:
+            raise BadDataError(fn, f"{what}: a buffer of length 0 (pass None to omit an optional argument)")
+        if not fully_known(dims):
+            return  # an output shaped by the computation: any size now (C126)
+        need = _product(dims) * itemsize
+        if have < need or (have != need and not self._padding):
+            padding = " (padding is enabled)" if self._padding else ""
             raise BadDataError(
-                fn, f"input {index}: buffer has {arr.nbytes} bytes, dimensions {list(dims)} need "
-                f"{_product(dims) * arr.itemsize}"
+                fn, f"{what}: {have} bytes for dimensions {list(dims or ())}, which need {need}{padding}"
             )
-        self._inputs[int(index)] = _Binding(np.ascontiguousarray(arr).reshape(dims), dims)
 
+    def _bind(self, fn: str, table: dict[int, _Binding], index: int, binding: _Binding) -> None:
+        if int(index) in table:
+            raise BadStateError(fn, f"argument {index} is already set")
+        table[int(index)] = binding
+        self._has_bindings = True
+
+    @ndk(_SET_INPUT)
+    def set_input(self, index: int, array, dimensions=None) -> None:
+        """ANeuralNetworksExecution_setInput; ``None`` omits an optional input.
+
+        ``dimensions`` gives unspecified dimensions of the model's operand; a
+        numpy array's own shape serves when it is not given.  The array is
+        read when the computation runs (a C-contiguous array of the right
+        dtype is used in place, others are copied now)."""
+        fn = _SET_INPUT
+        with self._lock:
+            self._preparing(fn)
+            operand = self._operand(fn, index, self.model.inputs, "input")
+            what = f"input {index}"
+            dims = resolve_dims(fn, operand, dimensions, what, allow_unspecified=array is None)
+            if array is None:
+                self._bind(fn, self._inputs, index, _Binding("omitted", dims))
+                return
+            arr = self._array(fn, operand, array, what)
+            if dimensions is None and not fully_known(dims):
+                shape = arr.shape if operand.type.is_tensor else ()
+                dims = resolve_dims(fn, operand, shape, what, allow_unspecified=False)
+            if int(index) in self._inputs:
+                raise BadStateError(fn, f"input {index} is already set")
+            self._check_length(fn, what, arr.nbytes, dims, arr.itemsize)
+            data = np.ascontiguousarray(arr).reshape(-1)[: _product(dims)].reshape(dims)
+            self._bind(fn, self._inputs, index, _Binding("buffer", dims, data))
+
+    @ndk(_SET_OUTPUT)
     def set_output(self, index: int, array, dimensions=None) -> None:
-        """ANeuralNetworksExecution_setOutput; ``array`` is written in place."""
-        fn = "ANeuralNetworksExecution_setOutput"
-        self._preparing(fn)
-        operand = self._operand(fn, index, self.model.outputs, "output")
-        if int(index) in self._outputs:
-            raise BadStateError(fn, f"output {index} is already set")
-        if array is None:
-            raise UnexpectedNullError(fn, f"output {index}: buffer is null")
-        dims = resolve_dims(fn, operand, dimensions, f"output {index}")
-        if not isinstance(array, np.ndarray):
-            raise BadDataError(fn, f"output {index}: expected a numpy array, got {type(array).__name__}")
-        arr = self._array(fn, operand, array, f"output {index}")
-        if not arr.flags.writeable or not arr.flags.c_contiguous:
-            raise BadDataError(fn, f"output {index}: array must be writeable and C-contiguous")
-        if dims is not None and all(d > 0 for d in dims) and arr.nbytes != _product(dims) * arr.itemsize:
-            raise BadDataError(
-                fn, f"output {index}: buffer has {arr.nbytes} bytes, dimensions {list(dims)} need "
-                f"{_product(dims) * arr.itemsize}"
-            )
-        self._outputs[int(index)] = _Binding(arr, dims)
+        """ANeuralNetworksExecution_setOutput: ``array`` (a writeable,
+        C-contiguous numpy array of the operand's dtype) is written in place;
+        ``None`` omits an optional output (nnc computes it into scratch
+        memory).  ``dimensions`` may leave sizes unknown (0): the buffer then
+        only has to be large enough for the computed shape."""
+        fn = _SET_OUTPUT
+        with self._lock:
+            self._preparing(fn)
+            operand = self._operand(fn, index, self.model.outputs, "output")
+            what = f"output {index}"
+            dims = resolve_dims(fn, operand, dimensions, what)
+            if array is None:
+                self._bind(fn, self._outputs, index, _Binding("omitted", dims))
+                return
+            if not isinstance(array, np.ndarray):
+                raise BadDataError(fn, f"{what}: expected a numpy array, got {type(array).__name__}")
+            arr = self._array(fn, operand, array, what)
+            if not arr.flags.writeable or not arr.flags.c_contiguous:
+                raise BadDataError(fn, f"{what}: array must be writeable and C-contiguous")
+            if int(index) in self._outputs:
+                raise BadStateError(fn, f"output {index} is already set")
+            self._check_length(fn, what, arr.nbytes, dims, arr.itemsize)
+            self._bind(fn, self._outputs, index, _Binding("buffer", dims, arr.reshape(-1)))
+
+    @ndk(_SET_INPUT_MEM)
+    def set_input_from_memory(self, index: int, memory: Memory, offset: int, length: int, dimensions=None) -> None:
+        """ANeuralNetworksExecution_setInputFromMemory: ``length`` bytes at
+        ``offset`` of ``memory`` (both 0 for device memory), read when the
+        computation runs.  The dimensions must be fully known (from the model
+        or ``dimensions``): a memory region has no shape of its own."""
+        self._bind_memory(_SET_INPUT_MEM, INPUT, index, memory, offset, length, dimensions)
+
+    @ndk(_SET_OUTPUT_MEM)
+    def set_output_from_memory(self, index: int, memory: Memory, offset: int, length: int, dimensions=None) -> None:
+        """ANeuralNetworksExecution_setOutputFromMemory: the computation writes
+        ``length`` bytes at ``offset`` of ``memory`` (both 0 for device memory)."""
+        self._bind_memory(_SET_OUTPUT_MEM, OUTPUT, index, memory, offset, length, dimensions)
+
+    def _bind_memory(self, fn: str, io: str, index, memory, offset, length, dimensions) -> None:
+        """setInputFromMemory / setOutputFromMemory, in the runtime's order of
+        checks: NULL, state, index, dimensions, the memory's own rules
+        (range, roles), already set, length (C115-C130, C175, C176)."""
+        if memory is None:
+            raise UnexpectedNullError(fn, "memory is null")
+        with self._lock:
+            self._preparing(fn)
+            roles = self.model.inputs if io == INPUT else self.model.outputs
+            operand = self._operand(fn, index, roles, io)
+            what = f"{io} {index}"
+            dims = resolve_dims(fn, operand, dimensions, what, allow_unspecified=io == OUTPUT)
+            if io == INPUT and not fully_known(dims):
+                raise BadDataError(fn, f"{what}: dimensions {dims} are not fully specified")
+            if not isinstance(memory, Memory):
+                raise BadDataError(fn, f"expected an nnc.Memory, got {type(memory).__name__}")
+            memory._check_open(fn)
+            table = self._inputs if io == INPUT else self._outputs
+            dtype = dtype_of(operand.type)
+            if memory.kind == "device":
+                memory._check_role(fn, self.compilation, io, int(index), offset, length, dims)
+                if int(index) in table:
+                    raise BadStateError(fn, f"{what} is already set")
+                self._bind(fn, table, index, _Binding("device", dims, None, memory))
+                return
+            view = memory._client_array(fn, io, offset, length, dtype)
+            if int(index) in table:
+                raise BadStateError(fn, f"{what} is already set")
+            self._check_length(fn, what, int(length), dims, dtype.itemsize)
+            if io == INPUT:
+                view = view[: _product(dims)].reshape(dims)  # type: ignore[arg-type]
+            self._bind(fn, table, index, _Binding("memory", dims, view, memory))
 
     @staticmethod
     def _array(fn: str, operand: Operand, array, what: str) -> np.ndarray:
@@ -154,88 +487,379 @@ class Execution:
             raise BadDataError(fn, f"{what}: buffer larger than 4 GiB")
         return arr
 
-    # -- computing ------------------------------------------------------------------------------
+    # -- starting computations -------------------------------------------------------------------------
+    def _begin(self, fn: str) -> None:
+        """PREPARATION (or COMPLETED if reusable) -> COMPUTATION, atomically (C109)."""
+        with self._lock:
+            if self._state is State.COMPUTATION:
+                raise BadStateError(fn, "a computation is already running on this execution")
+            if self._state is State.COMPLETED and not self._reusable:
+                raise BadStateError(fn, "the execution was already computed and is not reusable "
+                                        "(create a new one, or call set_reusable(True) before computing)")  # fmt: skip
+            self._state = State.COMPUTATION
+            self._outcome = None
+
+    def _finish(self, outcome: _Outcome) -> None:
+        """COMPUTATION -> COMPLETED; device memories written by the outputs
+        become initialised, or uninitialised if the computation failed."""
+        for k, b in self._outputs.items():
+            if b.kind == "device" and b.memory is not None:
+                b.memory._set_written(outcome.shapes[k] if outcome.error is None and outcome.shapes else None)
+        with self._lock:
+            self._outcome = outcome
+            self._state = State.COMPLETED
+            if self._close_pending:
+                self._release()
+
+    def _fail(self, error: NNError) -> _Outcome:
+        """The outcome of a failed computation.  OUTPUT_INSUFFICIENT_SIZE keeps
+        its shapes, and its error carries ``.execution`` (this execution) so
+        the caller can query them (section 11, rule 4)."""
+        if isinstance(error, OutputInsufficientSizeError) and error.output_shapes:
+            error.execution = self  # type: ignore[attr-defined]
+            return _Outcome(error, error.output_shapes, error.sufficient)
+        return _Outcome(error)
+
+    def _deadline(self) -> int | None:
+        return time.monotonic_ns() + self._timeout_ns if self._timeout_ns else None
+
+    def _validate_start(self, fn: str) -> None:
+        """What the runtime checks when a computation starts, in every mode:
+        every argument bound (omitted counts, C133), and device-memory inputs
+        initialised with the shape of their last producer (C173, C177)."""
+        arguments = (("input", self.model.inputs, self._inputs), ("output", self.model.outputs, self._outputs))
+        for what, roles, table in arguments:
+            for k in range(len(roles)):
+                if k not in table:
+                    raise BadDataError(fn, f"{what} {k} is not set")
+        for b in self._inputs.values():
+            if b.kind == "device":
+                assert b.memory is not None and b.dims is not None
+                b.memory._input_array(fn, b.dims)
+
+    def _run_here(self, fn: str, deadline: int | None, burst: Burst | None = None) -> None:
+        """Validate and compute in this thread; the caller already began."""
+        try:
+            self._validate_start(fn)
+            outcome = self._execute(fn, deadline, burst)
+        except NNError as e:
+            error = _reported_by(e, fn)
+            self._finish(self._fail(error))
+            if error is e:
+                raise
+            raise error from e
+        except BaseException as e:  # an nnc bug or an interrupt: never leave the execution running
+            self._finish(_Outcome(OpFailedError(fn, f"internal error: {type(e).__name__}: {e}")))
+            raise
+        self._finish(outcome)
+
+    @ndk(_COMPUTE)
     def compute(self) -> None:
         """ANeuralNetworksExecution_compute: run synchronously."""
-        fn = "ANeuralNetworksExecution_compute"
-        with self._lock:
-            if self._state != "preparation":
-                raise BadStateError(fn, f"the execution is {self._state}; create a new one")
-            self._state = "computing"
-        try:
-            self._compute(fn)
-        except OutputInsufficientSizeError as e:
-            self._state = "completed"
-            e.execution = self  # the real dimensions stay queryable
-            raise
-        except NNError:
-            self._state = "completed"
-            self._output_dims = None
-            raise
-        self._state = "completed"
+        self._begin(_COMPUTE)
+        self._run_here(_COMPUTE, self._deadline())
 
-    def _compute(self, fn: str) -> None:
-        model = self.model
-        for k in range(len(model.inputs)):
-            if k not in self._inputs:
-                raise BadDataError(fn, f"input {k} is not set")
-        for k in range(len(model.outputs)):
-            if k not in self._outputs:
-                raise BadDataError(fn, f"output {k} is not set")
+    @ndk(_BURST)
+    def burst_compute(self, burst: Burst) -> None:
+        """ANeuralNetworksExecution_burstCompute: run synchronously on
+        ``burst``, which must come from the same compilation (C159) and not be
+        running another computation (C160)."""
+        fn = _BURST
+        if burst is None:
+            raise UnexpectedNullError(fn, "burst is null")
+        if not isinstance(burst, Burst):
+            raise BadDataError(fn, f"expected an nnc.Burst, got {type(burst).__name__}")
+        if burst.compilation is not self.compilation:
+            raise BadDataError(fn, "the burst and the execution come from different compilations")
+        if burst._closed:
+            raise BadStateError(fn, "the burst was closed (freed)")
+        burst._acquire(fn)
+        try:
+            self._begin(fn)
+            self._run_here(fn, self._deadline(), burst)
+        finally:
+            burst._release()
+
+    @ndk(_START)
+    def start_compute(self) -> Event:
+        """ANeuralNetworksExecution_startCompute: run on a worker thread and
+        return at once; :meth:`nnc.Event.wait` reports the result."""
+        fn = _START
+        self._begin(fn)
+        deadline = self._deadline()
+        try:
+            self._validate_start(fn)
+        except NNError as e:
+            self._finish(self._fail(e))
+            raise
+        event = Event._for_computation(self, fenced=False)
+        self._spawn(fn, event, deadline, [], 0)
+        return event
+
+    @ndk(_START_DEPS)
+    def start_compute_with_dependencies(self, events: Sequence[Event], duration: int = 0) -> Event:
+        """ANeuralNetworksExecution_startComputeWithDependencies: run on a
+        worker thread once every event in ``events`` is signalled (``[]``
+        for none; ``None`` is UNEXPECTED_NULL).  ``duration`` (ns, 0 = none)
+        bounds the computation after the dependencies are signalled and
+        needs a single-device compilation.  Every output must have fully
+        specified dimensions (C153).  The returned event has a sync fence."""
+        fn = _START_DEPS
+        if events is None:
+            raise UnexpectedNullError(fn, "the dependency list is null (pass [] for none)")
+        try:
+            deps: list | None = list(events)
+        except TypeError:
+            deps = None  # BAD_DATA, once the state has been checked
+        if deps is not None and any(e is None for e in deps):
+            raise UnexpectedNullError(fn, "a dependency is null")
+        self._begin(fn)
+        deadline = self._deadline()
+        try:
+            self._validate_start(fn)
+            if deps is None or not all(isinstance(e, Event) for e in deps):
+                raise BadDataError(fn, "dependencies must be a list of nnc.Event")
+            for e in deps:
+                if e._closed:
+                    raise BadStateError(fn, "a dependency event was closed (freed)")
+            duration = _uint64(fn, duration, "the duration")
+            if duration:
+                self._single_device(fn, "a duration")
+            self._check_fenced_outputs(fn)
+            for i, e in enumerate(deps):
+                done, error = e._poll()
+                if done and error is not None:
+                    raise OpFailedError(fn, f"dependency {i} failed: {error}")
+        except NNError as e:
+            self._finish(self._fail(e))
+            raise
+        event = Event._for_computation(self, fenced=True)
+        self._spawn(fn, event, deadline, deps, duration)
+        return event
+
+    def _check_fenced_outputs(self, fn: str) -> None:
+        """A fenced computation cannot report shapes: outputs must be fully
+        specified by the model and the set call (C153)."""
+        for k in range(len(self.model.outputs)):
+            if not fully_known(self._outputs[k].dims):
+                raise BadDataError(fn, f"output {k} has dimensions {self._outputs[k].dims} that are not fully "
+                                       "specified; fenced computations cannot report dynamic shapes")  # fmt: skip
+
+    def _spawn(self, fn: str, event: Event, deadline: int | None, deps: list[Event], duration: int) -> None:
+        worker = threading.Thread(
+            target=self._run_async, args=(fn, event, deadline, deps, duration),
+            name=f"nnc-{fn.rsplit('_', 1)[-1]}", daemon=True,
+        )  # fmt: skip
+        worker.start()
+
+    def _run_async(self, fn: str, event: Event, deadline: int | None, deps: list[Event], duration: int) -> None:
+        """The worker thread: wait for the dependencies, compute, signal."""
+        try:
+            for i, dep in enumerate(deps):
+                error = dep._status()
+                if error is not None:
+                    raise OpFailedError(fn, f"dependency {i} failed: {error}")
+            if duration:
+                after = time.monotonic_ns() + duration
+                deadline = after if deadline is None else min(deadline, after)
+            outcome = self._execute(fn, deadline, None)
+        except NNError as e:
+            outcome = self._fail(_reported_by(e, fn))
+        except BaseException as e:  # noqa: BLE001 - a bug must reach the waiter, not kill the thread silently
+            outcome = _Outcome(OpFailedError(fn, f"internal error: {type(e).__name__}: {e}"))
+        self._finish(outcome)
+        event._complete(outcome.error)
+
+    # -- the computation itself -------------------------------------------------------------------------
+    def _check_deadline(self, fn: str, deadline: int | None, when: str) -> None:
+        if deadline is not None and time.monotonic_ns() > deadline:
+            raise MissedDeadlineTransientError(fn, f"the execution's deadline passed {when}")
+
+    def _input_infos(self, fn: str) -> list[OperandInfo]:
         infos = []
-        for k, idx in enumerate(model.inputs):
+        for k, idx in enumerate(self.model.inputs):
             b = self._inputs[k]
-            operand = model.operands[idx]
-            if b.array is None:
+            operand = self.model.operands[idx]
+            if b.kind == "omitted":
                 infos.append(OperandInfo(operand.type, b.dims, operand.scale, operand.zero_point,
                                          operand.channel_quant, omitted=True))  # fmt: skip
                 continue
-            value = b.array if k in self.compilation.specialised else None
+            value = self._input_array(b, operand, fn) if k in self.compilation.specialised else None
             infos.append(OperandInfo(operand.type, b.dims, operand.scale, operand.zero_point,
                                      operand.channel_quant, value))  # fmt: skip
-        exe = self.compilation.executable(infos, fn)
-        self._output_dims = [tuple(s) for s in exe.output_shapes]
-        outs = []
-        for k, shape in enumerate(exe.output_shapes):
-            b = self._outputs[k]
-            if b.dims is not None and all(d > 0 for d in b.dims) and tuple(b.dims) != tuple(shape):
-                raise BadDataError(fn, f"output {k}: set with dimensions {list(b.dims)}, computed {list(shape)}")
-            need = _product(shape)
-            arr = b.array
-            assert arr is not None
-            if arr.size < need:
-                raise OutputInsufficientSizeError(
-                    fn, f"output {k}: buffer holds {arr.size} elements, the result has {need} (shape {list(shape)})"
-                )
-            outs.append(arr.reshape(-1)[:need].reshape(shape))
-        ins = [b.array if b.array is not None else _DUMMY for b in (self._inputs[k] for k in range(len(model.inputs)))]
-        _check_no_overlap(fn, ins, outs)
+        return infos
+
+    @staticmethod
+    def _input_array(b: _Binding, operand: Operand, fn: str) -> np.ndarray:
+        if b.kind == "device":
+            assert b.memory is not None and b.dims is not None
+            raw = b.memory._input_array(fn, b.dims)
+            return raw.view(dtype_of(operand.type)).reshape(b.dims)
+        assert b.array is not None
+        return b.array
+
+    def _variant(self, fn: str, infos: list[OperandInfo]):
+        """The compiled variant for these input shapes.  Shapes that do not
+        fit the model are OP_FAILED at execution (C134), as the CPU executor
+        reports them."""
         try:
-            status = exe.run(ins, outs)
+            return self.compilation.executable(infos, fn)
+        except BadDataError as e:
+            raise OpFailedError(fn, e.message) from None
+
+    def _output_arrays(self, fn: str, shapes: list[tuple[int, ...]]) -> tuple[list[np.ndarray | None], list[bool]]:
+        """Each output's destination in its computed shape (None: too small)."""
+        outs: list[np.ndarray | None] = []
+        sufficient: list[bool] = []
+        for k, shape in enumerate(shapes):
+            b = self._outputs[k]
+            operand = self.model.operands[self.model.outputs[k]]
+            dtype = dtype_of(operand.type)
+            if _product(shape) * dtype.itemsize > _UINT32_MAX:
+                raise OpFailedError(fn, f"output {k}: the computed shape {list(shape)} overflows uint32 bytes")
+            if fully_known(b.dims) and tuple(b.dims or ()) != tuple(shape):
+                raise OpFailedError(fn, f"output {k}: set with dimensions {list(b.dims or ())}, computed {list(shape)}")
+            out = self._output_array(fn, k, b, shape, dtype)
+            outs.append(out)
+            sufficient.append(out is not None)
+        return outs, sufficient
+
+    @staticmethod
+    def _output_array(fn: str, k: int, b: _Binding, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
+        need = _product(shape)
+        if b.kind == "omitted":
+            return np.empty(shape, dtype)
+        if b.kind == "device":
+            assert b.memory is not None
+            raw = b.memory._output_array(fn, shape)
+            if raw is None:
+                if need * dtype.itemsize > b.memory._capacity():
+                    return None
+                raise OpFailedError(fn, f"output {k}: computed shape {list(shape)} does not fit the device memory's "
+                                        f"dimensions {list(b.memory.dimensions or ())}")  # fmt: skip
+            return raw.view(dtype).reshape(shape)
+        assert b.array is not None
+        if b.array.size < need:
+            return None
+        return b.array[:need].reshape(shape)
+
+    def _execute(self, fn: str, deadline: int | None, burst: Burst | None) -> _Outcome:
+        """Find the variant, check the outputs, run the native code once."""
+        t0 = time.perf_counter_ns()
+        self._check_deadline(fn, deadline, "before the computation started")
+        infos = self._input_infos(fn)
+        exe = self._variant(fn, infos)
+        self._check_deadline(fn, deadline, "while preparing the computation")
+        shapes = [tuple(s) for s in exe.output_shapes]
+        outs, sufficient = self._output_arrays(fn, shapes)
+        if not all(sufficient):
+            small = [k for k, ok in enumerate(sufficient) if not ok]
+            raise OutputInsufficientSizeError(
+                fn, f"outputs {small} are too small for the computed shapes {[list(shapes[k]) for k in small]}",
+                output_shapes=shapes, sufficient=sufficient,
+            )  # fmt: skip
+        ins = [
+            _DUMMY if b.kind == "omitted" else self._input_array(b, self.model.operands[idx], fn)
+            for b, idx in ((self._inputs[k], idx) for k, idx in enumerate(self.model.inputs))
+        ]
+        _check_no_overlap(fn, ins, outs)  # type: ignore[arg-type]
+        for b in (*self._inputs.values(), *self._outputs.values()):
+            if b.kind == "memory":
+                assert b.memory is not None
+                b.memory._check_mapped(fn)
+        arena = burst._arena(exe) if burst is not None else None
+        t1 = time.perf_counter_ns()
+        try:
+            status = exe.run(ins, outs, arena)
         except MemoryError:
             raise OutOfMemoryError(fn, "cannot allocate the execution's working memory") from None
+        t2 = time.perf_counter_ns()
         if status:
             k = status - 1
-            op = model.operations[k] if k < len(model.operations) else None
+            op = self.model.operations[k] if k < len(self.model.operations) else None
             name = OperationType(op.type).name if op is not None else "?"
             raise OpFailedError(fn, f"operation {k} ({name}): invalid input data (e.g. an index out of range)")
+        self._check_deadline(fn, deadline, "before the computation ended")
+        t3 = time.perf_counter_ns()
+        durations: dict[DurationCode, int] = {}
+        if self._measure:
+            hw, driver = t2 - t1, t3 - t0
+            durations = {DurationCode.ON_HARDWARE: hw, DurationCode.IN_DRIVER: driver,
+                         DurationCode.FENCED_ON_HARDWARE: hw, DurationCode.FENCED_IN_DRIVER: driver}  # fmt: skip
+        return _Outcome(None, shapes, sufficient, durations)
 
-    # -- results ------------------------------------------------------------------------------------
-    def _dims(self, fn: str, index: int) -> tuple[int, ...]:
-        if self._state != "completed" or self._output_dims is None:
-            raise BadStateError(fn, "no completed computation to report on")
-        if not isinstance(index, int | np.integer) or not 0 <= index < len(self._output_dims):
-            raise BadDataError(fn, f"output index {index} out of range")
-        return self._output_dims[int(index)]
+    # -- results --------------------------------------------------------------------------------------------
+    def _completed(self, fn: str) -> _Outcome:
+        """The last computation's outcome if it may be queried (C103-C105)."""
+        outcome = self._outcome
+        if self._state is not State.COMPLETED or outcome is None:
+            raise BadStateError(fn, f"the execution is in the {self._state.value} state, not completed")
+        if outcome.shapes is None:
+            raise BadStateError(fn, f"the computation failed: {outcome.error}")
+        return outcome
 
-    def get_output_operand_rank(self, index: int) -> int:
-        return len(self._dims("ANeuralNetworksExecution_getOutputOperandRank", index))
+    def _output_shape(self, fn: str, index: int) -> tuple[tuple[int, ...], bool]:
+        outcome = self._completed(fn)
+        assert outcome.shapes is not None
+        if not _is_int(index) or not 0 <= index < len(outcome.shapes):
+            raise BadDataError(fn, f"output index {index} out of range [0, {len(outcome.shapes)})")
+        ok = outcome.sufficient[int(index)] if outcome.sufficient else True
+        return outcome.shapes[int(index)], ok
 
-    def get_output_operand_dimensions(self, index: int) -> list[int]:
-        return list(self._dims("ANeuralNetworksExecution_getOutputOperandDimensions", index))
+    @ndk(_RANK)
+    def get_output_operand_rank(self, index: int) -> OutputRank:
+        """ANeuralNetworksExecution_getOutputOperandRank of the last computation.
+        Also after OUTPUT_INSUFFICIENT_SIZE: then ``.code`` says so (C135)."""
+        shape, ok = self._output_shape(_RANK, index)
+        return OutputRank(len(shape), ok)
 
+    @ndk(_DIMS)
+    def get_output_operand_dimensions(self, index: int) -> OutputDimensions:
+        """ANeuralNetworksExecution_getOutputOperandDimensions of the last
+        computation (a list; ``.code`` is OUTPUT_INSUFFICIENT_SIZE if that
+        output's buffer was too small, C135).  BAD_DATA for a scalar output."""
+        shape, ok = self._output_shape(_DIMS, index)
+        if self.model.operands[self.model.outputs[int(index)]].type.is_scalar:
+            raise BadDataError(_DIMS, f"output {index} is a scalar: it has no dimensions")
+        return OutputDimensions(shape, ok)
+
+    @ndk(_DURATION)
+    def get_duration(self, code: DurationCode | int) -> int:
+        """ANeuralNetworksExecution_getDuration in nanoseconds, of the last
+        computation; BAD_STATE unless it succeeded with timing measured (C107)."""
+        fn = _DURATION
+        try:
+            code = DurationCode(code) if _is_int(code) else None
+        except ValueError:
+            code = None
+        if code is None:
+            raise BadDataError(fn, "duration code must be one of DurationCode (0..3)")
+        outcome = self._outcome
+        if self._state is not State.COMPLETED or outcome is None:
+            raise BadStateError(fn, f"the execution is in the {self._state.value} state, not completed")
+        if outcome.error is not None:
+            raise BadStateError(fn, f"the computation failed: {outcome.error}")
+        if not self._measure:
+            raise BadStateError(fn, "timing was not measured (set_measure_timing(True) before computing)")
+        return outcome.durations.get(code, UINT64_MAX)
+
+    # -- lifetime ---------------------------------------------------------------------------------------
+    @ndk(_FREE, free=True)
     def close(self) -> None:
-        """ANeuralNetworksExecution_free."""
+        """ANeuralNetworksExecution_free: idempotent, never raises; while a
+        computation runs the release is deferred until it ends (C112)."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._state is State.COMPUTATION:
+                self._close_pending = True
+                return
+            self._release()
+
+    def _release(self) -> None:
+        self._closed = True
+        self._inputs.clear()
+        self._outputs.clear()
 
     def __enter__(self) -> Execution:
         return self
@@ -247,9 +871,15 @@ class Execution:
 _DUMMY = np.zeros(16, dtype=np.uint8)
 
 
+def _reported_by(error: NNError, fn: str) -> NNError:
+    """A computation's error is reported by the call that computes: one
+    raised deeper (the back end, a memory) is re-issued under ``fn``."""
+    return error if error.function == fn else rebrand(error, fn)
+
+
 def _check_no_overlap(fn: str, ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-    """An output may not share memory with an input or another output: the
-    generated code assumes distinct buffers (LLVM noalias)."""
+    """An output may not share memory with an input or another output (C131):
+    the generated code assumes distinct buffers (LLVM noalias)."""
     for k, out in enumerate(outs):
         if out.size == 0:
             continue

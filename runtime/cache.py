@@ -26,6 +26,9 @@ changes the compiled result or that NNAPI requires to separate entries:
   and outputs, the relaxed-float16 flag, and the fingerprints of referenced
   subgraphs (IF/WHILE bodies), recursively;
 * the execution preference and the priority (NNAPI's key includes both);
+* the name and version string of each device compiled for (NNAPI's key
+  includes both; nnc has no partitioning, so the whole model is the one
+  partition and the model fingerprint covers it);
 * the compiler (:func:`compiler_id`): ``nnc.__version__``, a digest of nnc's
   own Python sources (so a changed lowering never loads code an older nnc
   built, even without a version bump), and the xDSL, llvmlite and LLVM
@@ -271,8 +274,11 @@ def cache_key(
     preference: int,
     priority: int,
     target: Target,
+    devices: Sequence[tuple[str, str]] = (("nnc-cpu", ""),),
 ) -> str:
-    """The entry's key (64 hex digits); see the module docstring."""
+    """The entry's key (64 hex digits); see the module docstring.
+    ``devices`` are the (name, version) of the devices compiled for
+    (Compilation passes its own; the default stands for nnc-cpu)."""
     token = bytes(token)
     if len(token) != 32:
         raise ValueError("the cache token must be 32 bytes")
@@ -281,6 +287,7 @@ def cache_key(
     h.bytes(token)
     h.bytes(model_fingerprint(model))
     h.put([int(preference), int(priority)])
+    h.put([[str(name), str(version)] for name, version in devices])
     h.put(compiler_id())
     h.put(input_signature(infos))
     h.put([target.triple, target.cpu, target.features])

@@ -7,6 +7,16 @@ the pass pipeline, LLVM IR, O3 for the target CPU, an object file
 loading that object into the process.  The resulting :class:`Executable` knows its output shapes, so an
 execution can check the caller's buffers *before* entering native code; its
 :meth:`Executable.run` is one native call for the whole model.
+
+Thread safety (C7): an Executable is immutable once loaded and shared by every
+execution of its compilation (and, through the in-process cache, by equal
+models).  Its constant pool is only read by the native code; each call gets
+its own scratch arena (a fresh one per call, or the caller's: a burst keeps
+one per variant and runs one computation at a time), so any number of
+threads may run the same Executable at once -- ctypes releases the GIL for
+the native call, so they really run in parallel.  LLVM itself is not
+thread-safe (llvmlite parses into the global LLVMContext), so optimising,
+emitting and loading native code is serialised by :data:`LLVM_LOCK`.
 """
 
 from __future__ import annotations
@@ -83,9 +93,15 @@ class NativeCode:
     target: Target
 
 
+#: Serialises every use of LLVM (parsing, optimising, emitting, MCJIT loading):
+#: llvmlite works in LLVM's global context, which is not thread-safe.
+LLVM_LOCK = threading.RLock()
+
+
 def generate_code(ir: CompiledIR, target: Target) -> NativeCode:
     """LLVM IR -> optimised object code for ``target``."""
-    obj = emit_object(optimize(ir.llvm_ir, target), target)
+    with LLVM_LOCK:
+        obj = emit_object(optimize(ir.llvm_ir, target), target)
     return NativeCode(obj, ir.weights, ir.arena_size, ir.inputs, ir.outputs, target)
 
 
@@ -95,7 +111,8 @@ class Executable:
     def __init__(self, code: NativeCode):
         self.code = code
         self.target = code.target
-        self.native = NativeModule.from_object(code.object_code, code.target)
+        with LLVM_LOCK:
+            self.native = NativeModule.from_object(code.object_code, code.target)
         # Weights live as long as the executable; 64-byte aligned.
         self._weights = _aligned(max(len(code.weights), 1))
         self._weights[: len(code.weights)] = np.frombuffer(code.weights, dtype=np.uint8)
@@ -103,18 +120,29 @@ class Executable:
         self.output_shapes = [tuple(o.dims or ()) for o in code.outputs]
         self.output_dtypes = [dtype_of(o.type) for o in code.outputs]
 
-    def run(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> int:
+    def run(
+        self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], arena: np.ndarray | None = None
+    ) -> int:
         """Run the model; returns 0 or ``k + 1`` if operation ``k`` met invalid
         runtime data.  The caller guarantees C-contiguous arrays of the
-        compiled shapes and dtypes (nnc.Execution checks before calling)."""
+        compiled shapes and dtypes (nnc.Execution checks before calling).
+        ``arena`` is scratch memory from :func:`new_arena` for this
+        executable that no other call uses meanwhile; without it the call
+        allocates its own, so concurrent calls never share scratch memory."""
         ins = (ctypes.c_void_p * max(len(inputs), 1))(*[a.ctypes.data for a in inputs])
         outs = (ctypes.c_void_p * max(len(outputs), 1))(*[a.ctypes.data for a in outputs])
-        arena = _aligned(max(self.arena_size, 1))
+        if arena is None or arena.nbytes < self.arena_size:
+            arena = new_arena(self.arena_size)
         return int(
             self.native.entry(
                 ctypes.addressof(ins), ctypes.addressof(outs), self._weights.ctypes.data, arena.ctypes.data
             )
         )
+
+
+def new_arena(size: int) -> np.ndarray:
+    """Scratch memory for one running call of an executable of this arena size."""
+    return _aligned(max(size, 1))
 
 
 def _aligned(n: int, align: int = 64) -> np.ndarray:
@@ -142,6 +170,10 @@ def compile_model(model: Model, input_infos: Sequence[OperandInfo], target: Targ
         return hit
     exe = Executable(generate_code(lower_shaped(module, weights, input_infos), target))
     with _CACHE_LOCK:
+        # Another thread may have compiled the same module meanwhile: share one.
+        hit = _CACHE.get(key)
+        if hit is not None:
+            return hit
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = exe

@@ -113,12 +113,16 @@ def test_add_operation_checks_counts_and_indexes():
         m.add_operation(12345, [a], [a])
 
 
-def test_failed_call_poisons_finish():
+def test_failed_finish_is_sticky_but_failed_setters_are_not():
     m = add_model(finish=False)
     with pytest.raises(nnc.BadDataError):
         m.add_operand(T.INT32, [3])
+    m.finish()  # C6: the rejected call changed nothing
+    bad = add_model(dims=(2, 2), out_dims=(3, 2), finish=False)
+    with pytest.raises(nnc.BadDataError):
+        bad.finish()
     with expect(nnc.BadStateError, ResultCode.BAD_STATE, "ANeuralNetworksModel_finish"):
-        m.finish()
+        bad.finish()  # C18
 
 
 def test_finish_rejects_bad_graphs():

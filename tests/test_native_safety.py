@@ -65,13 +65,13 @@ def test_outputs_may_not_alias_inputs():
         ex.compute()
 
 
-def test_constant_embedding_lookup_out_of_range_fails_at_finish():
+def test_constant_embedding_lookup_out_of_range_fails_when_added():
+    """Signatures (including constant indices) are checked at addOperation (C58)."""
     m = nnc.Model()
     lookups = m.add_operand(T.TENSOR_INT32, [2])
     m.set_operand_value(lookups, np.array([0, 7], np.int32))
     values = m.add_operand(T.TENSOR_FLOAT32, [4, 2])
     out = m.add_operand(T.TENSOR_FLOAT32, [2, 2])
-    m.add_operation(Op.EMBEDDING_LOOKUP, [lookups, values], [out])
-    m.identify_inputs_and_outputs([values], [out])
-    with pytest.raises(nnc.BadDataError, match=r"operation 0 \(EMBEDDING_LOOKUP\).*lookup value 7"):
-        m.finish()
+    with pytest.raises(nnc.BadDataError, match=r"EMBEDDING_LOOKUP.*lookup value 7") as info:
+        m.add_operation(Op.EMBEDDING_LOOKUP, [lookups, values], [out])
+    assert info.value.function == "ANeuralNetworksModel_addOperation"
