@@ -20,8 +20,10 @@ Variable tensors (an LSTM's carried state) have no NNAPI equivalent: NNAPI
 models are stateless.  They become explicit model inputs appended after the
 subgraph's inputs (zero for the first run), and where the operation can
 return the final state (UNIDIRECTIONAL_SEQUENCE_LSTM's outputs 1 and 2, NNAPI
-1.3) it is appended to the model outputs, named ``<tensor>:out``, so the
-caller feeds it back in to continue a sequence as LiteRT does internally.
+1.3) it is appended to the model outputs.  They are named after the operator
+and the state, ``op1.output_state`` / ``op1.cell_state`` for the inputs and
+``op1.output_state:out`` / ``op1.cell_state:out`` for the outputs; the caller
+feeds the outputs back in to continue a sequence as LiteRT does internally.
 
 Every operator is checked before anything is compiled.  Operators with no
 NNAPI equivalent, options the mapping cannot express, and NNAPI operations nnc
@@ -199,18 +201,18 @@ class _Importer:
         nn_t, scale, zp, _ = self.nn_type(t)
         return self.model.add_operand(nn_t, t.shape, scale, zp)
 
-    def state_input(self, tensor_index: int) -> int:
+    def state_input(self, tensor_index: int, name: str) -> int:
         """A variable tensor read by an operation: an extra model input (zero at first)."""
         if tensor_index not in self.operands:
             idx = self.new_like(tensor_index)
             self.operands[tensor_index] = idx
-            self.state_inputs.append((idx, self.tensors[tensor_index].name))
+            self.state_inputs.append((idx, name))
         return self.operands[tensor_index]
 
-    def state_output(self, tensor_index: int) -> int:
+    def state_output(self, tensor_index: int, name: str) -> int:
         """The final value of a variable tensor: an extra model output."""
         idx = self.new_like(tensor_index)
-        self.state_outputs.append((idx, self.tensors[tensor_index].name + ":out"))
+        self.state_outputs.append((idx, name + ":out"))
         return idx
 
     def scalar(self, t: OperandType, value) -> int:
@@ -249,6 +251,7 @@ class _Call:
     """One TFLite operator being converted."""
 
     imp: _Importer
+    index: int  # of the operator in the subgraph
     op: Any
     name: str
     ins: list[int]  # TFLite tensor indices, -1 = absent
@@ -457,9 +460,25 @@ def _strided_slice(c: _Call) -> None:
         raise _Unsupported("ellipsis_mask / new_axis_mask have no NNAPI equivalent")
     if o.Offset():
         raise _Unsupported("offset=true has no NNAPI equivalent")
+    end, end_mask = c.input(2), o.EndMask()
+    if o.ShrinkAxisMask():
+        end, end_mask = _shrink_ends(c, o.ShrinkAxisMask(), end_mask)
     i = c.imp.int32
-    c.emit(Op.STRIDED_SLICE, [c.input(0), c.input(1), c.input(2), c.input(3),
-                              i(o.BeginMask()), i(o.EndMask()), i(o.ShrinkAxisMask())])  # fmt: skip
+    c.emit(Op.STRIDED_SLICE, [c.input(0), c.input(1), end, c.input(3),
+                              i(o.BeginMask()), i(end_mask), i(o.ShrinkAxisMask())])  # fmt: skip
+
+
+def _shrink_ends(c: _Call, shrink: int, end_mask: int) -> tuple[int, int]:
+    """TFLite ignores ``end`` on a shrunk axis (it keeps element ``begin``);
+    NNAPI requires the slice to have size 1 there, so write end = begin + 1
+    (begin = -1: "to the end", via the end mask)."""
+    begin = c.imp.constant_value(c.ins[1], "begin of a shrinking STRIDED_SLICE").astype(np.int64)
+    end = c.imp.constant_value(c.ins[2], "end of a shrinking STRIDED_SLICE").astype(np.int64).copy()
+    for d in range(end.size):
+        if shrink >> d & 1:
+            end[d] = begin[d] + 1
+            end_mask = end_mask | (1 << d) if end[d] == 0 else end_mask & ~(1 << d)
+    return c.imp.const(end.astype(np.int32)), end_mask
 
 
 @converts("GATHER")
@@ -566,11 +585,12 @@ def _sequence_lstm(c: _Call) -> None:
         if not (c.has(k) and c.tensor(k).variable):
             raise _Unsupported(f"input {k} (state) must be a variable tensor")
     weights = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(18)]
-    states = [c.imp.state_input(c.ins[k]) for k in (18, 19)]
+    names = {18: f"op{c.index}.output_state", 19: f"op{c.index}.cell_state"}
+    states = [c.imp.state_input(c.ins[k], names[k]) for k in (18, 19)]
     scalars = [c.imp.int32(_fuse_lstm(o.FusedActivationFunction())), c.imp.float32(o.CellClip()),
                c.imp.float32(o.ProjClip()), c.imp.bool8(bool(o.TimeMajor()))]  # fmt: skip
     norms = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(20, 24)] if len(c.ins) > 20 else []
-    outs = [c.output(0), *(c.imp.state_output(c.ins[k]) for k in (18, 19))]
+    outs = [c.output(0), *(c.imp.state_output(c.ins[k], names[k]) for k in (18, 19))]
     c.emit(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, [*weights, *states, *scalars, *norms], outs)
 
 
@@ -734,7 +754,7 @@ def _convert(imp: _Importer, fb, sub) -> list[tuple[int, str, str]]:
             why = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
             problems.append((k, name, why))
             continue
-        call = _Call(imp, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
+        call = _Call(imp, k, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
                      [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else [])  # fmt: skip
         before = len(imp.model.operations)
         try:

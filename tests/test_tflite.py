@@ -84,14 +84,15 @@ def test_lstm_state_is_explicit_and_carries_over(cache_dir):
     assert model.input_names[0] == "tokens" and model.output_names[0] == "probs"
     assert len(model.inputs) == 3 and len(model.outputs) == 3
     assert [model.operands[i].dims for i in model.inputs[1:]] == [(1, 128), (1, 128)]
-    assert all(n.endswith(":out") for n in model.output_names[1:])
+    assert model.input_names[1:] == ["op1.output_state", "op1.cell_state"]
+    assert model.output_names[1:] == ["op1.output_state:out", "op1.cell_state:out"]
     io = np.load(zoo_path("lstm_textcls_float32", ".io.npz"))
     first = run(model, zoo_inputs(model, io), cache_dir)
     h, c = first[1], first[2]
     assert np.abs(h).max() > 0 and np.abs(c).max() <= 10.0  # cell clip 10
     second = run(model, [io["input_0"], h, c], cache_dir)
-    assert not np.array_equal(second[0], first[0])  # the state is really used
-    np.testing.assert_allclose(second[0], first[0], atol=1e-5)
+    assert not np.array_equal(second[1], first[1])  # the state is really used
+    np.testing.assert_allclose(second[0], first[0], atol=1e-6)  # LiteRT: moves by ~3e-8
 
 
 def test_zoo_names_and_shapes():
@@ -300,3 +301,23 @@ def test_quantize_dequantize_signed():
     q_want = np.clip(np.floor(xv / 0.1 + 0.5) - 5, -128, 127)  # the values here have no ties
     np.testing.assert_array_equal(q_got, q_want.astype(np.int8))
     np.testing.assert_allclose(y_got, (q_want + 5) * 0.1, rtol=1e-6)
+
+
+def test_lstm_second_run_matches_litert_second_invoke(cache_dir):
+    """With LiteRT installed (the optional 'bench' extra): feeding the state
+    outputs back gives LiteRT's second invoke(), which starts from its
+    variable tensors."""
+    interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+    path = zoo_path("lstm_textcls_float32", ".tflite")
+    io = np.load(zoo_path("lstm_textcls_float32", ".io.npz"))
+    it = interpreter.Interpreter(model_path=path, num_threads=1)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], io["input_0"])
+    it.invoke()
+    it.invoke()
+    want = it.get_tensor(it.get_output_details()[0]["index"])
+    model = import_tflite(path)
+    first = run(model, zoo_inputs(model, io), cache_dir)
+    second = run(model, [io["input_0"], first[1], first[2]], cache_dir)
+    assert_matches_reference(second[0], want)
+    assert np.abs(second[0] - want).max() <= 1e-6
