@@ -589,7 +589,8 @@ def _sequence_lstm(c: _Call) -> None:
     states = [c.imp.state_input(c.ins[k], names[k]) for k in (18, 19)]
     scalars = [c.imp.int32(_fuse_lstm(o.FusedActivationFunction())), c.imp.float32(o.CellClip()),
                c.imp.float32(o.ProjClip()), c.imp.bool8(bool(o.TimeMajor()))]  # fmt: skip
-    norms = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(20, 24)] if len(c.ins) > 20 else []
+    # NNAPI's form always has the four layer-norm slots (omitted when absent).
+    norms = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(20, 24)]
     outs = [c.output(0), *(c.imp.state_output(c.ins[k], names[k]) for k in (18, 19))]
     c.emit(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, [*weights, *states, *scalars, *norms], outs)
 

@@ -1,15 +1,22 @@
-"""Rules for the NNAPI 1.0 recurrent and lookup operations: LSTM, RNN, SVDF,
-LSH_PROJECTION, HASHTABLE_LOOKUP and EMBEDDING_LOOKUP.
+"""Rules for the recurrent and lookup operations: LSTM, RNN, SVDF,
+LSH_PROJECTION, HASHTABLE_LOOKUP, EMBEDDING_LOOKUP, and the sequence forms
+UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN.
 
 Optional inputs (LSTM's CIFG/peephole/projection/layer-norm tensors, SVDF's bias,
-LSH_PROJECTION's weight) may be omitted (``OperandInfo.omitted``).  Shapes follow
+LSH_PROJECTION's weight, the bidirectional ops' auxiliary input and weights) may
+be omitted (``OperandInfo.omitted``).  One LSTM cell's operands are described by
+a :class:`CellLayout` (where its 17 tensors, states, layer-norm and aux weights
+sit), shared by the four LSTM operations and their lowerings.  Shapes follow
 Android's reference implementation (``LSTM.cpp``, ``RNN.cpp``, ``SVDF.cpp``,
-``LSHProjection.cpp``), which the conformance tests agree with.
+``LSHProjection.cpp``, ``UnidirectionalSequence*.cpp``,
+``BidirectionalSequence*.cpp``), which the conformance tests agree with.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from nnc.dialects.rules import (
     OpCall,
@@ -22,7 +29,7 @@ from nnc.dialects.rules import (
     rule,
     same_dim,
 )
-from nnc.dialects.rules.conv import dim, int_param, scalar_param
+from nnc.dialects.rules.conv import bool_param, dim, int_param, scalar_param
 from nnc.dialects.rules.elementwise import FLOAT_TYPES, check_fuse_code
 from nnc.dialects.rules.shape_ops import expect_count
 from nnc.enums import OperationType as Op
@@ -35,7 +42,6 @@ C2I, C2F, C2O, B_I, B_F, B_C, B_O, PROJ_W, PROJ_B = range(9, 18)
 STATE_OUT_IN, CELL_IN, ACTIVATION, CELL_CLIP, PROJ_CLIP = range(18, 23)
 LN_I, LN_F, LN_C, LN_O = range(23, 27)
 
-LSTM_OPTIONAL = (I2I, R2I, C2I, C2F, C2O, B_I, PROJ_W, PROJ_B, LN_I, LN_F, LN_C, LN_O)
 #: Activation codes LSTM accepts: none, relu, relu6, tanh, sigmoid.
 LSTM_ACTIVATIONS = (0, 1, 3, 4, 6)
 
@@ -60,41 +66,80 @@ class _Dims:
             )
 
 
-@rule(Op.LSTM)
-def lstm(call: OpCall) -> list[OperandInfo]:
-    """One LSTM time step (23 inputs, or 27 with layer normalization)."""
-    n = expect_count(call, (23, 27), LSTM_OPTIONAL)
-    x = expect_type(call, IN, FLOAT_TYPES)
-    for i in (*range(1, 20), *range(23, n)):
-        expect_type(call, i, (x.type,))
-    activation = int_param(call, ACTIVATION)
-    if activation not in LSTM_ACTIVATIONS:
-        raise RuleError(f"invalid LSTM activation {activation}")
+@dataclass(frozen=True)
+class CellLayout:
+    """Where one LSTM cell's operands sit among an operation's inputs.
+
+    ``weights`` is the index of input_to_input_weights, the first of the 17
+    tensors input-to-gate weights (4), recurrent weights (4), peephole weights
+    (3), gate biases (4), projection weights and bias, which every LSTM
+    signature keeps in that order; ``states`` the indexes of output_state_in
+    and cell_state_in; ``layer_norm`` the first of the four layer-norm weights
+    (None when the signature has none); ``aux`` the first of the four
+    aux_input-to-gate weights (BIDIRECTIONAL_SEQUENCE_LSTM only)."""
+
+    weights: int
+    states: tuple[int, int]
+    layer_norm: int | None = None
+    aux: int | None = None
+
+    def w(self, k: int) -> int:
+        """Input index of tensor ``k`` (0..16) of the 17 cell tensors."""
+        return self.weights + k
+
+    @property
+    def optional(self) -> tuple[int, ...]:
+        """Tensor inputs of this cell that may be omitted."""
+        # LSTM's own indexes, shifted to where this cell's tensors start.
+        opt = [self.w(i - I2I) for i in (I2I, R2I, C2I, C2F, C2O, B_I, PROJ_W, PROJ_B)]
+        if self.layer_norm is not None:
+            opt += range(self.layer_norm, self.layer_norm + 4)
+        if self.aux is not None:
+            opt += range(self.aux, self.aux + 4)
+        return tuple(opt)
+
+
+#: The cell of LSTM (23 inputs, or 27 with layer normalisation).
+LSTM_CELL = CellLayout(weights=I2I, states=(STATE_OUT_IN, CELL_IN), layer_norm=LN_I)
+LSTM_OPTIONAL = LSTM_CELL.optional
+
+
+def check_lstm_params(call: OpCall, activation: int, clips: tuple[int, int], x: OperandInfo) -> None:
+    """The activation code and the two clipping thresholds (>= 0, of the
+    input's float scalar type)."""
+    act = int_param(call, activation)
+    if act not in LSTM_ACTIVATIONS:
+        raise RuleError(f"invalid LSTM activation {act}")
     clip_type = T.FLOAT16 if x.type == T.TENSOR_FLOAT16 else T.FLOAT32
-    for i, what in ((CELL_CLIP, "cell_clip"), (PROJ_CLIP, "proj_clip")):
+    for i, what in zip(clips, ("cell_clip", "proj_clip")):
         v = scalar_param(call, i, (clip_type,))
         if not v >= 0:
             raise RuleError(f"{what} must be >= 0, got {v}")
 
-    has = call.has_input
-    cifg = not has(I2I)
-    if has(I2I) != has(R2I):
+
+def _check_presence(
+    has: Callable[[int], bool], cifg: bool, optional: tuple[int, ...], ln: tuple[int, ...]
+) -> None:
+    """Android's rules on which optional LSTM tensors go together (CIFG,
+    peephole, projection, layer normalisation)."""
+    i2i, r2i, c2i, c2f, c2o, b_i, proj_w, proj_b = optional
+    if has(i2i) != has(r2i):
         raise RuleError(
             "input-to-input and recurrent-to-input weights must both be given or omitted"
         )
-    if cifg and has(B_I):
+    if cifg and has(b_i):
         raise RuleError("input gate bias must be omitted with CIFG (no input-to-input weights)")
-    if not cifg and not has(B_I):
+    if not cifg and not has(b_i):
         raise RuleError("input gate bias is required without CIFG")
-    peephole = [has(C2I), has(C2F), has(C2O)]
-    if not (not any(peephole) or (has(C2F) and has(C2O) and (has(C2I) or cifg))):
+    peephole = [has(c2i), has(c2f), has(c2o)]
+    if not (not any(peephole) or (has(c2f) and has(c2o) and (has(c2i) or cifg))):
         raise RuleError("peephole weights must be all given or all omitted")
-    if cifg and has(C2I):
+    if cifg and has(c2i):
         raise RuleError("cell-to-input weights must be omitted with CIFG")
-    if has(PROJ_B) and not has(PROJ_W):
+    if has(proj_b) and not has(proj_w):
         raise RuleError("projection bias given without projection weights")
-    if n == 27:
-        norms = [has(i) for i in (LN_I, LN_F, LN_C, LN_O)]
+    if ln:
+        norms = [has(i) for i in ln]
         if cifg:
             if norms[0]:
                 raise RuleError("input layer norm weights must be omitted with CIFG")
@@ -103,30 +148,67 @@ def lstm(call: OpCall) -> list[OperandInfo]:
         elif any(norms) and not all(norms):
             raise RuleError("layer norm weights must be all given or all omitted")
 
-    d = _Dims(call)
-    d.expect(IN, "batch", "input")
-    d.expect(I2O, "cell", "input")
-    d.expect(R2O, "cell", "output")
-    for i in (I2I, I2F, I2C):
+
+def check_lstm_cell(call: OpCall, cell: CellLayout, d: _Dims, x: OperandInfo, with_layer_norm: bool) -> bool:
+    """Types, presence rules and sizes of one LSTM cell's tensors (Android's
+    LSTMCell::CheckInputTensorDimensions).  Sizes unify into ``d`` as "batch",
+    "input", "cell" and "output" (the caller sets "batch" and "input" from the
+    input tensor first).  Returns whether the cell uses CIFG."""
+    w = cell.w
+    i2i, i2f, i2c, i2o, r2i, r2f, r2c, r2o = (w(k) for k in range(8))
+    c2i, c2f, c2o, b_i, b_f, b_c, b_o, proj_w, proj_b = (w(k) for k in range(8, 17))
+    h_in, c_in = cell.states
+    ln = tuple(range(cell.layer_norm, cell.layer_norm + 4)) if with_layer_norm and cell.layer_norm else ()
+    aux = tuple(range(cell.aux, cell.aux + 4)) if cell.aux is not None else ()
+    for i in (*range(i2i, proj_b + 1), h_in, c_in, *ln, *aux):
+        expect_type(call, i, (x.type,))
+
+    def has(i: int) -> bool:
+        return call.has_input(i) and not undetermined(call, i)
+
+    cifg = not has(i2i)
+    # A shapeless optional model input may still be omitted at execution:
+    # the presence rules wait for the shapes the execution gives.
+    if not any(call.has_input(i) and undetermined(call, i) for i in cell.optional):
+        _check_presence(has, cifg, (i2i, r2i, c2i, c2f, c2o, b_i, proj_w, proj_b), ln)
+
+    d.expect(i2o, "cell", "input")
+    d.expect(r2o, "cell", "output")
+    for i in (i2i, i2f, i2c):
         if has(i):
             d.expect(i, "cell", "input")
-    for i in (R2I, R2F, R2C):
+    for i in (r2i, r2f, r2c):
         if has(i):
             d.expect(i, "cell", "output")
-    for i in (C2I, C2F, C2O, B_I, B_F, B_C, B_O, *range(LN_I, n)):
+    for i in (c2i, c2f, c2o, b_i, b_f, b_c, b_o, *ln):
         if has(i):
             d.expect(i, "cell")
-    if has(PROJ_W):
-        d.expect(PROJ_W, "output", "cell")
-    else:
+    for i in aux:
+        if has(i):
+            d.expect(i, "cell", "aux_input")
+    if has(proj_w):
+        d.expect(proj_w, "output", "cell")
+    elif not call.has_input(proj_w):
         # Without a projection the output is the cell output itself.
         d.sizes["output"] = same_dim(
             d.get("output"), d.get("cell"), "output_size differs from num_units without projection"
         )
-    if has(PROJ_B):
-        d.expect(PROJ_B, "output")
-    d.expect(STATE_OUT_IN, "batch", "output")
-    d.expect(CELL_IN, "batch", "cell")
+    if has(proj_b):
+        d.expect(proj_b, "output")
+    d.expect(h_in, "batch", "output")
+    d.expect(c_in, "batch", "cell")
+    return cifg
+
+
+@rule(Op.LSTM)
+def lstm(call: OpCall) -> list[OperandInfo]:
+    """One LSTM time step (23 inputs, or 27 with layer normalization)."""
+    n = expect_count(call, (23, 27), LSTM_OPTIONAL)
+    x = expect_type(call, IN, FLOAT_TYPES)
+    check_lstm_params(call, ACTIVATION, (CELL_CLIP, PROJ_CLIP), x)
+    d = _Dims(call)
+    d.expect(IN, "batch", "input")
+    cifg = check_lstm_cell(call, LSTM_CELL, d, x, with_layer_norm=n == 27)
 
     batch, cell, output = d.get("batch"), d.get("cell"), d.get("output")
     scratch = cell * (3 if cifg else 4)
@@ -135,7 +217,7 @@ def lstm(call: OpCall) -> list[OperandInfo]:
     # Android's Prepare then sizes as CIFG.  Accept a declared scratch buffer
     # of either width for them (the scratch's contents are unspecified).
     declared = call.outputs[0].dims if call.outputs else None
-    if has(I2I) and call.input(I2I).value is None and declared and len(declared) == 2:
+    if call.has_input(I2I) and call.input(I2I).value is None and declared and len(declared) == 2:
         if cell and declared[1] in (cell * 3, cell * 4):
             scratch = declared[1]
     return [
@@ -144,6 +226,44 @@ def lstm(call: OpCall) -> list[OperandInfo]:
         like(x, (batch, cell)),
         like(x, (batch, output)),
     ]
+
+
+# -- UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------
+
+#: UNIDIRECTIONAL_SEQUENCE_LSTM: LSTM's first 23 inputs, time_major, then the
+#: four layer-normalisation weights (Android requires all 28 inputs).
+SEQ_TIME_MAJOR = 23
+SEQ_LSTM_CELL = CellLayout(weights=I2I, states=(STATE_OUT_IN, CELL_IN), layer_norm=24)
+
+
+def sequence_dims(call: OpCall, i: int, time_major: bool, d: _Dims) -> None:
+    """Input ``i`` is a 3-D sequence: [time, batch, size] or [batch, time, size]."""
+    if time_major:
+        d.expect(i, "time", "batch", "input")
+    else:
+        d.expect(i, "batch", "time", "input")
+
+
+def sequence_shape(d: _Dims, time_major: bool, size: int) -> tuple[int, int, int]:
+    t, b = d.get("time"), d.get("batch")
+    return (t, b, size) if time_major else (b, t, size)
+
+
+@rule(Op.UNIDIRECTIONAL_SEQUENCE_LSTM)
+def unidirectional_sequence_lstm(call: OpCall) -> list[OperandInfo]:
+    """LSTM over every step of a 3-D input; outputs: the output sequence and,
+    since feature level 4 (1 or 3 outputs), the last output and cell states."""
+    n = expect_count(call, (28,), SEQ_LSTM_CELL.optional)
+    x = expect_type(call, IN, FLOAT_TYPES)
+    check_lstm_params(call, ACTIVATION, (CELL_CLIP, PROJ_CLIP), x)
+    time_major = bool_param(call, SEQ_TIME_MAJOR)
+    d = _Dims(call)
+    sequence_dims(call, IN, time_major, d)
+    check_lstm_cell(call, SEQ_LSTM_CELL, d, x, with_layer_norm=n == 28)
+    out = [like(x, sequence_shape(d, time_major, d.get("output")))]
+    if len(call.outputs) == 3:
+        out += [like(x, (d.get("batch"), d.get("output"))), like(x, (d.get("batch"), d.get("cell")))]
+    return out
 
 
 # -- RNN, SVDF ------------------------------------------------------------------------
@@ -275,3 +395,184 @@ def embedding_lookup(call: OpCall) -> list[OperandInfo]:
     k = dim(call.input(0), 0)
     out = None if values.dims is None else (k, *values.dims[1:])
     return [like(values, out)]
+
+
+# -- UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN -------------------------------------
+
+
+def check_rnn_cell(call: OpCall, first: int, d: _Dims, x: OperandInfo, prefix: str = "") -> None:
+    """weights [units, input], recurrent_weights [units, units], bias [units]
+    and hidden_state_in [batch, units] at ``first``..``first + 3``; sizes
+    unify into ``d`` as "<prefix>units", "input" and "batch"."""
+    units = f"{prefix}units"
+    for i in range(first, first + 4):
+        expect_type(call, i, (x.type,))
+    d.expect(first, units, "input")
+    d.expect(first + 1, units, units)
+    d.expect(first + 2, units)
+    d.expect(first + 3, "batch", units)
+
+
+@rule(Op.UNIDIRECTIONAL_SEQUENCE_RNN)
+def unidirectional_sequence_rnn(call: OpCall) -> list[OperandInfo]:
+    """Inputs: input (3-D), weights, recurrent_weights, bias, hidden_state_in,
+    activation (FuseCode), time_major (INT32 0 or 1); outputs: the output
+    sequence and, since feature level 4, the last hidden state."""
+    expect_count(call, (7,))
+    x = expect_type(call, 0, FLOAT_TYPES)
+    expect_type(call, 5, (T.INT32,))
+    check_fuse_code(call, 5)
+    time_major = int_param(call, 6)
+    if time_major not in (0, 1):
+        raise RuleError(f"time_major must be 0 or 1, got {time_major}")
+    d = _Dims(call)
+    sequence_dims(call, 0, bool(time_major), d)
+    check_rnn_cell(call, 1, d, x)
+    units = d.get("units")
+    out = [like(x, sequence_shape(d, bool(time_major), units))]
+    if len(call.outputs) == 2:
+        out.append(like(x, (d.get("batch"), units)))
+    return out
+
+
+def _bidi_outputs(call: OpCall, merge: bool) -> bool:
+    """Whether a bidirectional op has its state outputs: it has 1 (merged) or
+    2 sequence outputs, followed by the states (feature level 4) or not."""
+    base = 1 if merge else 2
+    extra = len(call.outputs) - base
+    if call.outputs and extra not in (0, _STATE_OUTPUTS[call.type]):
+        raise RuleError(
+            f"{len(call.outputs)} outputs with merge_outputs={merge}: expected {base} "
+            f"or {base + _STATE_OUTPUTS[call.type]}"
+        )
+    return extra > 0
+
+
+#: state outputs a bidirectional op adds: hidden (RNN) or output and cell (LSTM) per direction
+_STATE_OUTPUTS = {Op.BIDIRECTIONAL_SEQUENCE_RNN: 2, Op.BIDIRECTIONAL_SEQUENCE_LSTM: 4}
+
+
+def undetermined(call: OpCall, i: int) -> bool:
+    """Input ``i`` is a present but still shapeless model input (every
+    dimension unknown): it may yet be omitted at execution, so checks that
+    depend on its presence wait for the shape-inference pass, which sees what
+    the execution gave."""
+    info = call.input(i)
+    return not info.omitted and info.value is None and (info.dims is None or not any(info.dims))
+
+
+def _linking(call: OpCall, aux_input: int, aux_weights: tuple[int, ...]) -> str:
+    """Android's linking mode from the auxiliary operands: "none" (no aux
+    input), "parallel" (aux input, no aux weights: the backward direction
+    reads the aux input instead of the input) or "cross" (aux input times
+    the aux weights is added to both directions' gates); "unknown" while
+    shapeless aux operands may still be omitted at execution."""
+    if any(call.has_input(i) and undetermined(call, i) for i in (aux_input, *aux_weights)):
+        return "unknown"
+    has_aux = call.has_input(aux_input)
+    has_w = [call.has_input(i) for i in aux_weights]
+    if any(has_w) and not has_aux:
+        raise RuleError("auxiliary weights given without an auxiliary input")
+    if not has_aux:
+        return "none"
+    return "cross" if any(has_w) else "parallel"
+
+
+def _aux_dims(call: OpCall, aux_input: int, time_major: bool, d: _Dims) -> int:
+    """The aux input is a sequence with the input's time and batch sizes;
+    returns its feature size."""
+    expect_rank(call, aux_input, 3)
+    info = call.input(aux_input)
+    names = ("time", "batch") if time_major else ("batch", "time")
+    for k, name in enumerate(names):
+        d.sizes[name] = same_dim(d.get(name), dim(info, k), f"aux input dimension {k} ({name})")
+    return dim(info, 2)
+
+
+@rule(Op.BIDIRECTIONAL_SEQUENCE_RNN)
+def bidirectional_sequence_rnn(call: OpCall) -> list[OperandInfo]:
+    """Inputs: input, fw (weights, recurrent, bias, hidden), bw (same), aux
+    input and fw/bw aux weights (optional), activation, time_major and
+    merge_outputs (BOOL).  Outputs: fw and bw sequences (one merged sequence
+    with merge_outputs), then optionally the fw and bw final hidden states."""
+    expect_count(call, (15,), (9, 10, 11))
+    x = expect_type(call, 0, FLOAT_TYPES)
+    expect_type(call, 12, (T.INT32,))
+    check_fuse_code(call, 12)
+    time_major = bool_param(call, 13)
+    merge = bool_param(call, 14)
+    states = _bidi_outputs(call, merge)
+    mode = _linking(call, 9, (10, 11))
+    if mode == "cross" and not (call.has_input(10) and call.has_input(11)):
+        raise RuleError("forward and backward auxiliary weights must both be given or omitted")
+    d = _Dims(call)
+    sequence_dims(call, 0, time_major, d)
+    for i in (9, 10, 11):
+        if call.has_input(i):
+            expect_type(call, i, (x.type,))
+    aux = _aux_dims(call, 9, time_major, d) if mode in ("parallel", "cross") else 0
+    check_rnn_cell(call, 1, d, x, "fw_")
+    bw = _Dims(call)
+    bw.sizes = {k: v for k, v in d.sizes.items() if k in ("time", "batch")}
+    bw.sizes["input"] = aux if mode == "parallel" else 0 if mode == "unknown" else d.get("input")
+    check_rnn_cell(call, 5, bw, x, "bw_")
+    d.sizes["batch"] = bw.get("batch")
+    if mode == "cross":
+        d.sizes["aux"] = aux
+        d.expect(10, "fw_units", "aux")
+        bw.sizes["aux"] = aux
+        bw.expect(11, "bw_units", "aux")
+    fw_units, bw_units, batch = d.get("fw_units"), bw.get("bw_units"), d.get("batch")
+    if merge:
+        out = [like(x, sequence_shape(d, time_major, fw_units + bw_units if fw_units and bw_units else 0))]
+    else:
+        out = [like(x, sequence_shape(d, time_major, fw_units)), like(x, sequence_shape(d, time_major, bw_units))]
+    if states:
+        out += [like(x, (batch, fw_units)), like(x, (batch, bw_units))]
+    return out
+
+
+#: BIDIRECTIONAL_SEQUENCE_LSTM's 61 inputs: the two cells, the aux input (39),
+#: activation (48), clips (49, 50), merge_outputs (51), time_major (52).
+BIDI_FW_CELL = CellLayout(weights=1, states=(35, 36), layer_norm=53, aux=40)
+BIDI_BW_CELL = CellLayout(weights=18, states=(37, 38), layer_norm=57, aux=44)
+BIDI_AUX_INPUT, BIDI_ACTIVATION, BIDI_MERGE, BIDI_TIME_MAJOR = 39, 48, 51, 52
+
+
+@rule(Op.BIDIRECTIONAL_SEQUENCE_LSTM)
+def bidirectional_sequence_lstm(call: OpCall) -> list[OperandInfo]:
+    """Two LSTMs over a 3-D input, the backward one from the last step to the
+    first.  Outputs: fw and bw sequences (one merged sequence with
+    merge_outputs), then optionally fw output/cell and bw output/cell states."""
+    expect_count(call, (61,), (*BIDI_FW_CELL.optional, *BIDI_BW_CELL.optional, BIDI_AUX_INPUT))
+    x = expect_type(call, 0, FLOAT_TYPES)
+    check_lstm_params(call, BIDI_ACTIVATION, (BIDI_ACTIVATION + 1, BIDI_ACTIVATION + 2), x)
+    merge = bool_param(call, BIDI_MERGE)
+    time_major = bool_param(call, BIDI_TIME_MAJOR)
+    states = _bidi_outputs(call, merge)
+    fw_aux = range(BIDI_FW_CELL.aux, BIDI_FW_CELL.aux + 4)
+    bw_aux = range(BIDI_BW_CELL.aux, BIDI_BW_CELL.aux + 4)
+    mode = _linking(call, BIDI_AUX_INPUT, (*fw_aux, *bw_aux))
+    if call.has_input(BIDI_FW_CELL.aux + 1) != call.has_input(BIDI_BW_CELL.aux + 1):
+        raise RuleError("forward and backward auxiliary weights must both be given or omitted")
+    d = _Dims(call)
+    sequence_dims(call, 0, time_major, d)
+    if call.has_input(BIDI_AUX_INPUT):
+        expect_type(call, BIDI_AUX_INPUT, (x.type,))
+    aux = _aux_dims(call, BIDI_AUX_INPUT, time_major, d) if mode in ("parallel", "cross") else 0
+    d.sizes["aux_input"] = aux
+    check_lstm_cell(call, BIDI_FW_CELL, d, x, with_layer_norm=True)
+    bw = _Dims(call)
+    bw.sizes = {k: v for k, v in d.sizes.items() if k in ("time", "batch", "aux_input")}
+    bw.sizes["input"] = aux if mode == "parallel" else 0 if mode == "unknown" else d.get("input")
+    check_lstm_cell(call, BIDI_BW_CELL, bw, x, with_layer_norm=True)
+    batch = same_dim(d.get("batch"), bw.get("batch"), "backward state batch")
+    fw_out, bw_out = d.get("output"), bw.get("output")
+    if merge:
+        out = [like(x, sequence_shape(d, time_major, fw_out + bw_out if fw_out and bw_out else 0))]
+    else:
+        out = [like(x, sequence_shape(d, time_major, fw_out)), like(x, sequence_shape(d, time_major, bw_out))]
+    if states:
+        out += [like(x, (batch, fw_out)), like(x, (batch, d.get("cell")))]
+        out += [like(x, (batch, bw_out)), like(x, (batch, bw.get("cell")))]
+    return out

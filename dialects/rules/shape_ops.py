@@ -1,5 +1,6 @@
 """Rules for the NNAPI 1.0 data-movement operations: CONCATENATION, RESHAPE,
-DEPTH_TO_SPACE, SPACE_TO_DEPTH, RESIZE_BILINEAR and DEQUANTIZE."""
+DEPTH_TO_SPACE, SPACE_TO_DEPTH, RESIZE_BILINEAR and DEQUANTIZE, and the NNAPI 1.2
+GATHER."""
 
 from __future__ import annotations
 
@@ -243,3 +244,37 @@ def dequantize(call: OpCall) -> list[OperandInfo]:
         omitted=False,
     )
     return [out]
+
+
+# -- GATHER ---------------------------------------------------------------------------------
+
+#: GATHER's input types (TENSOR_QUANT8_ASYMM_SIGNED since feature level 4).
+GATHER_TYPES = (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8)
+
+
+@rule(Op.GATHER)
+def gather(call: OpCall) -> list[OperandInfo]:
+    """Inputs: input [n-D, n >= 1], axis (INT32 in [-n, n)), indices (TENSOR_INT32
+    of any rank); output input.dims[:axis] + indices.dims + input.dims[axis+1:]
+    with the input's type and quantisation.
+
+    Constant indices outside the gathered dimension are rejected here, as for
+    EMBEDDING_LOOKUP; indices known only at execution are checked by the
+    generated code, which reports them through the operation's status."""
+    expect_count(call, (3,))
+    x = expect_type(call, 0, GATHER_TYPES)
+    axis = int_param(call, 1)
+    indices = expect_type(call, 2, (T.TENSOR_INT32,))
+    if x.rank == 0:
+        raise RuleError("input must have rank >= 1")
+    if x.dims is None:
+        return [like(x, None)]
+    axis = normalize_axis(axis, x.rank)
+    size = dim(x, axis)
+    if indices.value is not None and size:
+        bad = [int(v) for v in indices.value.reshape(-1) if not 0 <= int(v) < size]
+        if bad:
+            raise RuleError(f"index {bad[0]} is outside dimension {axis} (size {size}) of the input")
+    if indices.dims is None:
+        return [like(x, None)]
+    return [like(x, (*x.dims[:axis], *indices.dims, *x.dims[axis + 1 :]))]

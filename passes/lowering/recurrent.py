@@ -1,4 +1,6 @@
-"""Recurrent and hashing operations: LSTM, RNN, SVDF and LSH_PROJECTION.
+"""Recurrent and hashing operations: LSTM, RNN, SVDF, LSH_PROJECTION and the
+sequence operations UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and
+BIDIRECTIONAL_SEQUENCE_LSTM/RNN.
 
 Each lowering follows Android's reference implementation (``LSTM.cpp``,
 ``RNN.cpp``, ``SVDF.cpp``, ``LSHProjection.cpp`` in ``nn/common/operations``)
@@ -13,6 +15,15 @@ first and then adds it; the difference is within float rounding).
 Activation codes of LSTM and SVDF are TfLite's fused activations
 (0 none, 1 relu, 2 relu1, 3 relu6, 4 tanh, 6 sigmoid).
 
+The sequence operations run the one-step cells (:func:`lstm_step`,
+:func:`rnn_step`, also used by LSTM and RNN) inside one ``scf.for`` over the
+time steps.  As in Android, a batch-major sequence is first transposed to
+time-major (a view when the batch is 1), so that every step is a contiguous
+[batch, size] block, taken with ``memref.view`` at a loop-dependent byte
+offset; the cell's generics then use only static maps.  The state is carried
+in place in the state outputs (or temporaries) and each step's output is
+copied into the hidden state.
+
 LSH_PROJECTION hashes ``seed ++ input row bytes`` with farmhash's
 ``Fingerprint64`` (``farmhashna::Hash64``) in generated code: the seed comes
 from the hash tensor and the rows from the input, either of which may be a
@@ -24,12 +35,25 @@ Hash64 are chosen at compile time and every fetch offset is a constant
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import MemRefType, UnrealizedConversionCastOp, f32, f64, i8, i32, i64
 from xdsl.ir import Attribute
 
+from nnc.dialects.rules.recurrent import (
+    BIDI_ACTIVATION,
+    BIDI_AUX_INPUT,
+    BIDI_BW_CELL,
+    BIDI_FW_CELL,
+    BIDI_MERGE,
+    BIDI_TIME_MAJOR,
+    LSTM_CELL,
+    SEQ_LSTM_CELL,
+    SEQ_TIME_MAJOR,
+    CellLayout,
+)
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.lowering import (
@@ -72,6 +96,11 @@ def _clip(e: Emitter, x: Value, limit: float) -> Value:
 def _elem_bytes(t: Attribute) -> int:
     width = t.bitwidth if hasattr(t, "bitwidth") else 32  # type: ignore[attr-defined]
     return max(1, (width + 7) // 8)
+
+
+def _elem(buf: Value) -> Attribute:
+    """The element type of a memref value."""
+    return buf.type.element_type  # type: ignore[attr-defined]
 
 
 def _cast(ctx: LoweringContext, buf: Value, elem: Attribute, shape: Sequence[int]) -> Value:
@@ -203,101 +232,162 @@ def _update_rows(
     ctx.generic(shape, operands, [(out.buf, out.map())], lambda e, a, idx: [fn(e, a[k], list(a[:k]))])
 
 
-# -- LSTM ----------------------------------------------------------------------------------------
+# -- LSTM cell ---------------------------------------------------------------------------------
 
-IN, I2I, I2F, I2C, I2O, R2I, R2F, R2C, R2O = range(9)
-C2I, C2F, C2O, B_I, B_F, B_C, B_O, PROJ_W, PROJ_B = range(9, 18)
-STATE_IN, CELL_IN, ACTIVATION, CELL_CLIP, PROJ_CLIP = range(18, 23)
-LN_I, LN_F, LN_C, LN_O = range(23, 27)
+#: Gate names in the order of the operands (input, forget, cell, output).
+_GATE_ORDER = ("input", "forget", "cell", "output")
 
 
-@lowering(Op.LSTM, types=(T.TENSOR_FLOAT32,))
-def lstm(ctx: LoweringContext) -> None:
-    """One step of LSTMCell::LSTMStep (float32)."""
-    has = ctx.has_input
-    cifg = not has(I2I)
-    peephole = has(C2O)
-    layer_norm = has(LN_O)
-    projection = has(PROJ_W)
-    act = ctx.scalar(ACTIVATION)
-    cell_clip = ctx.scalar(CELL_CLIP)
-    proj_clip = ctx.scalar(PROJ_CLIP)
+@dataclass
+class LstmCell:
+    """One LSTM cell's tensors (memrefs; a gate is missing from a dict when its
+    operand is omitted) and parameters, as ``LSTMCell::LSTMStep`` takes them.
 
-    x = ctx.input(IN)
-    h_in = ctx.input(STATE_IN)
-    c_in = ctx.input(CELL_IN)
-    scratch, h_out, c_out, out = (ctx.output(i) for i in range(4))
-    batch = ctx.shape(x)[0]
-    n_cell = ctx.shape(ctx.input(I2O))[0]
+    LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM and both directions of
+    BIDIRECTIONAL_SEQUENCE_LSTM build one from a :class:`CellLayout` and run
+    :func:`lstm_step` once (LSTM) or once per time step."""
 
-    # The gates live in the scratch buffer, blocks of [batch, n_cell] in
-    # Android's order: (input,) cell, forget, output.
-    names = ("cell", "forget", "output") if cifg else ("input", "cell", "forget", "output")
-    n_gates = len(names)
-    if ctx.shape(scratch) == (batch, n_gates * n_cell):
-        gates_buf = ctx.reshaped(scratch, [n_gates, batch, n_cell])
-        own_scratch = True
-    else:
-        # Declared with the other CIFG width (see the LSTM rule): keep the
-        # gates in a temporary and zero the scratch output.
-        gates_buf = ctx.alloc([n_gates, batch, n_cell], f32)
-        own_scratch = False
-    gate = {name: _Slab(gates_buf, k) for k, name in enumerate(names)}
-    w_in = {"input": I2I, "forget": I2F, "cell": I2C, "output": I2O}
-    w_rec = {"input": R2I, "forget": R2F, "cell": R2C, "output": R2O}
-    bias = {"input": B_I, "forget": B_F, "cell": B_C, "output": B_O}
-    ln = {"input": LN_I, "forget": LN_F, "cell": LN_C, "output": LN_O}
-    order = [n for n in ("input", "forget", "cell", "output") if n in gate]
+    w_in: dict[str, Value]
+    w_rec: dict[str, Value]
+    peephole: dict[str, Value]
+    bias: dict[str, Value]
+    layer_norm: dict[str, Value]
+    aux: dict[str, Value]
+    proj_w: Value | None
+    proj_b: Value | None
+    act: int
+    cell_clip: float
+    proj_clip: float
+
+    @classmethod
+    def from_inputs(
+        cls,
+        ctx: LoweringContext,
+        layout: CellLayout,
+        act: int,
+        cell_clip: float,
+        proj_clip: float,
+        layer_norm: bool | None = None,
+    ) -> LstmCell:
+        """``layer_norm`` overrides Android's test for layer normalisation
+        (the output layer-norm weights are given)."""
+        def pick(first: int | None, names: Sequence[str]) -> dict[str, Value]:
+            if first is None:
+                return {}
+            return {n: ctx.input(first + k) for k, n in enumerate(names) if ctx.has_input(first + k)}
+
+        w = layout.w
+        has_ln = layout.layer_norm is not None and ctx.has_input(layout.layer_norm + 3)
+        if layer_norm is not None:
+            has_ln = layer_norm
+        peep = pick(w(8), ("input", "forget", "output"))
+        return cls(
+            w_in=pick(w(0), _GATE_ORDER),
+            w_rec=pick(w(4), _GATE_ORDER),
+            # Android: peephole iff cell-to-output weights, layer norm iff
+            # output layer-norm weights are given.
+            peephole=peep if "output" in peep else {},
+            bias=pick(w(11), _GATE_ORDER),
+            layer_norm=pick(layout.layer_norm, _GATE_ORDER) if has_ln else {},
+            aux=pick(layout.aux, _GATE_ORDER),
+            proj_w=ctx.input(w(15)) if ctx.has_input(w(15)) else None,
+            proj_b=ctx.input(w(16)) if ctx.has_input(w(16)) else None,
+            act=act,
+            cell_clip=cell_clip,
+            proj_clip=proj_clip,
+        )
+
+    @property
+    def cifg(self) -> bool:
+        return "input" not in self.w_in
+
+    @property
+    def gates(self) -> tuple[str, ...]:
+        """Gate blocks of the scratch buffer, in Android's order."""
+        return ("cell", "forget", "output") if self.cifg else ("input", "cell", "forget", "output")
+
+    @property
+    def num_units(self) -> int:
+        return self.w_in["output"].type.get_shape()[0]  # type: ignore[attr-defined]
+
+
+def lstm_step(
+    ctx: LoweringContext,
+    cell: LstmCell,
+    x: Value,
+    h_in: Value,
+    c_in: Value,
+    gates_buf: Value,
+    out: Value,
+    c_out: Value,
+    aux_x: Value | None = None,
+) -> None:
+    """``LSTMCell::LSTMStep`` (float32) for one [batch, ...] step.
+
+    ``gates_buf`` is [n_gates, batch, num_units] with the gates in
+    ``cell.gates`` order.  ``c_out`` may be ``c_in`` and ``out`` may be
+    ``h_in``: c_in is last read before c_out is first written (both
+    element-wise) and h_in only by the recurrent products, before ``out`` is
+    written, so a sequence updates its state in place."""
+    gate = {name: _Slab(gates_buf, k) for k, name in enumerate(cell.gates)}
+    order = [n for n in _GATE_ORDER if n in gate]
+    layer_norm = bool(cell.layer_norm)
+    act = cell.act
 
     # Initialise with the bias (zero under layer normalisation), then add the
-    # input and recurrent products.
+    # input, auxiliary input and recurrent products.
     for name in order:
-        _assign_rows(ctx, gate[name], None if layer_norm else ctx.input(bias[name]))
+        _assign_rows(ctx, gate[name], None if layer_norm else cell.bias[name])
     for name in order:
-        _matvec_acc(ctx, gate[name], ctx.input(w_in[name]), x)
+        _matvec_acc(ctx, gate[name], cell.w_in[name], x)
+    if aux_x is not None:
+        for name in order:
+            if name in cell.aux:
+                _matvec_acc(ctx, gate[name], cell.aux[name], aux_x)
     for name in order:
-        _matvec_acc(ctx, gate[name], ctx.input(w_rec[name]), h_in)
+        _matvec_acc(ctx, gate[name], cell.w_rec[name], h_in)
 
-    def finish_gate(name: str, peep: int, peep_state: Value) -> None:
+    def finish_gate(name: str, peep_state: Value) -> None:
         g = gate[name]
-        if peephole:
-            _update(ctx, g, [(ctx.input(peep), "n"), (peep_state, "bn")],
+        if cell.peephole:
+            _update(ctx, g, [(cell.peephole[name], "n"), (peep_state, "bn")],
                     lambda e, v, a: e.add(v, e.mul(a[0], a[1])))  # fmt: skip
         if layer_norm:
-            _layer_norm(ctx, g, ctx.input(ln[name]), ctx.input(bias[name]))
+            _layer_norm(ctx, g, cell.layer_norm[name], cell.bias[name])
         _update(ctx, g, [], lambda e, v, a: e.sigmoid(v))
 
-    if not cifg:
-        finish_gate("input", C2I, c_in)
-    finish_gate("forget", C2F, c_in)
+    if not cell.cifg:
+        finish_gate("input", c_in)
+    finish_gate("forget", c_in)
 
     # Cell: c_out = f * c_in + act(cell) * (i or 1 - f), clipped.
     cg = gate["cell"]
     if layer_norm:
-        _layer_norm(ctx, cg, ctx.input(LN_C), ctx.input(B_C))
+        _layer_norm(ctx, cg, cell.layer_norm["cell"], cell.bias["cell"])
     c_slab = _Slab(c_out)
     _update(ctx, c_slab, [gate["forget"], (c_in, "bn")], lambda e, v, a: e.mul(a[0], a[1]))
     _update(ctx, cg, [], lambda e, v, a: tflite_activation(e, v, act))
-    if cifg:
+    if cell.cifg:
         _update(ctx, gate["forget"], [], lambda e, v, a: e.sub(e.f32(1.0), v))
         _update(ctx, c_slab, [cg, gate["forget"]], lambda e, v, a: e.add(v, e.mul(a[0], a[1])))
     else:
         _update(ctx, c_slab, [cg, gate["input"]], lambda e, v, a: e.add(v, e.mul(a[0], a[1])))
-    if cell_clip > 0.0:
-        _update(ctx, c_slab, [], lambda e, v, a: _clip(e, v, cell_clip))
+    if cell.cell_clip > 0.0:
+        _update(ctx, c_slab, [], lambda e, v, a: _clip(e, v, cell.cell_clip))
 
     # Output gate (peephole on the new cell state), then o * act(c_out).
-    finish_gate("output", C2O, c_out)
+    finish_gate("output", c_out)
     _update(ctx, cg, [(c_out, "bn")], lambda e, v, a: tflite_activation(e, a[0], act))
     og = gate["output"]
     _update(ctx, og, [cg], lambda e, v, a: e.mul(v, a[0]))
 
-    # Projection (or a copy when output_size == num_units), then the state.
-    if projection:
+    # Projection (or a copy when output_size == num_units).
+    if cell.proj_w is not None:
         out_slab = _Slab(out)
-        _assign_rows(ctx, out_slab, ctx.input(PROJ_B) if has(PROJ_B) else None)
-        w = ctx.input(PROJ_W)
-        n_out = ctx.shape(w)[0]
+        _assign_rows(ctx, out_slab, cell.proj_b)
+        w = cell.proj_w
+        batch = ctx.shape(out)[0]
+        n_out, n_cell = ctx.shape(w)
         ctx.generic(
             (batch, n_out, n_cell),
             [
@@ -308,29 +398,381 @@ def lstm(ctx: LoweringContext) -> None:
             lambda e, a, idx: [e.add(a[2], e.mul(a[1], a[0]))],
             reduction_dims=(2,),
         )
-        if proj_clip > 0.0:
-            _update(ctx, out_slab, [], lambda e, v, a: _clip(e, v, proj_clip))
+        if cell.proj_clip > 0.0:
+            _update(ctx, out_slab, [], lambda e, v, a: _clip(e, v, cell.proj_clip))
     else:
         _update(ctx, _Slab(out), [og], lambda e, v, a: a[0])
+
+
+# -- LSTM ----------------------------------------------------------------------------------------
+
+ACTIVATION, CELL_CLIP, PROJ_CLIP = 20, 21, 22
+
+
+def _cell_params(ctx: LoweringContext, first: int = ACTIVATION) -> tuple[int, float, float]:
+    """(activation, cell_clip, proj_clip) from three consecutive scalar inputs."""
+    return ctx.scalar(first), ctx.scalar(first + 1), ctx.scalar(first + 2)
+
+
+@lowering(Op.LSTM, types=(T.TENSOR_FLOAT32,))
+def lstm(ctx: LoweringContext) -> None:
+    """One step of LSTMCell::LSTMStep (float32); the gates live in the scratch
+    output, blocks of [batch, num_units] in Android's order (input,) cell,
+    forget, output."""
+    cell = LstmCell.from_inputs(ctx, LSTM_CELL, *_cell_params(ctx))
+    x = ctx.input(LSTM_CELL.weights - 1)
+    h_in, c_in = (ctx.input(i) for i in LSTM_CELL.states)
+    scratch, h_out, c_out, out = (ctx.output(i) for i in range(4))
+    batch = ctx.shape(x)[0]
+    n_gates, n_cell = len(cell.gates), cell.num_units
+    if ctx.shape(scratch) == (batch, n_gates * n_cell):
+        gates_buf = ctx.reshaped(scratch, [n_gates, batch, n_cell])
+        own_scratch = True
+    else:
+        # Declared with the other CIFG width (see the LSTM rule): keep the
+        # gates in a temporary and zero the scratch output.
+        gates_buf = ctx.alloc([n_gates, batch, n_cell], f32)
+        own_scratch = False
+    lstm_step(ctx, cell, x, h_in, c_in, gates_buf, out, c_out)
     ctx.copy(out, h_out)
     if not own_scratch:
         ctx.fill(scratch, 0.0)
 
 
+# -- sequences -----------------------------------------------------------------------------------
+
+
+class _Steps:
+    """The time steps of a time-major [time, batch, size] buffer as [batch, size]
+    views: ``memref.view`` of its bytes at ``t * batch * size`` elements, so a
+    step is a plain contiguous memref and the cell code needs no dynamic maps."""
+
+    def __init__(self, ctx: LoweringContext, buf: Value):
+        self.time, batch, size = ctx.shape(buf)
+        self.elem = _elem(buf)
+        self.shape = (batch, size)
+        self.stride = batch * size * _elem_bytes(self.elem)
+        self.bytes = _cast(ctx, buf, i8, [max(self.time * self.stride, 1)])
+
+    def at(self, ctx: LoweringContext, t: Value) -> Value:
+        e = ctx.e
+        offset = e.mul(t, e.index(self.stride))
+        view = memref.ViewOp(self.bytes, offset, [], MemRefType(self.elem, list(self.shape)))
+        ctx.builder.insert(view)
+        return view.result
+
+
+def _transpose_map(rank: int = 3):
+    """(d0, d1, d2) -> (d1, d0, d2): time-major <-> batch-major."""
+    return affine_map(rank, lambda a, b, c: (b, a, c))
+
+
+def time_major_input(ctx: LoweringContext, x: Value, time_major: bool) -> Value:
+    """``x`` as [time, batch, size]: itself, a reshaped view when the batch is 1
+    (the same bytes), or a transposed copy (Android transposes too)."""
+    d0, d1, size = ctx.shape(x)
+    if time_major:
+        return x
+    if d0 == 1:
+        return ctx.reshaped(x, [d1, d0, size])
+    buf = ctx.alloc([d1, d0, size], _elem(x))
+    ctx.generic((d1, d0, size), [(x, _transpose_map())], [(buf, affine_map(3, lambda t, b, k: (t, b, k)))],
+                lambda e, a, idx: [a[0]])  # fmt: skip
+    return buf
+
+
+def write_sequence(ctx: LoweringContext, ys: Value, out: Value, time_major: bool, offset: int = 0) -> None:
+    """Copy the time-major [time, batch, size] ``ys`` into ``out`` (time- or
+    batch-major) at feature offset ``offset`` (merged bidirectional outputs)."""
+    shape = ctx.shape(ys)
+    if time_major:
+        dst = affine_map(3, lambda t, b, k: (t, b, k + offset))
+    else:
+        dst = affine_map(3, lambda t, b, k: (b, t, k + offset))
+    ctx.generic(shape, [(ys, affine_map(3, lambda t, b, k: (t, b, k)))], [(out, dst)], lambda e, a, idx: [a[0]])
+
+
+def sequence_output(
+    ctx: LoweringContext, out: Value, time_major: bool, size: int | None = None
+) -> tuple[Value, bool]:
+    """A time-major buffer for the steps' outputs: ``out`` itself (or a view)
+    when it already has that layout and ``size`` features, else a temporary
+    that :func:`write_sequence` copies out.  Returns (buffer, needs_copy)."""
+    d0, d1, full = ctx.shape(out)
+    size = full if size is None else size
+    if size == full and (time_major or d0 == 1):
+        return (out if time_major else ctx.reshaped(out, [d1, d0, full])), False
+    t, b = (d0, d1) if time_major else (d1, d0)
+    return ctx.alloc([t, b, size], _elem(out)), True
+
+
+def for_each_step(
+    ctx: LoweringContext, steps: int, reverse: bool, body: Callable[[LoweringContext, Value], None]
+) -> None:
+    """An ``scf.for`` over the time steps; ``body(step_ctx, t)`` emits one step
+    into the loop (``t`` runs backwards when ``reverse``).  Temporaries the body
+    allocates are placed before the loop and live across it."""
+    if steps == 0:
+        return
+
+    def loop(e: Emitter, i: Value, carried: Sequence[Value]) -> list[Value]:
+        t = e.sub(e.index(steps - 1), i) if reverse else i
+        body(replace(ctx, builder=e.b), t)
+        return []
+
+    ctx.e.for_(0, steps, loop)
+
+
+def lstm_sequence(
+    ctx: LoweringContext,
+    cell: LstmCell,
+    xs: Value,
+    h0: Value,
+    c0: Value,
+    ys: Value,
+    h: Value,
+    c: Value,
+    reverse: bool = False,
+    aux_xs: Value | None = None,
+) -> None:
+    """``LSTMEvalFloat32``'s loop: run :func:`lstm_step` over the time-major
+    ``xs`` [time, batch, input] into the time-major ``ys``, carrying the state
+    in ``h`` [batch, output] and ``c`` [batch, num_units], which hold the last
+    step's state afterwards."""
+    steps, batch, _ = ctx.shape(xs)
+    ctx.copy(h0, h)
+    ctx.copy(c0, c)
+    gates = ctx.alloc([len(cell.gates), batch, cell.num_units], f32)
+    x_steps, y_steps = _Steps(ctx, xs), _Steps(ctx, ys)
+    aux_steps = _Steps(ctx, aux_xs) if aux_xs is not None else None
+
+    def step(sc: LoweringContext, t: Value) -> None:
+        y = y_steps.at(sc, t)
+        aux = aux_steps.at(sc, t) if aux_steps is not None else None
+        lstm_step(sc, cell, x_steps.at(sc, t), h, c, gates, y, c, aux)
+        sc.copy(y, h)
+
+    for_each_step(ctx, steps, reverse, step)
+
+
+def _state(ctx: LoweringContext, k: int, like: Value) -> Value:
+    """Output ``k`` when the operation has it, else a temporary shaped like ``like``."""
+    if k < len(ctx.outputs):
+        return ctx.output(k)
+    return ctx.alloc(ctx.shape(like), _elem(like))
+
+
+@lowering(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, types=(T.TENSOR_FLOAT32,))
+def unidirectional_sequence_lstm(ctx: LoweringContext) -> None:
+    """UnidirectionalSequenceLSTM: LSTMStep over each time step (an ``scf.for``),
+    batch-major sequences transposed to time-major and back as Android does;
+    with 3 outputs the state is carried in output_state_out/cell_state_out."""
+    cell = LstmCell.from_inputs(ctx, SEQ_LSTM_CELL, *_cell_params(ctx))
+    time_major = bool(ctx.scalar(SEQ_TIME_MAJOR))
+    h0, c0 = (ctx.input(i) for i in SEQ_LSTM_CELL.states)
+    out = ctx.output(0)
+    xs = time_major_input(ctx, ctx.input(0), time_major)
+    ys, copy_out = sequence_output(ctx, out, time_major)
+    lstm_sequence(ctx, cell, xs, h0, c0, ys, _state(ctx, 1, h0), _state(ctx, 2, c0))
+    if copy_out:
+        write_sequence(ctx, ys, out, time_major)
+
+
+def rnn_sequence(
+    ctx: LoweringContext,
+    xs: Value,
+    weights: Sequence[Value],
+    h0: Value,
+    ys: Value,
+    h: Value,
+    act: int,
+    reverse: bool = False,
+    aux: tuple[Value, Value] | None = None,
+) -> None:
+    """The loop of Android's sequence RNNs: :func:`rnn_step` over the
+    time-major ``xs`` into ``ys``; ``weights`` = (W, R, bias); the hidden state
+    is carried in ``h`` (the last step's output afterwards).  ``aux`` is
+    (time-major aux input, aux weights)."""
+    w, r, bias = weights
+    steps = ctx.shape(xs)[0]
+    ctx.copy(h0, h)
+    x_steps, y_steps = _Steps(ctx, xs), _Steps(ctx, ys)
+    aux_steps = _Steps(ctx, aux[0]) if aux is not None else None
+
+    def step(sc: LoweringContext, t: Value) -> None:
+        y = y_steps.at(sc, t)
+        aux_t = (aux_steps.at(sc, t), aux[1]) if aux is not None and aux_steps is not None else None
+        rnn_step(sc, x_steps.at(sc, t), w, r, bias, h, y, act, aux_t)
+        sc.copy(y, h)
+
+    for_each_step(ctx, steps, reverse, step)
+
+
+@lowering(Op.UNIDIRECTIONAL_SEQUENCE_RNN, types=(T.TENSOR_FLOAT32,))
+def unidirectional_sequence_rnn(ctx: LoweringContext) -> None:
+    """UnidirectionalSequenceRNN: RNNStep over each time step (an ``scf.for``);
+    with 2 outputs the hidden state is carried in hidden_state_out."""
+    time_major = bool(ctx.scalar(6))
+    h0, out = ctx.input(4), ctx.output(0)
+    xs = time_major_input(ctx, ctx.input(0), time_major)
+    ys, copy_out = sequence_output(ctx, out, time_major)
+    weights = [ctx.input(i) for i in (1, 2, 3)]
+    rnn_sequence(ctx, xs, weights, h0, ys, _state(ctx, 1, h0), ctx.scalar(5))
+    if copy_out:
+        write_sequence(ctx, ys, out, time_major)
+
+
+# -- bidirectional sequences -----------------------------------------------------------------------
+
+
+@dataclass
+class _Direction:
+    """One direction of a bidirectional op: its time-major input, where its
+    sequence goes (output ``out`` at feature ``offset``) and which outputs
+    hold its final state (None: temporaries)."""
+
+    xs: Value
+    out: int
+    offset: int
+    reverse: bool
+    states: int | None
+
+
+def _bidi_directions(
+    ctx: LoweringContext, xs: Value, bw_xs: Value, fw_size: int, merge: bool, n_states: int
+) -> list[_Direction]:
+    """Android's layout of a bidirectional op's outputs: fw (and bw unless
+    merged: then bw follows fw in the last dimension of output 0), then the
+    optional state outputs, ``n_states`` per direction."""
+    first_state = 1 if merge else 2
+    with_states = len(ctx.outputs) > first_state
+    return [
+        _Direction(xs, 0, 0, False, first_state if with_states else None),
+        _Direction(bw_xs, 0 if merge else 1, fw_size if merge else 0, True,
+                   first_state + n_states if with_states else None),  # fmt: skip
+    ]
+
+
+def _run_direction(
+    ctx: LoweringContext,
+    d: _Direction,
+    size: int,
+    time_major: bool,
+    run: Callable[[Value, Callable[[int, Value], Value]], None],
+) -> None:
+    """Give ``run(ys, state)`` a time-major buffer for the direction's steps
+    (``state(k, like)``: the direction's k-th state output or a temporary),
+    then write the steps into the direction's output."""
+    out = ctx.output(d.out)
+    ys, copy_out = sequence_output(ctx, out, time_major, size)
+
+    def state(k: int, like: Value) -> Value:
+        if d.states is None:
+            return ctx.alloc(ctx.shape(like), _elem(like))
+        return ctx.output(d.states + k)
+
+    run(ys, state)
+    if copy_out:
+        write_sequence(ctx, ys, out, time_major, d.offset)
+
+
+def _aux_sequence(ctx: LoweringContext, index: int, time_major: bool) -> Value | None:
+    return time_major_input(ctx, ctx.input(index), time_major) if ctx.has_input(index) else None
+
+
+@lowering(Op.BIDIRECTIONAL_SEQUENCE_LSTM, types=(T.TENSOR_FLOAT32,))
+def bidirectional_sequence_lstm(ctx: LoweringContext) -> None:
+    """BidirectionalSequenceLSTM: a forward and a backward :func:`lstm_sequence`.
+
+    Linking modes as Android: an aux input without aux weights is the
+    backward direction's input (parallel linking); with aux weights it is
+    multiplied into both directions' gates (cross linking).  Layer
+    normalisation is on for both directions iff the forward input layer-norm
+    weights are given (Android's single ``use_layer_norm``)."""
+    params = _cell_params(ctx, BIDI_ACTIVATION)
+    layer_norm = ctx.has_input(BIDI_FW_CELL.layer_norm)  # type: ignore[arg-type]
+    cells = [
+        LstmCell.from_inputs(ctx, c, *params, layer_norm=layer_norm) for c in (BIDI_FW_CELL, BIDI_BW_CELL)
+    ]
+    time_major = bool(ctx.scalar(BIDI_TIME_MAJOR))
+    merge = bool(ctx.scalar(BIDI_MERGE))
+    xs = time_major_input(ctx, ctx.input(0), time_major)
+    aux = _aux_sequence(ctx, BIDI_AUX_INPUT, time_major)
+    cross = aux is not None and bool(cells[0].aux)
+    bw_xs = aux if aux is not None and not cross else xs
+    fw_size = ctx.shape(ctx.input(BIDI_FW_CELL.states[0]))[1]
+    directions = _bidi_directions(ctx, xs, bw_xs, fw_size, merge, 2)
+    for cell, layout, d in zip(cells, (BIDI_FW_CELL, BIDI_BW_CELL), directions):
+        h0, c0 = (ctx.input(i) for i in layout.states)
+
+        def run(ys: Value, state: Callable[[int, Value], Value], cell=cell, d=d, h0=h0, c0=c0) -> None:
+            h, c = state(0, h0), state(1, c0)
+            lstm_sequence(ctx, cell, d.xs, h0, c0, ys, h, c, d.reverse, aux if cross else None)
+
+        _run_direction(ctx, d, ctx.shape(h0)[1], time_major, run)
+
+
+#: BIDIRECTIONAL_SEQUENCE_RNN: fw (weights, recurrent, bias, hidden) at 1, bw at
+#: 5, aux input 9, fw/bw aux weights 10/11, activation 12, time_major 13, merge 14.
+_BIDI_RNN_CELLS, _BIDI_RNN_AUX_WEIGHTS = (1, 5), (10, 11)
+
+
+@lowering(Op.BIDIRECTIONAL_SEQUENCE_RNN, types=(T.TENSOR_FLOAT32,))
+def bidirectional_sequence_rnn(ctx: LoweringContext) -> None:
+    """BidirectionalSequenceRNN: a forward and a backward :func:`rnn_sequence`,
+    with Android's linking modes (see BIDIRECTIONAL_SEQUENCE_LSTM)."""
+    act = ctx.scalar(12)
+    time_major, merge = bool(ctx.scalar(13)), bool(ctx.scalar(14))
+    xs = time_major_input(ctx, ctx.input(0), time_major)
+    aux = _aux_sequence(ctx, 9, time_major)
+    cross = aux is not None and ctx.has_input(10)
+    bw_xs = aux if aux is not None and not cross else xs
+    fw_size = ctx.shape(ctx.input(4))[1]
+    directions = _bidi_directions(ctx, xs, bw_xs, fw_size, merge, 1)
+    for first, aux_w, d in zip(_BIDI_RNN_CELLS, _BIDI_RNN_AUX_WEIGHTS, directions):
+        weights = [ctx.input(first + k) for k in range(3)]
+        h0 = ctx.input(first + 3)
+        aux_pair = (aux, ctx.input(aux_w)) if cross and aux is not None else None
+
+        def run(
+            ys: Value, state: Callable[[int, Value], Value], d=d, weights=weights, h0=h0, aux_pair=aux_pair
+        ) -> None:
+            rnn_sequence(ctx, d.xs, weights, h0, ys, state(0, h0), act, d.reverse, aux_pair)
+
+        _run_direction(ctx, d, ctx.shape(h0)[1], time_major, run)
+
+
 # -- RNN -------------------------------------------------------------------------------------
+
+
+def rnn_step(
+    ctx: LoweringContext,
+    x: Value,
+    w: Value,
+    r: Value,
+    bias: Value,
+    h: Value,
+    out: Value,
+    act: int,
+    aux: tuple[Value, Value] | None = None,
+) -> None:
+    """RNN::RNNStep: out = act(bias + W x (+ W_aux x_aux) + R h).  ``out``
+    must not be ``h`` (the recurrent product reads h while accumulating)."""
+    o = _Slab(out)
+    _assign_rows(ctx, o, bias)
+    _matvec_acc(ctx, o, w, x)
+    if aux is not None:
+        _matvec_acc(ctx, o, aux[1], aux[0])
+    _matvec_acc(ctx, o, r, h)
+    _update(ctx, o, [], lambda e, v, a: activation(e, v, act))
 
 
 @lowering(Op.RNN, types=(T.TENSOR_FLOAT32,))
 def rnn(ctx: LoweringContext) -> None:
     """RNN::RNNStep: output = act(bias + W x + R h); hidden_state_out = output."""
     x, w, r, bias, h = (ctx.input(i) for i in range(5))
-    act = ctx.scalar(5)
     hidden_out, out = ctx.output(0), ctx.output(1)
-    o = _Slab(out)
-    _assign_rows(ctx, o, bias)
-    _matvec_acc(ctx, o, w, x)
-    _matvec_acc(ctx, o, r, h)
-    _update(ctx, o, [], lambda e, v, a: activation(e, v, act))
+    rnn_step(ctx, x, w, r, bias, h, out, ctx.scalar(5))
     ctx.copy(out, hidden_out)
 
 

@@ -1,5 +1,5 @@
 """Data-movement and lookup operations: CONCATENATION, RESHAPE, DEPTH_TO_SPACE,
-SPACE_TO_DEPTH, RESIZE_BILINEAR, EMBEDDING_LOOKUP and HASHTABLE_LOOKUP.
+SPACE_TO_DEPTH, RESIZE_BILINEAR, EMBEDDING_LOOKUP, HASHTABLE_LOOKUP and GATHER.
 
 Index arithmetic (block rearrangements, resize coordinates, lookups) is
 computed in the generic body from ``linalg.index`` and read with
@@ -402,3 +402,55 @@ def hashtable_lookup(ctx: LoweringContext) -> None:
 
     row_map = _row_map(rank)
     ctx.generic(oshape, [(pos, row_map), (hits, row_map)], [(out, identity_map(rank))], gather)
+
+
+# -- GATHER ---------------------------------------------------------------------------------------
+
+
+@lowering(Op.GATHER, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8))
+def gather(ctx: LoweringContext) -> None:
+    """out[a..., i..., b...] = input[a..., indices[i...], b...] along ``axis``.
+
+    Elements are copied verbatim (a quantised output has the input's scale and
+    zero point).  Like EMBEDDING_LOOKUP, an index outside [0, n) of the
+    gathered dimension is an error of the operation (Android's Gather fails
+    the execution): constant indices are rejected by the rule; at run time the
+    load uses index 0 instead (never out of bounds), the element is zeroed and
+    the operation's status is set."""
+    x, indices, out = ctx.input(0), ctx.input(2), ctx.output()
+    in_shape = ctx.shape(x)
+    axis = ctx.scalar(1) % len(in_shape)
+    n = in_shape[axis]
+    k = len(ctx.shape(indices))
+    count = int(np.prod(ctx.shape(indices), dtype=np.int64))
+    oshape = ctx.shape(out)
+    rank = len(oshape)
+    if count == 0:
+        return
+    flat = ctx.flat(indices)
+
+    def check(e: Emitter, i: Value, carried: Sequence[Value]) -> list[Value]:
+        ctx.error_if(e, _out_of_range(e, e.load(flat, [i]), n))
+        return []
+
+    # Record an invalid index once per index (not once per element).
+    ctx.e.for_(0, count, check)
+    if n == 0 or not all(oshape):
+        if all(oshape):
+            ctx.fill(out, 0)
+        return
+
+    def body(e: Emitter, args: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
+        v = args[0]
+        bad = _out_of_range(e, v, n)
+        safe = e.index_cast(e.select(bad, e.i32(0), v))
+        elem = e.load(x, [*idx[:axis], safe, *idx[axis + k :]])
+        return [e.select(bad, e.like(0, elem), elem)]
+
+    if rank == 0:
+        # A scalar gathered from a vector: no loop for linalg to bound.
+        e = ctx.e
+        e.store(body(e, [e.load(indices, [])], [])[0], out, [])
+        return
+    index_map = affine_map(rank, lambda *d: d[axis : axis + k])
+    ctx.generic(oshape, [(indices, index_map)], [(out, identity_map(rank))], body)
