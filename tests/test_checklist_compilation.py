@@ -23,6 +23,7 @@ from test_checklist_model import (
 )
 
 import nnc
+from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc import ResultCode as RC
 from nnc.compilation import PriorityGate
@@ -59,10 +60,11 @@ def for_cpu(finish: bool = False, model: nnc.Model | None = None) -> nnc.Compila
 
 
 def unsupported_model() -> nnc.Model:
-    """ABS: valid NNAPI (feature level 3) that nnc's CPU device has no lowering for."""
+    """ABS on float16: valid NNAPI (feature level 3) that nnc's CPU device
+    does not implement (no float16 anywhere in nnc)."""
     m = nnc.Model()
-    a = m.add_operand(F32, [2])
-    o = m.add_operand(F32, [2])
+    a = m.add_operand(T.TENSOR_FLOAT16, [2])
+    o = m.add_operand(T.TENSOR_FLOAT16, [2])
     m.add_operation(Op.ABS, [a], [o])
     m.identify_inputs_and_outputs([a], [o])
     m.finish()

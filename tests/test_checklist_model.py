@@ -1217,17 +1217,18 @@ def test_while_mutations_fail_at_add_operation(name) -> None:
 
 
 def _partly_supported() -> nnc.Model:
-    """Added: op 0 = ABS (no lowering in nnc yet), op 1 = RELU, op 2 = TANH;
-    execution order RELU, ABS, TANH."""
+    """Added: op 0 = ABS on float16 (valid NNAPI; nnc implements no float16),
+    op 1 = RELU, op 2 = TANH, the consumer of op 1."""
     m = nnc.Model()
+    h = m.add_operand(T.TENSOR_FLOAT16, [2])
+    h2 = m.add_operand(T.TENSOR_FLOAT16, [2])
     a = m.add_operand(F32, [2])
     r = m.add_operand(F32, [2])
-    b = m.add_operand(F32, [2])
     o = m.add_operand(F32, [2])
-    m.add_operation(Op.ABS, [r], [b])
+    m.add_operation(Op.ABS, [h], [h2])
     m.add_operation(Op.RELU, [a], [r])
-    m.add_operation(Op.TANH, [b], [o])
-    m.identify_inputs_and_outputs([a], [o])
+    m.add_operation(Op.TANH, [r], [o])
+    m.identify_inputs_and_outputs([h, a], [h2, o])
     m.finish()
     return m
 
@@ -1259,7 +1260,7 @@ def test_supported_operations_in_order_added() -> None:
     gives (its UnsupportedOperationError names the operation by the same
     index)."""
     m = _partly_supported()
-    assert [op.type for op in m.operations] == [Op.RELU, Op.ABS, Op.TANH]
+    assert [op.type for op in m.operations_as_added] == [Op.ABS, Op.RELU, Op.TANH]
     assert m.get_supported_operations_for_devices([cpu()]) == [False, True, True]
     assert m.get_supported_operations_for_devices(nnc.get_devices()) == [False, True, True]
     assert add_model().get_supported_operations_for_devices((cpu(),)) == [True]

@@ -18,9 +18,9 @@ import numpy as np
 import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
 
-FLOAT32, INT32, UINT8, INT64, BOOL, INT16, INT8 = 0, 2, 3, 4, 6, 7, 9
+FLOAT32, FLOAT16, INT32, UINT8, INT64, BOOL, INT16, INT8 = 0, 1, 2, 3, 4, 6, 7, 9
 _CODES = {name: code for code, name in BUILTIN_OPCODE2NAME.items()}
-_DTYPES = {FLOAT32: np.float32, INT32: np.int32, UINT8: np.uint8, INT64: np.int64, BOOL: np.bool_,
+_DTYPES = {FLOAT32: np.float32, FLOAT16: np.float16, INT32: np.int32, UINT8: np.uint8, INT64: np.int64, BOOL: np.bool_,
            INT16: np.int16, INT8: np.int8}  # fmt: skip
 
 
