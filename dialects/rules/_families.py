@@ -7,5 +7,7 @@ from nnc.dialects.rules import (  # noqa: F401
     normalization,
     pool,
     recurrent,
+    reduce,
     shape_ops,
+    tensor_ops,
 )

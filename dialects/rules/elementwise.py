@@ -1,6 +1,9 @@
 """Rules for element-wise operations: binary arithmetic with broadcasting and
 fused activation, unary activations/math that keep their input's shape, and
-QUANTIZE (float -> quantised, same shape)."""
+QUANTIZE (float -> quantised, same shape); from NNAPI 1.2/1.3 the unary math
+and logic ops (ABS ... LOGICAL_NOT, ELU, HARD_SWISH), the broadcasting binary
+ops without activation (MAXIMUM, MINIMUM, POW, PRELU, LOGICAL_AND/OR), the
+comparisons (TENSOR_BOOL8 output), SELECT and CAST."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from nnc.dialects.rules import (
     expect_type,
     like,
     rule,
+    same_dim,
 )
 from nnc.enums import FuseCode
 from nnc.enums import OperationType as Op
@@ -89,5 +93,123 @@ def quantize(call: OpCall) -> list[OperandInfo]:
         raise RuleError(
             f"output must be TENSOR_QUANT8_ASYMM or TENSOR_QUANT8_ASYMM_SIGNED, got {out.type.name}"
         )
+    info = replace(x.with_dims(x.dims), type=out.type, scale=out.scale, zero_point=out.zero_point)
+    return [replace(info, channel_quant=None, omitted=False)]
+
+
+# -- NNAPI 1.2 / 1.3 element-wise operations -----------------------------------------------------
+
+#: input types of each same-shape unary op (Android's validate functions)
+UNARY_TYPES: dict[Op, tuple[T, ...]] = {
+    Op.ABS: (*FLOAT_TYPES, T.TENSOR_INT32),
+    Op.NEG: (*FLOAT_TYPES, T.TENSOR_INT32),
+    Op.EXP: FLOAT_TYPES,
+    Op.LOG: FLOAT_TYPES,
+    Op.RSQRT: FLOAT_TYPES,
+    Op.SIN: FLOAT_TYPES,
+    Op.SQRT: FLOAT_TYPES,
+    Op.LOGICAL_NOT: (T.TENSOR_BOOL8,),
+    Op.HARD_SWISH: (*FLOAT_TYPES, *QUANT8),
+}
+
+
+@rule(*UNARY_TYPES)
+def unary_v1_2(call: OpCall) -> list[OperandInfo]:
+    """One tensor in, one of the same type and shape out (HARD_SWISH's
+    quantised output may declare its own scale and zero point)."""
+    if len(call.inputs) != 1:
+        raise RuleError(f"expected 1 input, got {len(call.inputs)}")
+    x = expect_type(call, 0, UNARY_TYPES[call.type])
+    return [like(x, x.dims)]
+
+
+@rule(Op.ELU)
+def elu(call: OpCall) -> list[OperandInfo]:
+    """Input 1 is alpha: FLOAT16 for a TENSOR_FLOAT16 input, FLOAT32 otherwise."""
+    x = expect_type(call, 0, (*FLOAT_TYPES, *QUANT8))
+    expect_type(call, 1, (T.FLOAT16,) if x.type == T.TENSOR_FLOAT16 else (T.FLOAT32,))
+    call.scalar(1)
+    return [like(x, x.dims)]
+
+
+#: input types of each broadcasting binary op without an activation
+BINARY_TYPES: dict[Op, tuple[T, ...]] = {
+    Op.MAXIMUM: (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8),
+    Op.MINIMUM: (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8),
+    Op.POW: FLOAT_TYPES,
+    Op.PRELU: (*FLOAT_TYPES, *QUANT8),
+    Op.LOGICAL_AND: (T.TENSOR_BOOL8,),
+    Op.LOGICAL_OR: (T.TENSOR_BOOL8,),
+}
+#: comparisons: broadcasting, TENSOR_BOOL8 output
+COMPARISONS = (Op.EQUAL, Op.NOT_EQUAL, Op.GREATER, Op.GREATER_EQUAL, Op.LESS, Op.LESS_EQUAL)
+COMPARISON_TYPES = (T.TENSOR_BOOL8, *FLOAT_TYPES, T.TENSOR_INT32, *QUANT8)
+
+
+def _two_inputs(call: OpCall, allowed: tuple[T, ...]) -> tuple[OperandInfo, OperandInfo]:
+    if len(call.inputs) != 2:
+        raise RuleError(f"expected 2 inputs, got {len(call.inputs)}")
+    a = expect_type(call, 0, allowed)
+    b = expect_type(call, 1, (a.type,))
+    return a, b
+
+
+@rule(*BINARY_TYPES)
+def binary_v1_2(call: OpCall) -> list[OperandInfo]:
+    """Two tensors of one type, broadcast; the output has their type (a
+    quantised output keeps its declared scale and zero point)."""
+    a, b = _two_inputs(call, BINARY_TYPES[call.type])
+    return [like(a, broadcast_dims(a.dims, b.dims))]
+
+
+@rule(*COMPARISONS)
+def comparison(call: OpCall) -> list[OperandInfo]:
+    """Two tensors of one type, broadcast, compared into a TENSOR_BOOL8."""
+    a, b = _two_inputs(call, COMPARISON_TYPES)
+    out = like(a, broadcast_dims(a.dims, b.dims), T.TENSOR_BOOL8)
+    return [replace(out, scale=0.0, zero_point=0, channel_quant=None)]
+
+
+@rule(Op.SELECT)
+def select(call: OpCall) -> list[OperandInfo]:
+    """condition (TENSOR_BOOL8), input_true, input_false: three tensors of one shape."""
+    if len(call.inputs) != 3:
+        raise RuleError(f"expected 3 inputs, got {len(call.inputs)}")
+    c = expect_type(call, 0, (T.TENSOR_BOOL8,))
+    x = expect_type(call, 1, (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8))
+    y = expect_type(call, 2, (x.type,))
+    dims = c.dims
+    for info in (x, y):
+        if dims is None:
+            dims = info.dims
+        elif info.dims is not None:
+            if len(info.dims) != len(dims):
+                raise RuleError("condition and inputs must have the same shape")
+            dims = tuple(same_dim(p, q, "condition and inputs must have the same shape")
+                         for p, q in zip(dims, info.dims))  # fmt: skip
+    return [like(x, dims)]
+
+
+#: CAST's operand types (feature level 3; level 4 adds identity casts of the rest)
+CAST_TYPES = (*FLOAT_TYPES, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM)
+CAST_IDENTITY_TYPES = (T.TENSOR_BOOL8, T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT8_SYMM,
+                       T.TENSOR_QUANT16_ASYMM, T.TENSOR_QUANT16_SYMM)  # fmt: skip
+
+
+@rule(Op.CAST)
+def cast(call: OpCall) -> list[OperandInfo]:
+    """Same shape, the declared output type: any pair of CAST_TYPES, or an
+    identity cast of another type (same type, scale and zero point)."""
+    if len(call.inputs) != 1:
+        raise RuleError(f"expected 1 input, got {len(call.inputs)}")
+    x = expect_type(call, 0, (*CAST_TYPES, *CAST_IDENTITY_TYPES))
+    out = call.outputs[0] if call.outputs else x
+    if x.type in CAST_TYPES:
+        if out.type not in CAST_TYPES:
+            raise RuleError(f"cannot cast {x.type.name} to {out.type.name}")
+    elif out.type != x.type or (out.scale, out.zero_point) != (x.scale, x.zero_point):
+        raise RuleError(f"{x.type.name} can only be cast to itself (same scale and zero point)")
+    if out.dims is not None and x.dims is not None and len(out.dims) != len(x.dims):
+        raise RuleError(f"output rank {len(out.dims)} differs from the input's {len(x.dims)}")
     info = replace(x.with_dims(x.dims), type=out.type, scale=out.scale, zero_point=out.zero_point)
     return [replace(info, channel_quant=None, omitted=False)]

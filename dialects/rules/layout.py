@@ -10,6 +10,9 @@ the output shape, so their values must be known (constants, or model inputs
 the compilation specialises on); every check that needs no value runs first,
 so model validation still catches bad types and ranks.
 
+RESIZE_NEAREST_NEIGHBOR shares RESIZE_BILINEAR's rule (shape_ops) and must
+keep the input's quantisation.
+
 Output shapes follow Android's ``nn/common/OperationsUtils`` (``*Prepare``)
 and ``operations/{Squeeze,StridedSlice,Transpose}.cpp``; in particular a
 SQUEEZE, STRIDED_SLICE or MEAN that removes every dimension yields shape [1].
@@ -60,7 +63,7 @@ def _data_input(call: OpCall, ranks: Sequence[int] | None = None) -> OperandInfo
     return x
 
 
-def _same_quant_output(call: OpCall, x: OperandInfo) -> None:
+def same_quant_output(call: OpCall, x: OperandInfo) -> None:
     """A quantised data-movement output must keep the input's scale and zero point."""
     if x.type not in QUANT8 or not call.outputs:
         return
@@ -72,7 +75,7 @@ def _same_quant_output(call: OpCall, x: OperandInfo) -> None:
         )
 
 
-def _int_tensor(call: OpCall, i: int, rank: int, what: str) -> OperandInfo:
+def int_tensor(call: OpCall, i: int, rank: int, what: str) -> OperandInfo:
     """Input ``i`` must be a present TENSOR_INT32 of the given rank."""
     info = expect_type(call, i, (T.TENSOR_INT32,))
     if info.omitted:
@@ -81,7 +84,7 @@ def _int_tensor(call: OpCall, i: int, rank: int, what: str) -> OperandInfo:
     return info
 
 
-def _expect_dims(info: OperandInfo, i: int, want: Sequence[int], what: str) -> None:
+def expect_dims(info: OperandInfo, i: int, want: Sequence[int], what: str) -> None:
     """Known dimensions of input ``i`` must equal ``want`` (0 in ``want``: any)."""
     if info.dims is None:
         return
@@ -90,7 +93,7 @@ def _expect_dims(info: OperandInfo, i: int, want: Sequence[int], what: str) -> N
             raise RuleError(f"input {i} ({what}) must have shape {list(want)}, got {list(info.dims)}")
 
 
-def _values(call: OpCall, i: int) -> list[int]:
+def int_values(call: OpCall, i: int) -> list[int]:
     """The (constant or specialised) values of TENSOR_INT32 input ``i``."""
     return [int(v) for v in np.asarray(call.const(i)).reshape(-1)]
 
@@ -109,7 +112,7 @@ def _check_length(info: OperandInfo, i: int, values: Sequence[int], want: int | 
 def block_shape(call: OpCall) -> tuple[int, int]:
     """Input 1 of BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND: (block_h, block_w), each >= 1."""
     info = call.input(1)
-    values = _values(call, 1)
+    values = int_values(call, 1)
     _check_length(info, 1, values, 2, "block_shape")
     for v in values:
         if v < 1:
@@ -117,10 +120,10 @@ def block_shape(call: OpCall) -> tuple[int, int]:
     return values[0], values[1]
 
 
-def _paddings(call: OpCall, i: int, rank: int, what: str) -> list[tuple[int, int]]:
+def paddings_of(call: OpCall, i: int, rank: int, what: str) -> list[tuple[int, int]]:
     """A [rank, 2] paddings tensor: (before, after) per dimension, each >= 0."""
     info = call.input(i)
-    values = _values(call, i)
+    values = int_values(call, i)
     _check_length_2d(info, i, values, rank, what)
     pairs = [(values[2 * k], values[2 * k + 1]) for k in range(rank)]
     for before, after in pairs:
@@ -132,7 +135,7 @@ def _paddings(call: OpCall, i: int, rank: int, what: str) -> list[tuple[int, int
 def _check_length_2d(info: OperandInfo, i: int, values: Sequence[int], rank: int, what: str) -> None:
     if len(values) != 2 * rank:
         raise RuleError(f"input {i} ({what}) must have shape [{rank}, 2], got {len(values)} values")
-    _expect_dims(info, i, (rank, 2), what)
+    expect_dims(info, i, (rank, 2), what)
 
 
 @rule(Op.BATCH_TO_SPACE_ND)
@@ -140,10 +143,10 @@ def batch_to_space_nd(call: OpCall) -> list[OperandInfo]:
     """[b, h, w, c] -> [b / (bh*bw), h*bh, w*bw, c]; the batch must divide evenly."""
     n = expect_count(call, (2, 3))
     x = _data_input(call, (4,))
-    info = _int_tensor(call, 1, 1, "block_shape")
-    _expect_dims(info, 1, (2,), "block_shape")
+    info = int_tensor(call, 1, 1, "block_shape")
+    expect_dims(info, 1, (2,), "block_shape")
     nchw = bool_param(call, 2) if n == 3 else False
-    _same_quant_output(call, x)
+    same_quant_output(call, x)
     bh, bw = block_shape(call)
     b, h, w, c = split_layout(x, nchw)
     if b and b % (bh * bw):
@@ -153,7 +156,7 @@ def batch_to_space_nd(call: OpCall) -> list[OperandInfo]:
 
 def space_to_batch_paddings(call: OpCall) -> list[tuple[int, int]]:
     """SPACE_TO_BATCH_ND's [2, 2] paddings: ((top, bottom), (left, right))."""
-    return _paddings(call, 2, 2, "paddings")
+    return paddings_of(call, 2, 2, "paddings")
 
 
 @rule(Op.SPACE_TO_BATCH_ND)
@@ -162,12 +165,12 @@ def space_to_batch_nd(call: OpCall) -> list[OperandInfo]:
     must be multiples of the block."""
     n = expect_count(call, (3, 4))
     x = _data_input(call, (4,))
-    info = _int_tensor(call, 1, 1, "block_shape")
-    _expect_dims(info, 1, (2,), "block_shape")
-    pads_info = _int_tensor(call, 2, 2, "paddings")
-    _expect_dims(pads_info, 2, (2, 2), "paddings")
+    info = int_tensor(call, 1, 1, "block_shape")
+    expect_dims(info, 1, (2,), "block_shape")
+    pads_info = int_tensor(call, 2, 2, "paddings")
+    expect_dims(pads_info, 2, (2, 2), "paddings")
     nchw = bool_param(call, 3) if n == 4 else False
-    _same_quant_output(call, x)
+    same_quant_output(call, x)
     bh, bw = block_shape(call)
     (top, bottom), (left, right) = space_to_batch_paddings(call)
     b, h, w, c = split_layout(x, nchw)
@@ -190,7 +193,7 @@ def space_to_batch_nd(call: OpCall) -> list[OperandInfo]:
 
 def pad_paddings(call: OpCall, rank: int) -> list[tuple[int, int]]:
     """PAD's [rank, 2] paddings."""
-    return _paddings(call, 1, rank, "paddings")
+    return paddings_of(call, 1, rank, "paddings")
 
 
 @rule(Op.PAD)
@@ -198,14 +201,14 @@ def pad(call: OpCall) -> list[OperandInfo]:
     """output[i] = before[i] + input[i] + after[i]."""
     expect_count(call, (2,))
     x = _data_input(call)
-    info = _int_tensor(call, 1, 2, "paddings")
+    info = int_tensor(call, 1, 2, "paddings")
     if x.rank is not None:
-        _expect_dims(info, 1, (x.rank, 2), "paddings")
+        expect_dims(info, 1, (x.rank, 2), "paddings")
     else:
-        _expect_dims(info, 1, (0, 2), "paddings")
-    _same_quant_output(call, x)
+        expect_dims(info, 1, (0, 2), "paddings")
+    same_quant_output(call, x)
     if x.rank is None:
-        values = _values(call, 1)
+        values = int_values(call, 1)
         if len(values) % 2:
             raise RuleError(f"input 1 (paddings) must have shape [rank, 2], got {len(values)} values")
         rank = len(values) // 2
@@ -233,7 +236,7 @@ def squeeze_axes(call: OpCall, dims: Sequence[int]) -> set[int] | None:
             return None
         return {k for k, d in enumerate(dims) if d == 1}
     axes = set()
-    for a in _values(call, 1):
+    for a in int_values(call, 1):
         a = normalize_axis(a, rank)
         if dims[a] > 1:
             raise RuleError(f"cannot squeeze dimension {a} of size {dims[a]}")
@@ -247,13 +250,13 @@ def squeeze(call: OpCall) -> list[OperandInfo]:
     expect_count(call, (2,), optional=(1,))
     x = _data_input(call)
     if call.has_input(1):
-        _int_tensor(call, 1, 1, "axes")
+        int_tensor(call, 1, 1, "axes")
     else:
         expect_type(call, 1, (T.TENSOR_INT32,))
-    _same_quant_output(call, x)
+    same_quant_output(call, x)
     if x.dims is None:
         if call.has_input(1):
-            _values(call, 1)  # a non-constant axes tensor is Unsupported, as with a known rank
+            int_values(call, 1)  # a non-constant axes tensor is Unsupported, as with a known rank
         return [like(x, None)]
     axes = squeeze_axes(call, x.dims)
     if axes is None:
@@ -300,7 +303,7 @@ def strided_slice_axes(call: OpCall, dims: Sequence[int]) -> list[SliceAxis]:
     ``ClampedIndex``; size = max(ceil((end - begin) / stride), 0).  A dimension
     of unknown size (0) gets size 0 unless shrunk."""
     rank = len(dims)
-    begin, end, strides = (_values(call, i) for i in (1, 2, 3))
+    begin, end, strides = (int_values(call, i) for i in (1, 2, 3))
     for i, (values, what) in enumerate(((begin, "begin"), (end, "end"), (strides, "strides")), 1):
         _check_length(call.input(i), i, values, rank, what)
     begin_mask, end_mask, shrink_mask = (int_param(call, i) for i in (4, 5, 6))
@@ -340,14 +343,14 @@ def strided_slice(call: OpCall) -> list[OperandInfo]:
     expect_count(call, (7,))
     x = _data_input(call)
     for i, what in ((1, "begin"), (2, "end"), (3, "strides")):
-        info = _int_tensor(call, i, 1, what)
+        info = int_tensor(call, i, 1, what)
         if x.rank is not None:
-            _expect_dims(info, i, (x.rank,), what)
+            expect_dims(info, i, (x.rank,), what)
     for i in (4, 5, 6):
         expect_type(call, i, (T.INT32,))
-    _same_quant_output(call, x)
+    same_quant_output(call, x)
     if x.dims is None:
-        values = _values(call, 1)
+        values = int_values(call, 1)
         if len(values) > MAX_RANK:
             raise RuleError(f"begin implies rank {len(values)} > {MAX_RANK}")
         axes = strided_slice_axes(call, [0] * len(values))
@@ -362,7 +365,7 @@ def transpose_perm(call: OpCall, rank: int) -> list[int]:
     """The permutation (output dim k is input dim perm[k]); omitted = reversed."""
     if not call.has_input(1):
         return list(range(rank - 1, -1, -1))
-    perm = _values(call, 1)
+    perm = int_values(call, 1)
     _check_length(call.input(1), 1, perm, rank, "perm")
     if sorted(perm) != list(range(rank)):
         raise RuleError(f"perm {perm} is not a permutation of 0..{rank - 1}")
@@ -374,16 +377,16 @@ def transpose(call: OpCall) -> list[OperandInfo]:
     expect_count(call, (2,), optional=(1,))
     x = _data_input(call)
     if call.has_input(1):
-        info = _int_tensor(call, 1, 1, "perm")
+        info = int_tensor(call, 1, 1, "perm")
         if x.rank is not None:
-            _expect_dims(info, 1, (x.rank,), "perm")
+            expect_dims(info, 1, (x.rank,), "perm")
     else:
         expect_type(call, 1, (T.TENSOR_INT32,))
-    _same_quant_output(call, x)
+    same_quant_output(call, x)
     if x.dims is None:
         if not call.has_input(1):
             return [like(x, None)]
-        rank = len(_values(call, 1))
+        rank = len(int_values(call, 1))
         if rank > MAX_RANK:
             raise RuleError(f"perm implies rank {rank} > {MAX_RANK}")
         transpose_perm(call, rank)
@@ -398,7 +401,7 @@ def transpose(call: OpCall) -> list[OperandInfo]:
 def mean_axes(call: OpCall, rank: int) -> list[int]:
     """The reduced dimensions, non-negative, without repeats, in input order."""
     axes = set()
-    for a in _values(call, 1):
+    for a in int_values(call, 1):
         axes.add(normalize_axis(a, rank))
     return sorted(axes)
 
@@ -422,12 +425,28 @@ def mean(call: OpCall) -> list[OperandInfo]:
     and zero point: the lowering then requantises the mean."""
     expect_count(call, (3,))
     x = _data_input(call)
-    _int_tensor(call, 1, 1, "axes")
+    int_tensor(call, 1, 1, "axes")
     expect_type(call, 2, (T.INT32,))
     keep = keep_dims(call)
     if x.dims is None:
-        _values(call, 1)
+        int_values(call, 1)
         return [like(x, None)]
     axes = mean_axes(call, x.rank)
     return [like(x, mean_out_dims(x.dims, axes, keep))]
 
+
+
+# -- RESIZE_NEAREST_NEIGHBOR -------------------------------------------------------------------
+
+
+@rule(Op.RESIZE_NEAREST_NEIGHBOR)
+def resize_nearest_neighbor(call: OpCall) -> list[OperandInfo]:
+    """Same signature and output shape as RESIZE_BILINEAR (by size or by
+    scale, layout, align_corners, half_pixel_centers); the element gather
+    copies stored values, so a quantised output keeps the input's
+    quantisation."""
+    from nnc.dialects.rules.shape_ops import resize_bilinear
+
+    x = _data_input(call, (4,))
+    same_quant_output(call, x)
+    return resize_bilinear(call)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from nnc.dialects.rules import OpCall, OperandInfo, RuleError, T, expect_type, like, rule
-from nnc.dialects.rules.conv import int_param, scalar_param
+from nnc.dialects.rules.conv import bool_param, int_param, scalar_param
 from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
 from nnc.enums import OperationType as Op
@@ -85,4 +85,31 @@ def local_response_normalization(call: OpCall) -> list[OperandInfo]:
     for i in (2, 3, 4):
         scalar_param(call, i, (ftype,))
     _check_rank_and_axis(call, x, 5 if n == 6 else None)
+    return [like(x, x.dims)]
+
+
+@rule(Op.LOG_SOFTMAX)
+def log_softmax(call: OpCall) -> list[OperandInfo]:
+    """Inputs: float tensor, beta (the tensor's float scalar type), axis."""
+    expect_count(call, (3,))
+    x = expect_type(call, 0, FLOAT_TYPES)
+    scalar_param(call, 1, (_float_scalar_type(x.type),))
+    axis = int_param(call, 2)
+    if x.rank is not None:  # any rank >= 1 (no upper bound, unlike SOFTMAX)
+        if x.rank == 0:
+            raise RuleError("input must have rank >= 1")
+        normalize_axis(axis, x.rank)
+    return [like(x, x.dims)]
+
+
+@rule(Op.INSTANCE_NORMALIZATION)
+def instance_normalization(call: OpCall) -> list[OperandInfo]:
+    """Inputs: 4-D float tensor, gamma, beta, epsilon (float scalars), layout (BOOL)."""
+    expect_count(call, (5,))
+    x = expect_type(call, 0, FLOAT_TYPES)
+    if x.rank is not None and x.rank != 4:
+        raise RuleError(f"input must have rank 4, got {x.rank}")
+    for i in (1, 2, 3):
+        scalar_param(call, i, (_float_scalar_type(x.type),))
+    bool_param(call, 4)
     return [like(x, x.dims)]

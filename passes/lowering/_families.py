@@ -8,5 +8,7 @@ from nnc.passes.lowering import (  # noqa: F401
     pool,
     quant_elementwise,
     recurrent,
+    reduce,
     shape_ops,
+    tensor_ops,
 )

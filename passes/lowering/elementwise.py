@@ -1,5 +1,7 @@
 """Element-wise operations: broadcasting binary arithmetic with a fused
-activation, and unary activations / math.
+activation, and unary activations / math; the NNAPI 1.2/1.3 unary math and
+logic ops, MAXIMUM / MINIMUM / POW / PRELU / LOGICAL_AND / LOGICAL_OR, the
+comparisons, SELECT and CAST (one table row per op, shared builders).
 
 Quantised operands (TENSOR_QUANT8_ASYMM / _SIGNED) of ADD, SUB, MUL, RELU*,
 LOGISTIC and TANH go to :mod:`nnc.passes.lowering.quant_elementwise`; the
@@ -7,6 +9,12 @@ float and int32 paths are below."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import f32, i8, i32
+
+from nnc.dialects.rules.elementwise import CAST_IDENTITY_TYPES
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.lowering import Emitter, LoweringContext, Value, activation, lowering
@@ -55,3 +63,184 @@ def unary(ctx: LoweringContext) -> None:
         return
     fn = _UNARY[ctx.call.type]
     ctx.elementwise(ctx.output(), [ctx.input(0)], lambda e, a: fn(e, a[0]))
+
+
+# -- NNAPI 1.2 / 1.3 element-wise operations -------------------------------------------------------
+#
+# Float bodies follow Android's reference expressions (std::exp, 1.f / std::sqrt,
+# tflite's HardSwish ``x * min(6, max(0, x + 3)) / 6``); int32 ABS and NEG wrap
+# at INT32_MIN like the C++.  TENSOR_BOOL8 elements are stored as i8 0/1.
+
+
+def _abs(e: Emitter, x: Value) -> Value:
+    if e.is_float(x):
+        return e.abs(x)
+    return e.select(e.cmp("lt", x, e.like(0, x)), e.neg(x), x)
+
+
+def _hard_swish(e: Emitter, x: Value) -> Value:
+    relu6 = e.clamp(e.add(x, e.f32(3.0)), 0.0, 6.0)
+    return e.div(e.mul(x, relu6), e.f32(6.0))
+
+
+def _is_true(e: Emitter, b: Value) -> Value:
+    """An i8 TENSOR_BOOL8 element as i1 (any nonzero byte is true)."""
+    return e.cmp("ne", b, e.like(0, b))
+
+
+def _bool8(e: Emitter, c: Value) -> Value:
+    """An i1 as a stored TENSOR_BOOL8 element (0 or 1)."""
+    return e.op(arith.ExtUIOp(c, i8))
+
+
+_UNARY_V1_2: dict[Op, Callable[[Emitter, Value], Value]] = {
+    Op.ABS: _abs,
+    Op.NEG: Emitter.neg,
+    Op.EXP: Emitter.exp,
+    Op.LOG: Emitter.log,
+    Op.RSQRT: Emitter.rsqrt,
+    Op.SIN: lambda e, x: e.op(math.SinOp(x)),
+    Op.SQRT: Emitter.sqrt,
+    Op.HARD_SWISH: _hard_swish,
+    Op.LOGICAL_NOT: lambda e, x: _bool8(e, e.cmp("eq", x, e.like(0, x))),
+}
+
+
+@lowering(
+    *_UNARY_V1_2,
+    types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_BOOL8, *quant.QUANT8),
+    check=quant.check_unary_v1_2,
+)
+def unary_v1_2(ctx: LoweringContext) -> None:
+    if ctx.info(0).type in quant.QUANT8:
+        quant.hard_swish(ctx)
+        return
+    fn = _UNARY_V1_2[ctx.call.type]
+    ctx.elementwise(ctx.output(), [ctx.input(0)], lambda e, a: fn(e, a[0]))
+
+
+@lowering(Op.ELU, types=(T.TENSOR_FLOAT32,))
+def elu(ctx: LoweringContext) -> None:
+    """``max(0, x) + min(0, alpha * (exp(x) - 1))``, the spec's formula."""
+    alpha = ctx.scalar(1)
+
+    def body(e: Emitter, a: list[Value]) -> Value:
+        x = a[0]
+        neg = e.mul(e.f32(alpha), e.sub(e.exp(x), e.f32(1.0)))
+        return e.add(e.max(x, e.f32(0.0)), e.min(neg, e.f32(0.0)))
+
+    ctx.elementwise(ctx.output(), [ctx.input(0)], body)
+
+
+def _std_max(e: Emitter, a: Value, b: Value) -> Value:
+    """``std::max(a, b)``: ``(a < b) ? b : a`` (a NaN ``a`` is kept)."""
+    return e.select(e.cmp("lt", a, b), b, a)
+
+
+def _std_min(e: Emitter, a: Value, b: Value) -> Value:
+    """``std::min(a, b)``: ``(b < a) ? b : a``."""
+    return e.select(e.cmp("lt", b, a), b, a)
+
+
+def _prelu(e: Emitter, x: Value, alpha: Value) -> Value:
+    return e.select(e.cmp("ge", x, e.f32(0.0)), x, e.mul(x, alpha))
+
+
+_BINARY_V1_2: dict[Op, Callable[[Emitter, Value, Value], Value]] = {
+    Op.MAXIMUM: _std_max,
+    Op.MINIMUM: _std_min,
+    Op.POW: Emitter.pow,
+    Op.PRELU: _prelu,
+    Op.LOGICAL_AND: lambda e, a, b: _bool8(e, e.and_(_is_true(e, a), _is_true(e, b))),
+    Op.LOGICAL_OR: lambda e, a, b: _bool8(e, e.or_(_is_true(e, a), _is_true(e, b))),
+}
+
+_COMPARE_PRED = {
+    Op.EQUAL: "eq", Op.NOT_EQUAL: "ne", Op.GREATER: "gt",
+    Op.GREATER_EQUAL: "ge", Op.LESS: "lt", Op.LESS_EQUAL: "le",
+}  # fmt: skip
+
+
+@lowering(
+    *_BINARY_V1_2,
+    types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_BOOL8, *quant.QUANT8),
+    check=quant.check_binary_v1_2,
+)
+def binary_v1_2(ctx: LoweringContext) -> None:
+    if ctx.info(0).type in quant.QUANT8:
+        quant.binary_v1_2(ctx)
+        return
+    fn = _BINARY_V1_2[ctx.call.type]
+    ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], lambda e, a: fn(e, a[0], a[1]))
+
+
+@lowering(*_COMPARE_PRED, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_BOOL8, *quant.QUANT8))
+def comparison(ctx: LoweringContext) -> None:
+    """Float and int32 compare the values; TENSOR_BOOL8 the stored bytes as
+    unsigned (Android compares ``uint8_t``); quantised operands compare their
+    float32 real values ``(q - zero_point) * scale`` (see quant_elementwise)."""
+    t = ctx.info(0).type
+    pred = _COMPARE_PRED[ctx.call.type]
+    if t in quant.QUANT8:
+        a_real, b_real = quant.dequantizer(ctx.info(0)), quant.dequantizer(ctx.info(1))
+
+        def body(e: Emitter, a: list[Value]) -> Value:
+            return _bool8(e, e.cmp(pred, a_real(e, a[0]), b_real(e, a[1])))
+
+    else:
+        if t == T.TENSOR_BOOL8 and pred not in ("eq", "ne"):
+            pred = "u" + pred
+
+        def body(e: Emitter, a: list[Value]) -> Value:
+            return _bool8(e, e.cmp(pred, a[0], a[1]))
+
+    ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], body)
+
+
+@lowering(Op.SELECT, types=(T.TENSOR_BOOL8,), check=quant.check_select)
+def select(ctx: LoweringContext) -> None:
+    """``out = c ? x : y``; quantised inputs are requantised to the output's
+    scale and zero point first when theirs differ (Android's requantize)."""
+    t = ctx.info(1).type
+    if t in quant.QUANT8:
+        fx, fy = quant.requantizer(ctx.info(1), ctx.out_info()), quant.requantizer(ctx.info(2), ctx.out_info())
+    else:
+        fx = fy = lambda e, v: v  # noqa: E731
+
+    def body(e: Emitter, a: list[Value]) -> Value:
+        return e.select(_is_true(e, a[0]), fx(e, a[1]), fy(e, a[2]))
+
+    ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1), ctx.input(2)], body)
+
+
+# -- CAST ---------------------------------------------------------------------------------------------
+
+
+def _cast_element(e: Emitter, x: Value, src: T, dst: T) -> Value:
+    """Android's ``copyCast``: ``static_cast<To>(from)`` (float -> int
+    truncates toward zero, saturating here where C++ is undefined), except that
+    a TENSOR_QUANT8_ASYMM destination saturates to [0, 255] first.  Quantised
+    values are the stored integers (scale and zero point are ignored)."""
+    if src == T.TENSOR_QUANT8_ASYMM:
+        x = e.op(arith.ExtUIOp(x, i32))
+    if dst == T.TENSOR_QUANT8_ASYMM:
+        x = e.clamp(x, 0, 255)
+        if e.is_float(x):
+            x = e.to_int(x, i32)
+        return e.op(arith.TruncIOp(x, i8))
+    if dst == T.TENSOR_FLOAT32:
+        return x if e.is_float(x) else e.to_float(x, f32)
+    return e.to_int(x, i32) if e.is_float(x) else x
+
+
+@lowering(
+    Op.CAST,
+    types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, *CAST_IDENTITY_TYPES),
+    check=lambda call: "float16 output not implemented" if call.outputs[0].type == T.TENSOR_FLOAT16 else None,
+)
+def cast(ctx: LoweringContext) -> None:
+    src, dst = ctx.info(0).type, ctx.out_info().type
+    if src == dst:
+        ctx.copy(ctx.input(0), ctx.output())
+        return
+    ctx.elementwise(ctx.output(), [ctx.input(0)], lambda e, a: _cast_element(e, a[0], src, dst))

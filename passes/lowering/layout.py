@@ -16,6 +16,9 @@ the input's).  Padding writes 0 for floats and the zero point (the quantised
   in the body, like DEPTH_TO_SPACE; SPACE_TO_BATCH_ND's padded positions load
   a clamped (in-bounds) element and select the pad value instead.
 
+RESIZE_NEAREST_NEIGHBOR (float32 and quantised bytes) gathers the element
+tflite's ``GetNearestNeighbor`` picks, computed in float32 in the body.
+
 MEAN follows Android's ``meanGeneric`` (tflite ``reference_ops::Mean``): the
 input is summed in row-major order into one accumulator per output element
 (float, or int32 for quantised data), then divided by the number of reduced
@@ -29,6 +32,8 @@ its own quantisation gets the real-valued mean requantised to it
 from __future__ import annotations
 
 import math as pymath
+
+import numpy as np
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math, memref
@@ -296,3 +301,49 @@ def mean(ctx: LoweringContext) -> None:
 
     rank_out = len(oshape)
     ctx.generic(oshape, [(acc, identity_map(rank_out))], [(out, identity_map(rank_out))], finish)
+
+
+# -- RESIZE_NEAREST_NEIGHBOR --------------------------------------------------------------------
+
+
+def _nearest(e: Emitter, i: Value, in_size: int, out_size: int, align: bool, half: bool) -> Value:
+    """tflite's ``GetNearestNeighbor`` in float32: ``min(round_or_floor((i +
+    offset) * scale), in_size - 1)`` (then ``max(0, .)`` with half-pixel
+    centres), where ``scale = (in - 1) / (out - 1)`` with align_corners and
+    ``in / out`` otherwise."""
+    f = np.float32
+    if align and out_size > 1:
+        scale = f(in_size - 1) / f(out_size - 1)
+    else:
+        scale = f(in_size) / f(out_size)
+    v = e.to_float(i, f32)
+    if half:
+        v = e.add(v, e.f32(0.5))
+    v = e.mul(v, e.f32(float(scale)))
+    v = e.op(math.RoundOp(v)) if align else e.floor(v)
+    r = e.min(e.to_int(v, i32), e.i32(in_size - 1))
+    if half:
+        r = e.max(r, e.i32(0))
+    return e.index_cast(r)
+
+
+@lowering(Op.RESIZE_NEAREST_NEIGHBOR, types=DATA_TYPES)
+def resize_nearest_neighbor(ctx: LoweringContext) -> None:
+    x, out = ctx.input(0), ctx.output()
+    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    if not all(oshape) or not all(ishape):
+        return
+    n = len(ctx.call.inputs)
+    nchw = _layout(ctx, 3) if n > 3 else False
+    align = bool(ctx.scalar(4, False)) if n > 4 else False
+    half = bool(ctx.scalar(5, False)) if n > 5 else False
+    _, in_h, in_w, _ = _split_idx(ishape, nchw)
+    _, out_h, out_w, _ = _split_idx(oshape, nchw)
+
+    def body(e: Emitter, args: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
+        b, oy, ox, c = _split_idx(idx, nchw)
+        iy = _nearest(e, oy, in_h, out_h, align, half)
+        ix = _nearest(e, ox, in_w, out_w, align, half)
+        return [e.load(x, _join(b, iy, ix, c, nchw))]
+
+    ctx.generic(oshape, [], [(out, identity_map(4))], body)

@@ -14,6 +14,9 @@ variants.
 * LOCAL_RESPONSE_NORMALIZATION: out = x * pow(bias + alpha * s, -beta) with s
   the sum of squares over [c - radius, c + radius] clipped to the axis
   (Android's ``localResponseNormFloat32Impl`` / TFLite).
+* LOG_SOFTMAX (float32): out = (x - m) * beta - log(sum_axis(exp((x - m) * beta)))
+* INSTANCE_NORMALIZATION (float32): per batch and channel,
+  out = (x - mean) * gamma / sqrt(var + epsilon) + beta over the spatial dims.
 
 Quantised forms follow Android's integer-only CPU kernels bit for bit (gemmlowp
 fixed point, see :mod:`nnc.passes.lowering.quant`):
@@ -429,3 +432,73 @@ def l2_normalization_quant(ctx: LoweringContext) -> None:
         return [q.store_q(e, r, t)]
 
     ctx.generic(shape, [(x, full), (mult_buf, red), (shift_buf, red)], [(out, full)], body)
+
+
+# -- LOG_SOFTMAX, INSTANCE_NORMALIZATION (NNAPI 1.2, float32) -----------------------------------
+
+
+@lowering(Op.LOG_SOFTMAX, types=(T.TENSOR_FLOAT32,))
+def log_softmax(ctx: LoweringContext) -> None:
+    """Android's LogSoftmax: ``(x - max) * beta - log(sum(exp((x - max) * beta)))``
+    along the axis."""
+    x, out = ctx.input(0), ctx.output()
+    beta = float(ctx.scalar(1))
+    axis = axis_param(ctx, 2)
+    shape = ctx.shape(x)
+    if not all(shape):
+        return
+    rank = len(shape)
+    full, red = identity_map(rank), reduced_map(rank, axis)
+    mx = reduce_axis(ctx, x, axis, FLOAT_LOWEST, Emitter.max)
+    total = ctx.alloc(reduced_shape(shape, axis), f32)
+    ctx.fill(total, 0.0)
+    ctx.generic(shape, [(x, full), (mx, red)], [(total, red)],
+                lambda e, a, idx: [e.add(a[2], _scaled_exp(e, a[0], a[1], beta))], reduction_dims=(axis,))  # fmt: skip
+
+    def body(e: Emitter, a: Sequence[Value], idx) -> list[Value]:
+        v, m, s, _ = a
+        d = e.sub(v, m)
+        if beta != 1.0:
+            d = e.mul(d, e.f32(beta))
+        return [e.sub(d, e.log(s))]
+
+    ctx.generic(shape, [(x, full), (mx, red), (total, red)], [(out, full)], body)
+
+
+@lowering(Op.INSTANCE_NORMALIZATION, types=(T.TENSOR_FLOAT32,))
+def instance_normalization(ctx: LoweringContext) -> None:
+    """Android's InstanceNormalization per (batch, channel):
+    ``mean = sum / n``, ``var = sum((x - mean)^2) / n``,
+    ``out = (x - mean) * gamma / sqrt(var + epsilon) + beta``."""
+    x, out = ctx.input(0), ctx.output()
+    gamma, beta, eps = (float(ctx.scalar(i)) for i in (1, 2, 3))
+    nchw = bool(ctx.scalar(4))
+    shape = ctx.shape(x)
+    if not all(shape):
+        return
+    spatial = (2, 3) if nchw else (1, 2)
+    n = shape[spatial[0]] * shape[spatial[1]]
+    full = identity_map(4)
+    red = affine_map(4, lambda *d: [0 if k in spatial else d[k] for k in range(4)])
+    rshape = [1 if k in spatial else s for k, s in enumerate(shape)]
+    total = ctx.alloc(rshape, f32)
+    ctx.fill(total, 0.0)
+    ctx.generic(shape, [(x, full)], [(total, red)], lambda e, a, idx: [e.add(a[1], a[0])], reduction_dims=spatial)
+    mean = ctx.alloc(rshape, f32)
+    ctx.elementwise(mean, [total], lambda e, a: e.div(a[0], e.f32(float(n))))
+    sq = ctx.alloc(rshape, f32)
+    ctx.fill(sq, 0.0)
+
+    def sq_diff(e: Emitter, a: Sequence[Value], idx) -> list[Value]:
+        d = e.sub(a[0], a[1])
+        return [e.add(a[2], e.mul(d, d))]
+
+    ctx.generic(shape, [(x, full), (mean, red)], [(sq, red)], sq_diff, reduction_dims=spatial)
+    # sigma = sqrt(var + epsilon), in place of the squared-difference sums
+    ctx.elementwise(sq, [sq], lambda e, a: e.sqrt(e.add(e.div(a[0], e.f32(float(n))), e.f32(eps))))
+
+    def normalize(e: Emitter, a: Sequence[Value], idx) -> list[Value]:
+        v, m, sigma, _ = a
+        return [e.add(e.div(e.mul(e.sub(v, m), e.f32(gamma)), sigma), e.f32(beta))]
+
+    ctx.generic(shape, [(x, full), (mean, red), (sq, red)], [(out, full)], normalize)

@@ -7,6 +7,12 @@ float <-> quant conversions, with Android's integer-only reference arithmetic
   quantised domain.
 * RELU / RELU1 / RELU6 / LOGISTIC / TANH: :func:`unary`.  LOGISTIC and TANH
   evaluate gemmlowp's fixed-point logistic/tanh inline on each element.
+* Comparisons compare float32 real values; MAXIMUM / MINIMUM and SELECT
+  requantise their inputs to the output like Android's ``requantize<T>``
+  (double arithmetic, std::round); PRELU uses tflite-style fixed point
+  (two QuantizeMultiplier multipliers); HARD_SWISH is tflite's int16
+  fixed-point reference kernel with the parameters of Android's
+  ``hardSwishQuant``.
 * DEQUANTIZE (every 8-bit quantised type -> float32) and QUANTIZE
   (float32 -> QUANT8_ASYMM / _SIGNED, rounding half away from zero) register
   here.
@@ -18,10 +24,12 @@ is reported by the ``check`` hooks as unsupported instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import f32, f64, i32
 
 from nnc.dialects.rules import OpCall
 from nnc.enums import FuseCode
@@ -213,5 +221,198 @@ def quantize(ctx: LoweringContext) -> None:
         lo = e.f32(float(qmin))
         v = e.select(e.cmp("lt", lo, v), v, lo)  # std::max<float>(qmin, v)
         return e.op(arith.TruncIOp(e.to_int(v, i32), q.STORAGE[t]))
+
+    ctx.elementwise(ctx.output(), [ctx.input(0)], body)
+
+
+# -- NNAPI 1.2 / 1.3: comparisons, MAXIMUM / MINIMUM, PRELU, SELECT, HARD_SWISH ----------------------
+
+
+def dequantizer(info) -> Callable[[Emitter, Value], Value]:
+    """Android's real value of a stored element in float32:
+    ``(q - zero_point) * scale`` (an int difference times a float)."""
+    t, scale, zp = info.type, q.f32(info.scale), info.zero_point
+
+    def real(e: Emitter, v: Value) -> Value:
+        return e.mul(e.to_float(e.sub(q.load_q(e, v, t), e.i32(zp)), f32), e.f32(scale))
+
+    return real
+
+
+def requantizer(src, dst) -> Callable[[Emitter, Value], Value]:
+    """Android's ``requantize<T>(value, oldShape, newShape)`` (OperationsUtils.h):
+    ``d = double((q - zp_old) * scale_old) / scale_new + zp_new``, saturated to
+    the type's range, else ``std::round(d)`` (half away from zero).  The
+    identity when the quantisations are equal (the round trip is exact)."""
+    t = src.type
+    if (q.f32(src.scale), src.zero_point) == (q.f32(dst.scale), dst.zero_point):
+        return lambda e, v: v
+    real = dequantizer(src)
+    qmin, qmax = q.QRANGE[t]
+    new_scale, new_zp = float(q.f32(dst.scale)), float(dst.zero_point)
+
+    def requant(e: Emitter, v: Value) -> Value:
+        d = e.op(arith.ExtFOp(real(e, v), f64))
+        d = e.add(e.div(d, e.const(new_scale, f64)), e.const(new_zp, f64))
+        lo, hi = e.const(float(qmin), f64), e.const(float(qmax), f64)
+        d = e.select(e.cmp("lt", d, lo), lo, e.select(e.cmp("gt", d, hi), hi, d))
+        whole = e.op(math.TruncOp(d))
+        half = e.cmp("ge", e.abs(e.sub(d, whole)), e.const(0.5, f64))
+        step = e.select(e.cmp("lt", d, e.const(0.0, f64)), e.const(-1.0, f64), e.const(1.0, f64))
+        r = e.select(half, e.add(whole, step), whole)
+        return q.store_q(e, e.to_int(r, i32), t, saturate=False)
+
+    return requant
+
+
+@dataclass(frozen=True)
+class _PReluParams:
+    """Android's ``prelu::evalQuant8`` multipliers (QuantizeMultiplier)."""
+
+    pos: tuple[int, int]
+    neg: tuple[int, int]
+
+
+def _prelu_params(call: OpCall) -> _PReluParams:
+    a, b, out = call.inputs[0], call.inputs[1], call.outputs[0]
+    sa, sb, so = np.float32(a.scale), np.float32(b.scale), np.float32(out.scale)
+    product = float(sa * sb)  # float product, widened to double
+    return _PReluParams(q.quantize_multiplier(float(sa / so)), q.quantize_multiplier(product / float(so)))
+
+
+def check_binary_v1_2(call: OpCall) -> str | None:
+    if call.inputs[0].type not in QUANT8:
+        return None
+    if call.type == Op.PRELU:
+        try:
+            _prelu_params(call)
+        except q.QuantError as e:
+            return f"quantised PRELU: {e}"
+    return None
+
+
+def binary_v1_2(ctx: LoweringContext) -> None:
+    """Quantised MAXIMUM / MINIMUM (both inputs requantised to the output,
+    then std::max / std::min) and PRELU (tflite-style fixed point:
+    ``zp_out + MBQM(x, pos)`` for ``x = q - zp_in >= 0``, else
+    ``zp_out + MBQM(x * (alpha - zp_alpha), neg)``, saturated)."""
+    a, b, out = ctx.info(0), ctx.info(1), ctx.out_info()
+    t = a.type
+    if ctx.call.type in (Op.MAXIMUM, Op.MINIMUM):
+        fa, fb = requantizer(a, out), requantizer(b, out)
+        pick = "gt" if ctx.call.type == Op.MAXIMUM else "lt"
+        unsigned = q.is_unsigned(t)
+
+        def body(e: Emitter, v: list[Value]) -> Value:
+            x, y = fa(e, v[0]), fb(e, v[1])
+            # std::max(x, y) = x < y ? y : x;  std::min(x, y) = y < x ? y : x
+            better = e.cmp(("u" if unsigned else "") + pick, y, x)
+            return e.select(better, y, x)
+
+    else:
+        p = _prelu_params(ctx.call)
+
+        def body(e: Emitter, v: list[Value]) -> Value:
+            ops = q.IR(e)
+            x = e.sub(q.load_q(e, v[0], t), e.i32(a.zero_point))
+            alpha = e.sub(q.load_q(e, v[1], t), e.i32(b.zero_point))
+            pos = q.mbqm(ops, x, *p.pos)
+            neg = q.mbqm(ops, e.mul(x, alpha), *p.neg)
+            r = e.select(e.cmp("ge", x, e.i32(0)), pos, neg)
+            return q.store_q(e, e.add(r, e.i32(out.zero_point)), t)
+
+    ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], body)
+
+
+def check_select(call: OpCall) -> str | None:
+    t = call.inputs[1].type
+    if t not in (T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8):
+        return f"operand type {t.name} not implemented for SELECT"
+    return None
+
+
+# HARD_SWISH: tflite reference_ops::HardSwish on int16 fixed point, with the
+# parameters of Android's hardSwishQuant (Activation.cpp).
+
+
+@dataclass(frozen=True)
+class _HardSwishParams:
+    out_m16: int
+    out_exp: int
+    relu_m16: int
+    relu_exp: int
+
+
+def _down_scale_int16(m: int) -> int:
+    """tflite ``DownScaleInt32ToInt16Multiplier``."""
+    if m >= q.INT32_MAX - (1 << 15):
+        return 2**15 - 1
+    return (m + (1 << 15)) >> 16
+
+
+def _hard_swish_params(call: OpCall) -> _HardSwishParams:
+    x, out = call.inputs[0], call.outputs[0]
+    hires = np.float32(1.0 / 128.0) * np.float32(x.scale)
+    out_m, out_exp = q.quantize_multiplier(float(hires / np.float32(out.scale)))
+    if out_exp > 0:
+        raise q.QuantError(f"output multiplier exponent {out_exp} > 0 (input scale too large for the output's)")
+    relu_m, relu_exp = q.quantize_multiplier(float(hires / np.float32(3.0 / 32768.0)))
+    return _HardSwishParams(_down_scale_int16(out_m), out_exp, _down_scale_int16(relu_m), relu_exp)
+
+
+def check_unary_v1_2(call: OpCall) -> str | None:
+    if call.inputs[0].type not in QUANT8:
+        return None
+    if call.type != Op.HARD_SWISH:
+        return f"{call.type.name} has no quantised form"
+    try:
+        _hard_swish_params(call)
+    except q.QuantError as e:
+        return f"quantised HARD_SWISH: {e}"
+    return None
+
+
+def _srdhm16(e: Emitter, a: Value, b: Value, rounding: bool) -> Value:
+    """gemmlowp's int16 ``SaturatingRoundingDoublingHighMul`` (or tflite's
+    non-rounding ``SaturatingDoublingHighMul``) on i32-held int16 values:
+    ``(a*b + nudge) / 2^15`` truncated toward zero, INT16_MIN^2 -> INT16_MAX."""
+    ab = e.mul(a, b)
+    if rounding:
+        nudge = e.select(e.cmp("ge", ab, e.i32(0)), e.i32(1 << 14), e.i32(1 - (1 << 14)))
+        ab = e.add(ab, nudge)
+    r = e.op(arith.DivSIOp(ab, e.i32(1 << 15)))
+    lo = e.i32(-(1 << 15))
+    overflow = e.and_(e.cmp("eq", a, lo), e.cmp("eq", b, lo))
+    return e.select(overflow, e.i32((1 << 15) - 1), r)
+
+
+def _shl16(e: Emitter, x: Value, n: int) -> Value:
+    """gemmlowp ``ShiftLeft(int16, n)``: saturating."""
+    return e.clamp(e.mul(x, e.i32(1 << n)), -(1 << 15), (1 << 15) - 1)
+
+
+def hard_swish(ctx: LoweringContext) -> None:
+    """Quantised HARD_SWISH, bit-exact with tflite's reference kernel."""
+    p = _hard_swish_params(ctx.call)
+    t, ot = ctx.info(0).type, ctx.out_info().type
+    in_zp, out_zp = ctx.info(0).zero_point, ctx.out_info().zero_point
+
+    def body(e: Emitter, a: list[Value]) -> Value:
+        ops = q.IR(e)
+        x = e.sub(q.load_q(e, a[0], t), e.i32(in_zp))
+        hires = e.mul(x, e.i32(1 << 7))
+        pre_out = _srdhm16(e, hires, e.i32(p.out_m16), rounding=True)
+        r = hires
+        if p.relu_exp > 0:
+            r = _shl16(e, r, p.relu_exp - 1)
+        r = _srdhm16(e, r, e.i32(p.relu_m16), rounding=True)
+        if p.relu_exp > 0:
+            r = _shl16(e, r, 1)
+        if p.relu_exp < 0:
+            r = ops.rdbpot(r, -p.relu_exp)
+        r = e.op(arith.ShRSIOp(e.add(r, e.i32(1 << 15)), e.i32(1)))
+        y = _srdhm16(e, r, pre_out, rounding=False)
+        y = ops.rdbpot(y, -p.out_exp)
+        return q.store_q(e, e.add(y, e.i32(out_zp)), ot)
 
     ctx.elementwise(ctx.output(), [ctx.input(0)], body)

@@ -1,0 +1,74 @@
+"""Rules for the NNAPI 1.2 reductions: ARGMAX / ARGMIN (index of the
+extreme along one axis) and REDUCE_SUM / PROD / MAX / MIN / ANY / ALL (over a
+list of axes, with a BOOL keep_dims).
+
+Output shapes follow Android's ``argMinMaxPrepare`` (the axis removed; a 1-D
+input gives [1]) and ``reduce::prepare`` (like MEAN: reducing every dimension
+without keep_dims gives [1]).  REDUCE_MAX / MIN of quantised data compare the
+stored integers, so the output keeps the input's quantisation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from nnc.dialects.rules import OpCall, OperandInfo, RuleError, T, expect_type, like, rule
+from nnc.dialects.rules.conv import bool_param, int_param
+from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
+from nnc.dialects.rules.layout import int_tensor, int_values, mean_axes, mean_out_dims, same_quant_output
+from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
+from nnc.enums import OperationType as Op
+
+ARG_TYPES = (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8)
+
+
+@rule(Op.ARGMAX, Op.ARGMIN)
+def arg_min_max(call: OpCall) -> list[OperandInfo]:
+    """input (rank >= 1), axis (INT32 in [-rank, rank)) -> TENSOR_INT32."""
+    expect_count(call, (2,))
+    x = expect_type(call, 0, ARG_TYPES)
+    axis = int_param(call, 1)
+    out = replace(like(x, None, T.TENSOR_INT32), scale=0.0, zero_point=0, channel_quant=None)
+    if x.dims is None:
+        return [out]
+    if x.rank == 0:
+        raise RuleError("input must have rank >= 1")
+    axis = normalize_axis(axis, x.rank)
+    dims = [d for k, d in enumerate(x.dims) if k != axis] or [1]
+    return [out.with_dims(dims)]
+
+
+#: input types of each REDUCE_* operation
+REDUCE_TYPES: dict[Op, tuple[T, ...]] = {
+    Op.REDUCE_SUM: FLOAT_TYPES,
+    Op.REDUCE_PROD: FLOAT_TYPES,
+    Op.REDUCE_MAX: (*FLOAT_TYPES, *QUANT8),
+    Op.REDUCE_MIN: (*FLOAT_TYPES, *QUANT8),
+    Op.REDUCE_ANY: (T.TENSOR_BOOL8,),
+    Op.REDUCE_ALL: (T.TENSOR_BOOL8,),
+}
+
+
+def reduce_axes(call: OpCall, rank: int) -> list[int]:
+    """The reduced dimensions (sorted, non-negative, no repeats)."""
+    return mean_axes(call, rank)
+
+
+def reduce_keep_dims(call: OpCall) -> bool:
+    return bool_param(call, 2)
+
+
+@rule(*REDUCE_TYPES)
+def reduce(call: OpCall) -> list[OperandInfo]:
+    """input (rank 1..4), axes (1-D TENSOR_INT32), keep_dims (BOOL)."""
+    expect_count(call, (3,))
+    x = expect_type(call, 0, REDUCE_TYPES[call.type])
+    if x.rank is not None and not 1 <= x.rank <= 4:
+        raise RuleError(f"input must have rank 1 to 4, got {x.rank}")
+    int_tensor(call, 1, 1, "axes")
+    keep = reduce_keep_dims(call)
+    same_quant_output(call, x)
+    if x.dims is None:
+        int_values(call, 1)
+        return [like(x, None)]
+    return [like(x, mean_out_dims(x.dims, reduce_axes(call, x.rank), keep))]

@@ -1,0 +1,130 @@
+"""ARGMAX / ARGMIN and REDUCE_SUM / PROD / MAX / MIN / ANY / ALL.
+
+Each is one reduction ``linalg.generic`` over the input's iteration space
+whose output map drops (or pins to 0, with keep_dims) the reduced dimensions,
+so elements are combined in row-major order like Android's loops.
+
+* ARGMAX / ARGMIN (Android's ``argMinMaxImpl``): the running extreme starts
+  at the element with index 0 along the axis and is replaced only by a
+  strictly greater (smaller) element, so ties keep the first index.  Stored
+  quantised integers are compared directly (unsigned for QUANT8_ASYMM).
+* REDUCE_* (tflite's ``ReduceGeneric`` as Android runs it): the accumulator
+  starts at 0 / 1 / lowest / highest / false / true and takes
+  ``(in > acc) ? in : acc`` for MAX (``<`` for MIN).  TENSOR_BOOL8 is i8 0/1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import i32
+from xdsl.ir.affine import AffineExpr
+
+from nnc.dialects.rules.reduce import reduce_axes, reduce_keep_dims
+from nnc.enums import OperandType as T
+from nnc.enums import OperationType as Op
+from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering
+from nnc.passes.lowering import quant as q
+
+#: types whose stored integers compare unsigned
+_UNSIGNED = {T.TENSOR_QUANT8_ASYMM, T.TENSOR_BOOL8}
+
+
+def _pred(t: T, base: str) -> str:
+    """``gt``/``lt`` as the comparison of ``t``'s stored elements."""
+    return ("u" + base) if t in _UNSIGNED else base
+
+
+def _projection(rank: int, axes: Sequence[int], keep: bool):
+    def project(*d: AffineExpr) -> list:
+        if keep:
+            return [0 if k in axes else d[k] for k in range(rank)]
+        return [d[k] for k in range(rank) if k not in axes] or [0]
+
+    return affine_map(rank, project)
+
+
+@lowering(Op.ARGMAX, Op.ARGMIN, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8))
+def arg_min_max(ctx: LoweringContext) -> None:
+    x, out = ctx.input(0), ctx.output()
+    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    rank = len(ishape)
+    axis = ctx.scalar(1) % rank
+    if not all(ishape):
+        return
+    t = ctx.info(0).type
+    pred = _pred(t, "gt" if ctx.call.type == Op.ARGMAX else "lt")
+    elem = x.type.element_type  # type: ignore[attr-defined]
+    acc_shape = [d for k, d in enumerate(ishape) if k != axis] or [1]
+    acc = ctx.alloc(acc_shape, elem)
+    flat_out = ctx.reshaped(out, acc_shape)
+    reduce_map = _projection(rank, [axis], keep=False)
+    # Seed with the element at index 0 along the axis.
+    first = affine_map(len(acc_shape), lambda *d: [*d[:axis], 0, *d[axis:]] if rank > 1 else [0])
+    ctx.generic(acc_shape, [(x, first)], [(acc, identity_map(len(acc_shape)))], lambda e, a, idx: [a[0]])
+    ctx.fill(flat_out, 0)
+
+    def body(e: Emitter, a: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
+        v, best, best_i = a
+        better = e.cmp(pred, v, best)
+        i = e.index_cast(idx[axis], i32)
+        return [e.select(better, v, best), e.select(better, i, best_i)]
+
+    ctx.generic(ishape, [(x, identity_map(rank))], [(acc, reduce_map), (flat_out, reduce_map)], body,
+                reduction_dims=[axis])  # fmt: skip
+
+
+def _init(t: T, op: Op) -> float | int:
+    """The accumulator's starting value (tflite's ReduceGeneric init values)."""
+    if op == Op.REDUCE_SUM:
+        return 0.0
+    if op == Op.REDUCE_PROD:
+        return 1.0
+    if op == Op.REDUCE_ANY:
+        return 0
+    if op == Op.REDUCE_ALL:
+        return 1
+    if t == T.TENSOR_FLOAT32:
+        lim = float(np.finfo(np.float32).max)
+    else:
+        lo, hi = q.QRANGE[t]
+        lim = hi if op == Op.REDUCE_MIN else lo
+        # the i8 storage of a QUANT8_ASYMM value v >= 128 is v - 256
+        return lim - 256 if lim > 127 else lim
+    return -lim if op == Op.REDUCE_MAX else lim
+
+
+def _combine(t: T, op: Op) -> Callable[[Emitter, Value, Value], Value]:
+    """``acc' = f(acc, in)``."""
+    if op == Op.REDUCE_SUM:
+        return lambda e, acc, v: e.add(acc, v)
+    if op == Op.REDUCE_PROD:
+        return lambda e, acc, v: e.mul(acc, v)
+    if op == Op.REDUCE_ANY:
+        return lambda e, acc, v: e.select(e.cmp("ne", v, e.like(0, v)), e.like(1, v), acc)
+    if op == Op.REDUCE_ALL:
+        return lambda e, acc, v: e.select(e.cmp("eq", v, e.like(0, v)), e.like(0, v), acc)
+    pred = _pred(t, "gt" if op == Op.REDUCE_MAX else "lt")
+    return lambda e, acc, v: e.select(e.cmp(pred, v, acc), v, acc)
+
+
+@lowering(
+    Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REDUCE_ANY, Op.REDUCE_ALL,
+    types=(T.TENSOR_FLOAT32, T.TENSOR_BOOL8, *QUANT8),
+)  # fmt: skip
+def reduce(ctx: LoweringContext) -> None:
+    x, out = ctx.input(0), ctx.output()
+    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    rank = len(ishape)
+    axes = reduce_axes(ctx.call, rank)
+    keep = reduce_keep_dims(ctx.call)
+    if not all(oshape):
+        return
+    t, op = ctx.info(0).type, ctx.call.type
+    ctx.fill(out, _init(t, op))
+    if not all(ishape):
+        return
+    fn = _combine(t, op)
+    ctx.generic(ishape, [(x, identity_map(rank))], [(out, _projection(rank, axes, keep))],
+                lambda e, a, idx: [fn(e, a[1], a[0])], reduction_dims=axes)  # fmt: skip

@@ -1,0 +1,185 @@
+"""NNAPI 1.2+ tensor-construction and data-movement operations: SLICE, SPLIT,
+TILE, EXPAND_DIMS, PAD_V2, MIRROR_PAD, REVERSE, CHANNEL_SHUFFLE, PACK, FILL.
+
+None of them looks at element values, so one lowering serves float32, int32
+and the 8-bit quantised types (bytes copied; the rules keep the output's
+quantisation equal to the input's).
+
+* SLICE and SPLIT copy static ``memref.subview`` windows of the input; PACK
+  copies each input into its window of the output, PAD_V2 fills the output
+  with the pad value and copies the input into a window of it.
+* EXPAND_DIMS copies between 1-D views (the element order is unchanged).
+* TILE, MIRROR_PAD, REVERSE and CHANNEL_SHUFFLE are gathers: a generic over
+  the output computes the input coordinates from ``linalg.index`` in its body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, memref
+
+from nnc.dialects.rules.layout import paddings_of
+from nnc.dialects.rules.tensor_ops import reverse_axis, slice_bounds
+from nnc.enums import OperandType as T
+from nnc.enums import OperationType as Op
+from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, identity_map, lowering
+
+#: element types moved as stored (float16 is rejected before lowering)
+DATA_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8)
+
+
+def _window(ctx: LoweringContext, buf: Value, offsets: Sequence[int], sizes: Sequence[int]) -> Value:
+    """A static unit-stride subview of ``buf``."""
+    view = memref.SubviewOp.from_static_parameters(buf, buf.type, list(offsets), list(sizes), [1] * len(sizes))
+    ctx.builder.insert(view)
+    return view.result
+
+
+def _gather(
+    ctx: LoweringContext, coords: Callable[[Emitter, Sequence[Value]], Sequence[Value]]
+) -> None:
+    """``out[idx] = in[coords(idx)]`` over the whole output."""
+    x, out = ctx.input(0), ctx.output()
+    oshape = ctx.shape(out)
+    if not all(oshape) or not all(ctx.shape(x)):
+        return
+    ctx.generic(oshape, [], [(out, identity_map(len(oshape)))], lambda e, a, idx: [e.load(x, coords(e, idx))])
+
+
+# -- SLICE, SPLIT, EXPAND_DIMS, PACK -----------------------------------------------------------
+
+
+@lowering(Op.SLICE, types=DATA_TYPES)
+def slice_(ctx: LoweringContext) -> None:
+    x, out = ctx.input(0), ctx.output()
+    bounds = slice_bounds(ctx.call, ctx.shape(x))
+    if all(ctx.shape(out)):
+        ctx.copy(_window(ctx, x, [b for b, _ in bounds], [s for _, s in bounds]), out)
+
+
+@lowering(Op.SPLIT, types=DATA_TYPES)
+def split(ctx: LoweringContext) -> None:
+    x = ctx.input(0)
+    shape = ctx.shape(x)
+    axis = ctx.scalar(1) % len(shape)
+    for i, out in enumerate(ctx.outputs):
+        oshape = ctx.shape(out)
+        if all(oshape):
+            offsets = [i * oshape[axis] if k == axis else 0 for k in range(len(shape))]
+            ctx.copy(_window(ctx, x, offsets, oshape), out)
+
+
+@lowering(Op.EXPAND_DIMS, types=DATA_TYPES)
+def expand_dims(ctx: LoweringContext) -> None:
+    if all(ctx.shape(ctx.output())):
+        ctx.copy(ctx.flat(ctx.input(0)), ctx.flat(ctx.output()))
+
+
+@lowering(Op.PACK, types=(T.INT32,), check=lambda call: None if call.inputs[1].type in DATA_TYPES
+          else f"operand type {call.inputs[1].type.name} not implemented for PACK")  # fmt: skip
+def pack(ctx: LoweringContext) -> None:
+    """Input i (after the axis) is the output's slice i along ``axis``."""
+    out = ctx.output()
+    oshape = ctx.shape(out)
+    if not all(oshape):
+        return
+    axis = ctx.scalar(0) % len(oshape)
+    sizes = [1 if k == axis else d for k, d in enumerate(oshape)]
+    for i in range(1, len(ctx.inputs)):
+        offsets = [i - 1 if k == axis else 0 for k in range(len(oshape))]
+        ctx.copy(ctx.reshaped(ctx.input(i), sizes), _window(ctx, out, offsets, sizes))
+
+
+# -- PAD_V2, MIRROR_PAD -------------------------------------------------------------------------
+
+
+def _stored(value: int, t: T) -> int:
+    """A quantised pad value as its i8 storage (QUANT8_ASYMM 128..255 wrap)."""
+    return value - 256 if t == T.TENSOR_QUANT8_ASYMM and value > 127 else value
+
+
+@lowering(Op.PAD_V2, types=(T.TENSOR_FLOAT32, *QUANT8))
+def pad_v2(ctx: LoweringContext) -> None:
+    x, out = ctx.input(0), ctx.output()
+    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    pairs = paddings_of(ctx.call, 1, len(ishape), "paddings")
+    if not all(oshape):
+        return
+    t = ctx.info(0).type
+    value = ctx.scalar(2)
+    ctx.fill(out, _stored(value, t) if t in QUANT8 else value)
+    if all(ishape):
+        ctx.copy(x, _window(ctx, out, [b for b, _ in pairs], ishape))
+
+
+@lowering(Op.MIRROR_PAD, types=DATA_TYPES)
+def mirror_pad(ctx: LoweringContext) -> None:
+    """Input coordinate of output index o along a dimension of size d padded by
+    ``before``: ``j = o - before``, reflected at both ends: REFLECT (mode 0)
+    ``-j`` / ``2d - 2 - j``, SYMMETRIC (mode 1) ``-j - 1`` / ``2d - 1 - j``."""
+    ishape = ctx.shape(ctx.input(0))
+    pairs = paddings_of(ctx.call, 1, len(ishape), "paddings")
+    edge = 1 if ctx.scalar(2) == 0 else 0
+
+    def coords(e: Emitter, idx: Sequence[Value]) -> list[Value]:
+        out = []
+        for o, d, (before, _) in zip(idx, ishape, pairs):
+            j = e.sub(o, e.index(before)) if before else o
+            low = e.sub(e.index(-1 + edge), j)
+            high = e.sub(e.index(2 * d - 1 - edge), j)
+            j = e.select(e.cmp("lt", j, e.index(0)), low, j)
+            out.append(e.select(e.cmp("ge", j, e.index(d)), high, j))
+        return out
+
+    _gather(ctx, coords)
+
+
+# -- TILE, REVERSE, CHANNEL_SHUFFLE ---------------------------------------------------------------
+
+
+def _rem(e: Emitter, a: Value, n: int) -> Value:
+    return e.op(arith.RemUIOp(a, e.index(n)))
+
+
+def _div(e: Emitter, a: Value, n: int) -> Value:
+    return e.op(arith.DivUIOp(a, e.index(n)))
+
+
+@lowering(Op.TILE, types=DATA_TYPES)
+def tile(ctx: LoweringContext) -> None:
+    """``out[i] = in[i % in.shape]`` per dimension."""
+    oshape, ishape = ctx.shape(ctx.output()), ctx.shape(ctx.input(0))
+    _gather(ctx, lambda e, idx: [i if d == o else _rem(e, i, d) for i, d, o in zip(idx, ishape, oshape)])
+
+
+@lowering(Op.REVERSE, types=DATA_TYPES)
+def reverse(ctx: LoweringContext) -> None:
+    ishape = ctx.shape(ctx.input(0))
+    axis = reverse_axis(ctx.call, len(ishape))
+    _gather(ctx, lambda e, idx: [e.sub(e.index(ishape[k] - 1), i) if k == axis else i
+                                 for k, i in enumerate(idx)])  # fmt: skip
+
+
+@lowering(Op.CHANNEL_SHUFFLE, types=(T.TENSOR_FLOAT32, *QUANT8))
+def channel_shuffle(ctx: LoweringContext) -> None:
+    """Output channel ``c = k * G + g`` reads input channel ``g * (C / G) + k``."""
+    ishape = ctx.shape(ctx.input(0))
+    groups = ctx.scalar(1)
+    axis = ctx.scalar(2) % len(ishape)
+    group_size = ishape[axis] // groups
+
+    def coords(e: Emitter, idx: Sequence[Value]) -> list[Value]:
+        c = idx[axis]
+        src = e.add(e.mul(_rem(e, c, groups), e.index(group_size)), _div(e, c, groups))
+        return [src if k == axis else i for k, i in enumerate(idx)]
+
+    _gather(ctx, coords)
+
+
+# -- FILL -------------------------------------------------------------------------------------------
+
+
+@lowering(Op.FILL, types=(T.TENSOR_INT32,))
+def fill(ctx: LoweringContext) -> None:
+    ctx.fill(ctx.output(), ctx.scalar(1))
