@@ -45,9 +45,10 @@ compiled, before the native call and after it, and a missed one is
 MISSED_DEADLINE_TRANSIENT (a running native call is not interrupted; its
 outputs are then undefined).  Timing and timeouts need a compilation made for
 exactly one device (``Compilation.for_devices(model, [device])``), as in
-NNAPI.  :meth:`~Execution.set_loop_timeout` bounds WHILE loops (default 2 s,
-values above 15 s are lowered to 15 s); nnc does not compile WHILE yet, so it
-never fires today.
+NNAPI.  :meth:`~Execution.set_loop_timeout` bounds each WHILE loop (default
+2 s, values above 15 s are lowered to 15 s): the compiled loop reads the
+monotonic clock every iteration, stops once it has run longer, and the
+computation fails with MISSED_DEADLINE_TRANSIENT (C149, C151).
 
 Thread safety (C7): executions of one compilation may run on any number of
 threads at once (each native call gets its own scratch memory, see
@@ -770,15 +771,12 @@ class Execution:
         arena = burst._arena(exe) if burst is not None else None
         t1 = time.perf_counter_ns()
         try:
-            status = exe.run(ins, outs, arena)
+            status = exe.run(ins, outs, arena, self._loop_timeout_ns)
         except MemoryError:
             raise OutOfMemoryError(fn, "cannot allocate the execution's working memory") from None
         t2 = time.perf_counter_ns()
         if status:
-            k = status - 1
-            op = self.model.operations[k] if k < len(self.model.operations) else None
-            name = OperationType(op.type).name if op is not None else "?"
-            raise OpFailedError(fn, f"operation {k} ({name}): invalid input data (e.g. an index out of range)")
+            self._raise_status(fn, status)
         self._check_deadline(fn, deadline, "before the computation ended")
         t3 = time.perf_counter_ns()
         durations: dict[DurationCode, int] = {}
@@ -787,6 +785,20 @@ class Execution:
             durations = {DurationCode.ON_HARDWARE: hw, DurationCode.IN_DRIVER: driver,
                          DurationCode.FENCED_ON_HARDWARE: hw, DurationCode.FENCED_IN_DRIVER: driver}  # fmt: skip
         return _Outcome(None, shapes, sufficient, durations)
+
+    def _raise_status(self, fn: str, status: int) -> None:
+        """The error for a nonzero native status: a WHILE loop past the loop
+        timeout (C149, C151), or operation k's invalid run-time data."""
+        from nnc.passes.lowering.control_flow import LOOP_TIMEOUT_STATUS
+
+        if status == LOOP_TIMEOUT_STATUS:
+            raise MissedDeadlineTransientError(
+                fn, f"a WHILE loop ran longer than the loop timeout ({self._loop_timeout_ns} ns) and was stopped"
+            )
+        k = status - 1
+        op = self.model.operations[k] if 0 <= k < len(self.model.operations) else None
+        name = OperationType(op.type).name if op is not None else "?"
+        raise OpFailedError(fn, f"operation {k} ({name}): invalid input data (e.g. an index out of range)")
 
     # -- results --------------------------------------------------------------------------------------------
     def _completed(self, fn: str) -> _Outcome:

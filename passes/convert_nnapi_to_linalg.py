@@ -18,6 +18,13 @@ naming that operation.  Intermediate results are
 is lowered by the family lowering registered for its type in
 :mod:`nnc.passes.lowering`; the op's scalars are compile-time constants and
 reach the lowering as Python values.
+
+A model with a WHILE gets one more argument after ``%status``,
+``%loop_timeout: i64`` (nanoseconds, from ``nnc_run``; its position is the
+module attribute ``nnc.loop_timeout_arg``, -1 without WHILE), and the module
+declares the clock ``@nnc_monotonic_ns``.  IF and WHILE are lowered by
+:mod:`nnc.passes.lowering.control_flow`, which inlines the referenced models'
+functions (marked ``nnapi.subgraph``; they are dropped afterwards).
 """
 
 from __future__ import annotations
@@ -36,10 +43,12 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    SymbolRefAttr,
     TensorType,
     UnitAttr,
     i8,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -49,7 +58,10 @@ from xdsl.utils.exceptions import PassFailedException
 from nnc.dialects import nnapi
 from nnc.dialects.nnapi import op_call
 from nnc.dialects.rules import OpCall
+from nnc.enums import OperationType
+from nnc.importer import SUBGRAPH_ATTR
 from nnc.passes.lowering import LOWERINGS, LoweringContext, unsupported_reason
+from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 
 
 def memref_type(t: Attribute) -> MemRefType:
@@ -63,12 +75,18 @@ def memref_type(t: Attribute) -> MemRefType:
 
 
 class _FunctionLowering:
-    def __init__(self, module: ModuleOp, fn: func.FuncOp, weights_size: int):
+    def __init__(self, module: ModuleOp, fn: func.FuncOp, weights_size: int, loop_timeout: bool = False):
         self.module = module
         self.fn = fn
         self.weights_size = weights_size
         self.globals: list[Operation] = []
         self.buffers: dict[SSAValue, SSAValue | None] = {}
+        self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        #: whether the function takes the WHILE loop timeout (after %status)
+        self.takes_loop_timeout = loop_timeout
+        self.loop_timeout: SSAValue | None = None
+        #: where allocations go while lowering inside an IF/WHILE region
+        self.hoist: InsertPoint | None = None
 
     def run(self) -> func.FuncOp:
         old = self.fn.body.block
@@ -78,13 +96,18 @@ class _FunctionLowering:
         out_types = [memref_type(v.type) for v in ret.arguments]
         w_type = MemRefType(i8, [max(self.weights_size, 1)])
         status_type = MemRefType(i32, [1])
-        block = Block(arg_types=[*in_types, *out_types, w_type, status_type])
+        extra = [i64] if self.takes_loop_timeout else []
+        arg_types = [*in_types, *out_types, w_type, status_type, *extra]
+        block = Block(arg_types=arg_types)
         self.builder = Builder(InsertPoint.at_end(block))
         n_in = len(in_types)
         for a, na in zip(old.args, block.args):
             self.buffers[a] = na
-        self.weights = block.args[-2]
-        self.status = block.args[-1]
+        n_fixed = len(in_types) + len(out_types)
+        self.weights = block.args[n_fixed]
+        self.status = block.args[n_fixed + 1]
+        if self.takes_loop_timeout:
+            self.loop_timeout = block.args[n_fixed + 2]
         # The first return position of an op result is written in place.
         self.destinations: dict[SSAValue, SSAValue] = {}
         for k, v in enumerate(ret.arguments):
@@ -102,14 +125,48 @@ class _FunctionLowering:
             if src is not dst:
                 self._ctx(OpCall(0, [], []), [], []).copy(src, dst)
         self.builder.insert(func.ReturnOp())
-        arg_types = [*in_types, *out_types, w_type, status_type]
         new = func.FuncOp(self.fn.sym_name.data, (arg_types, []), Region(block))
         return new
 
     def _alloc(self, shape: Sequence[int], elem: Attribute) -> SSAValue:
         op = memref.AllocOp.get(elem, 64, list(shape))
-        self.builder.insert(op)
+        if self.hoist is not None:
+            Builder(self.hoist).insert(op)  # in front of the outermost IF/WHILE
+        else:
+            self.builder.insert(op)
         return op.memref
+
+    def subgraph(self, ref: SSAValue) -> func.FuncOp:
+        """The function of the referenced model a MODEL operand names."""
+        owner = ref.owner
+        if not isinstance(owner, nnapi.ConstantOp) or not isinstance(owner.value, SymbolRefAttr):
+            raise PassFailedException("convert-nnapi-to-linalg: a MODEL operand must name a referenced model")
+        fn = self.functions.get(owner.value.root_reference.data)
+        if fn is None or SUBGRAPH_ATTR not in fn.attributes:
+            raise PassFailedException(f"convert-nnapi-to-linalg: no referenced model @{owner.value.root_reference.data}")
+        return fn
+
+    def lower_body(
+        self, fn: func.FuncOp, args: Sequence[SSAValue | None], index: int, dests: Sequence[SSAValue] | None = None
+    ) -> list[SSAValue | None]:
+        """Lower a referenced model's operations at the builder, its arguments
+        bound to ``args``; its results' buffers.  Every operation reports as
+        operation ``index`` (the IF/WHILE).  ``dests``: buffers the results may
+        be written into directly."""
+        block = fn.body.block
+        ret = block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        for a, buf in zip(block.args, args, strict=True):
+            self.buffers[a] = buf
+        saved = self.destinations
+        self.destinations = {}
+        for k, v in enumerate(ret.arguments):
+            if dests is not None and v not in self.destinations and isinstance(v.owner, nnapi.NNAPIOperation):
+                self.destinations[v] = dests[k]
+        for op in block.ops:
+            self.lower_op(op, index)
+        self.destinations = saved
+        return [self.buffers.get(v) for v in ret.arguments]
 
     def _ctx(self, call: OpCall, ins: list, outs: list) -> LoweringContext:
         return LoweringContext(self.builder, call, ins, outs, self._alloc, self.status, self._constant)
@@ -142,6 +199,9 @@ class _FunctionLowering:
             return
         if not isinstance(op, nnapi.NNAPIOperation):
             raise PassFailedException(f"convert-nnapi-to-linalg: unexpected op {op.name}")
+        if op.SPEC.type in FUNCTION_LOWERINGS:
+            FUNCTION_LOWERINGS[op.SPEC.type](self, op, index)
+            return
         call = op_call(op, index)
         reason = unsupported_reason(call)
         if reason is not None:
@@ -160,7 +220,7 @@ class _FunctionLowering:
     def lower_constant(self, op: nnapi.ConstantOp) -> SSAValue | None:
         t = op.result.type
         if not isinstance(t, TensorType):
-            return None  # scalars are compile-time values
+            return None  # scalars are compile-time values; MODEL operands name functions
         mt = memref_type(t)
         if isinstance(op.value, nnapi.BlobAttr):
             off = arith_index(self.builder, op.value.offset.data)
@@ -189,18 +249,26 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         size_attr = op.attributes.get("nnapi.weights_size")
         weights_size = size_attr.data if isinstance(size_attr, IntAttr) else 0
         new_ops: list[Operation] = []
-        for top in list(op.ops):
-            if isinstance(top, func.FuncOp):
-                fl = _FunctionLowering(op, top, weights_size)
-                new_fn = fl.run()
-                if top.sym_name.data == "main":
-                    ret = top.body.block.last_op
-                    assert ret is not None
-                    op.attributes["nnc.num_inputs"] = IntAttr(len(top.body.block.args))
-                    op.attributes["nnc.num_outputs"] = IntAttr(len(ret.operands))
-                new_ops.extend(fl.globals)
-                new_ops.append(new_fn)
-                top.detach()
-                top.erase(safe_erase=False)
+        functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
+        loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
+        for top in functions:
+            if SUBGRAPH_ATTR in top.attributes:
+                continue  # inlined where it is used
+            fl = _FunctionLowering(op, top, weights_size, loop_timeout=loops)
+            new_fn = fl.run()
+            if top.sym_name.data == "main":
+                ret = top.body.block.last_op
+                assert ret is not None
+                op.attributes["nnc.num_inputs"] = IntAttr(len(top.body.block.args))
+                op.attributes["nnc.num_outputs"] = IntAttr(len(ret.operands))
+                position = len(new_fn.body.block.args) - 1 if loops else -1
+                op.attributes[LOOP_TIMEOUT_ARG_ATTR] = IntAttr(position)
+            new_ops.extend(fl.globals)
+            new_ops.append(new_fn)
+        for top in functions:
+            top.detach()
+            top.erase(safe_erase=False)
+        if loops:
+            new_ops.append(clock_declaration())
         op.body.block.add_ops(new_ops)
         op.attributes["nnapi.weights_size"] = IntAttr(weights_size)

@@ -11,6 +11,21 @@ It returns 0, or ``k + 1`` when operation ``k`` found invalid runtime data (an
 out-of-range index, say); the generated code never accesses memory out of
 bounds in that case, it only reports.
 
+A module lowered by ``convert-nnapi-to-linalg`` records
+``nnc.loop_timeout_arg``; ``nnc_run`` then takes the WHILE loop timeout too
+(every model, so that one signature serves all)::
+
+    int32_t nnc_run(void *const *inputs, void *const *outputs,
+                    const void *weights, void *arena, uint64_t loop_timeout_ns);
+
+and also returns ``LOOP_TIMEOUT_STATUS`` (-4) when a WHILE loop ran longer
+than that (see :mod:`nnc.passes.lowering.control_flow`).  It is passed to
+``@main`` when main takes it (the attribute is its position, -1 if not).
+Without the attribute (hand-written llvm-dialect modules) ``nnc_run`` keeps
+the four-argument form.  A declaration of ``nnc_monotonic_ns`` (the loops'
+clock) is replaced by its definition: ``clock_gettime(CLOCK_MONOTONIC)`` in
+nanoseconds (Linux: clock id 1, ``struct timespec`` = two 64-bit fields).
+
 This pass runs on the llvm dialect, after ``convert-nnc-to-llvm``; it reads the
 input and output counts that ``convert-nnapi-to-linalg`` recorded on the module.
 """
@@ -24,8 +39,14 @@ from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from nnc.passes.lowering.control_flow import CLOCK_FUNCTION, LOOP_TIMEOUT_ARG_ATTR
+
 PTR = llvm.LLVMPointerType()
 ENTRY = "nnc_run"
+
+
+#: clock_gettime's clock id for CLOCK_MONOTONIC on Linux
+CLOCK_MONOTONIC = 1
 
 
 class AddEntryPointPass(ModulePass):
@@ -40,10 +61,15 @@ class AddEntryPointPass(ModulePass):
         if main is None:
             raise PassFailedException("nnc-add-entry-point: no llvm.func @main")
         main.linkage = llvm.LinkageAttr("internal")
+        timeout_attr = op.attributes.get(LOOP_TIMEOUT_ARG_ATTR)
+        takes_timeout = isinstance(timeout_attr, IntAttr)
+        main_timeout = takes_timeout and timeout_attr.data >= 0  # type: ignore[union-attr]
         n_args = len(main.function_type.inputs.data)
-        extra = n_args - n_in.data - n_out.data  # weights, status, then arena if planned
-        block = Block(arg_types=[PTR, PTR, PTR, PTR])
-        ins, outs, weights, arena = block.args
+        # weights, status, the loop timeout if main takes it, then arena if planned
+        extra = n_args - n_in.data - n_out.data - (1 if main_timeout else 0)
+        params = [PTR, PTR, PTR, PTR, *([i64] if takes_timeout else [])]
+        block = Block(arg_types=params)
+        ins, outs, weights, arena = block.args[:4]
         args = []
         for base, count in ((ins, n_in.data), (outs, n_out.data)):
             for i in range(count):
@@ -55,14 +81,49 @@ class AddEntryPointPass(ModulePass):
         status = llvm.AllocaOp(one, i32)
         zero = llvm.ConstantOp(IntegerAttr(0, i32), i32)
         block.add_ops([one, status, zero, llvm.StoreOp(zero, status)])
-        args.extend([weights, status.results[0], arena][:extra])
+        tail = [weights, status.results[0], *([block.args[4]] if main_timeout else []), arena]
+        args.extend(tail[: extra + (1 if main_timeout else 0)])
         call = llvm.CallOp("main", *args)
         result = llvm.LoadOp(status, i32)
         block.add_ops([call, result, llvm.ReturnOp(result.results[0])])
         entry = llvm.FuncOp(
             ENTRY,
-            llvm.LLVMFunctionType([PTR] * 4, i32),
+            llvm.LLVMFunctionType(params, i32),
             linkage=llvm.LinkageAttr("external"),
             body=Region(block),
         )
         op.body.block.add_op(entry)
+        _define_clock(op)
+
+
+def _define_clock(module: ModuleOp) -> None:
+    """Replace the declaration ``nnc_monotonic_ns`` (if any) by a definition."""
+    decl = next(
+        (f for f in module.ops if isinstance(f, llvm.FuncOp) and f.sym_name.data == CLOCK_FUNCTION), None
+    )
+    if decl is None:
+        return
+    if decl.body.blocks:
+        raise PassFailedException(f"nnc-add-entry-point: {CLOCK_FUNCTION} is already defined")
+    block = Block()
+    two = llvm.ConstantOp(IntegerAttr(2, i64), i64)
+    timespec = llvm.AllocaOp(two, i64)
+    clock = llvm.ConstantOp(IntegerAttr(CLOCK_MONOTONIC, i32), i32)
+    call = llvm.CallOp("clock_gettime", clock, timespec, return_type=i32)
+    sec = llvm.LoadOp(timespec, i64)
+    nsec_ptr = llvm.GEPOp(timespec, [1], i64, inbounds=True)
+    nsec = llvm.LoadOp(nsec_ptr, i64)
+    billion = llvm.ConstantOp(IntegerAttr(1_000_000_000, i64), i64)
+    scaled = llvm.MulOp(sec.results[0], billion.results[0])
+    total = llvm.AddOp(scaled.results[0], nsec.results[0])
+    block.add_ops([two, timespec, clock, call, sec, nsec_ptr, nsec, billion, scaled, total, llvm.ReturnOp(total)])
+    definition = llvm.FuncOp(
+        CLOCK_FUNCTION, llvm.LLVMFunctionType([], i64), linkage=llvm.LinkageAttr("internal"), body=Region(block)
+    )
+    module.body.block.insert_op_before(definition, decl)
+    decl.detach()
+    decl.erase()
+    if not any(isinstance(f, llvm.FuncOp) and f.sym_name.data == "clock_gettime" for f in module.ops):
+        module.body.block.add_op(
+            llvm.FuncOp("clock_gettime", llvm.LLVMFunctionType([i32, PTR], i32), linkage=llvm.LinkageAttr("external"))
+        )

@@ -5,6 +5,10 @@ An artifact is the model's optimised native code (``nnc_run``, exactly as the
 Python runtime generates it) linked at the LLVM level with a small *ABI
 module* generated here with ``llvmlite.ir``:
 
+``nnc_run``, ``nnc_run_with_loop_timeout``
+    the model: the runtime's optimised entry (which takes the WHILE loop
+    timeout) is exported as ``nnc_run_with_loop_timeout``; ``nnc_run`` calls
+    it with the default loop timeout (2 s, ``NNC_MODEL_LOOP_TIMEOUT_NS``);
 ``nnc_model_run``
     ``nnc_run`` plus a 64-byte aligned heap arena, and the embedded weights
     when the caller passes none;
@@ -17,9 +21,9 @@ module* generated here with ``llvmlite.ir``:
     code was compiled with.
 
 The model's functions are optimised first (``runtime.jit.optimize``, which
-internalises everything but ``nnc_run``) and the ABI module is linked in
-afterwards, so ``nnc_run``'s machine code is the same as the runtime's for the
-same target.  :func:`header_text` documents the result for C callers,
+internalises everything but ``nnc_run``), that ``nnc_run`` is renamed
+``nnc_run_with_loop_timeout`` and the ABI module is linked in afterwards, so
+its machine code is the same as the runtime's for the same target.  :func:`header_text` documents the result for C callers,
 :func:`link_shared` turns the object into a shared library with the system C
 compiler.
 """
@@ -47,20 +51,23 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from nnc.dialects.rules import OperandInfo
-from nnc.enums import OperandType, OperationType
+from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS, OperandType, OperationType
 from nnc.errors import BadDataError, NNError, OpFailedError, OutOfMemoryError, UnsupportedOperationError
 from nnc.model import Model, dtype_of
-from nnc.runtime.executable import CompiledIR, NativeCode, lower_shaped, shaped_module
+from nnc.passes.lowering.control_flow import LOOP_TIMEOUT_STATUS
+from nnc.runtime.executable import ARTIFACT_ENTRY_NAME, CompiledIR, NativeCode, lower_shaped, shaped_module
 from nnc.runtime.jit import Target, emit_object, initialize, optimize
 
-#: Bumped when a function of the artifact ABI changes meaning or signature.
-ABI_VERSION = 1
+#: Bumped when a function of the artifact ABI changes meaning or signature
+#: (2: nnc_run_with_loop_timeout, NNC_MODEL_ERROR_LOOP_TIMEOUT).
+ABI_VERSION = 2
 #: Alignment of the arena nnc_model_run allocates and of embedded weights.
 ALIGNMENT = 64
 #: nnc_model_run / nnc_model_check_weights status codes (nnc_run itself
-#: returns 0 or k + 1 for operation k).
+#: returns 0, k + 1 for operation k, or NNC_MODEL_ERROR_LOOP_TIMEOUT).
 STATUS = {"NNC_MODEL_OK": 0, "NNC_MODEL_ERROR_OUT_OF_MEMORY": -1,
-          "NNC_MODEL_ERROR_NO_WEIGHTS": -2, "NNC_MODEL_ERROR_BAD_WEIGHTS": -3}  # fmt: skip
+          "NNC_MODEL_ERROR_NO_WEIGHTS": -2, "NNC_MODEL_ERROR_BAD_WEIGHTS": -3,
+          "NNC_MODEL_ERROR_LOOP_TIMEOUT": LOOP_TIMEOUT_STATUS}  # fmt: skip
 _FN = "ANeuralNetworksCompilation_finish"
 
 
@@ -314,8 +321,13 @@ def abi_module(code: CompiledIR, target: Target, embed_weights: bool) -> ir.Modu
         b.ret(b.select(b.icmp_unsigned("==", final, ir.Constant(i32, zlib.crc32(code.weights))), ok, fail))
         ir.IRBuilder(bad).ret(fail)
 
-    # int nnc_model_run(const void *const *inputs, void *const *outputs, const void *weights)
+    # int32_t nnc_run(inputs, outputs, weights, arena): the default loop timeout
+    timed = ir.Function(mod, ir.FunctionType(i32, [ptr] * 4 + [i64]), ARTIFACT_ENTRY_NAME)
     nnc_run = ir.Function(mod, ir.FunctionType(i32, [ptr] * 4), "nnc_run")
+    b = ir.IRBuilder(nnc_run.append_basic_block("entry"))
+    b.ret(b.call(timed, [*nnc_run.args, ir.Constant(i64, DEFAULT_LOOP_TIMEOUT_NS)]))
+
+    # int nnc_model_run(const void *const *inputs, void *const *outputs, const void *weights)
     posix_memalign = ir.Function(mod, ir.FunctionType(i32, [ptr, size_t, size_t]), "posix_memalign")
     free = ir.Function(mod, ir.FunctionType(ir.VoidType(), [ptr]), "free")
     fn = ir.Function(mod, ir.FunctionType(i32, [ptr, ptr, ptr]), "nnc_model_run")
@@ -373,6 +385,7 @@ def build(code: CompiledIR, target: Target, embed_weights: bool = False, progres
     if progress:
         progress.stage("optimising")
     mod = optimize(code.llvm_ir, target)
+    mod.get_function("nnc_run").name = ARTIFACT_ENTRY_NAME  # nnc_run is the ABI module's
     abi = llvm.parse_assembly(str(abi_module(code, target, embed_weights)))
     abi.verify()
     mod.link_in(abi)
@@ -526,6 +539,8 @@ def header_text(
         "NNC_MODEL_WEIGHTS_SIZE": f"((size_t){weights_size}u)",
         "NNC_MODEL_WEIGHTS_CRC32": f"0x{zlib.crc32(code.weights):08x}u",
         "NNC_MODEL_WEIGHTS_EMBEDDED": "1" if embedded else "0",
+        "NNC_MODEL_LOOP_TIMEOUT_NS": f"((uint64_t){DEFAULT_LOOP_TIMEOUT_NS}u)",
+        "NNC_MODEL_MAX_LOOP_TIMEOUT_NS": f"((uint64_t){MAXIMUM_LOOP_TIMEOUT_NS}u)",
     }
     if weights_file is not None:
         defines["NNC_MODEL_WEIGHTS_FILE"] = json.dumps(os.path.basename(weights_file))
@@ -563,10 +578,17 @@ def header_text(
  * call nnc_run(inputs, outputs, weights, arena) with NNC_MODEL_ARENA_SIZE bytes
  * aligned to NNC_MODEL_ARENA_ALIGNMENT (one arena per concurrent call).
  *
+ * WHILE loops: each loop stops when it has run longer than the loop timeout
+ * (NNC_MODEL_LOOP_TIMEOUT_NS for nnc_run and nnc_model_run; choose it
+ * with nnc_run_with_loop_timeout, nanoseconds per loop; NNAPI allows at most
+ * NNC_MODEL_MAX_LOOP_TIMEOUT_NS) and the call returns
+ * NNC_MODEL_ERROR_LOOP_TIMEOUT.
+ *
  * Status: 0 on success; k + 1 when operation k of the model met invalid
  * run-time data (an index out of range, say: outputs are then unspecified but
- * no memory outside the buffers was touched); the negative NNC_MODEL_ERROR_*
- * codes below from nnc_model_run / nnc_model_check_weights only.
+ * no memory outside the buffers was touched); NNC_MODEL_ERROR_LOOP_TIMEOUT
+ * from every run function (outputs unspecified); the other negative
+ * NNC_MODEL_ERROR_* codes below from nnc_model_run / nnc_model_check_weights only.
  */
 #ifndef {guard}
 #define {guard}
@@ -589,6 +611,9 @@ extern "C" {{
  * weights (NULL: the embedded ones, if any); arena to NNC_MODEL_ARENA_SIZE
  * bytes of scratch memory (64-byte aligned). */
 int32_t nnc_run(void *const *inputs, void *const *outputs, const void *weights, void *arena);
+/* nnc_run with the WHILE loop timeout in nanoseconds (per loop). */
+int32_t nnc_run_with_loop_timeout(void *const *inputs, void *const *outputs, const void *weights, void *arena,
+                                  uint64_t loop_timeout_ns);
 /* nnc_run with an arena from the heap.  Returns as nnc_run, or
  * NNC_MODEL_ERROR_OUT_OF_MEMORY, or NNC_MODEL_ERROR_NO_WEIGHTS (weights NULL
  * while the model needs them and has none embedded). */

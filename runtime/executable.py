@@ -8,6 +8,12 @@ loading that object into the process.  The resulting :class:`Executable` knows i
 execution can check the caller's buffers *before* entering native code; its
 :meth:`Executable.run` is one native call for the whole model.
 
+The native entry (see :mod:`nnc.passes.entry_point`) is
+``int32_t nnc_run(inputs, outputs, weights, arena, uint64_t loop_timeout_ns)``:
+it returns 0, ``k + 1`` when operation ``k`` met invalid run-time data, or
+:data:`LOOP_TIMEOUT_STATUS` when a WHILE loop ran longer than the loop
+timeout.
+
 Thread safety (C7): an Executable is immutable once loaded and shared by every
 execution of its compilation (and, through the in-process cache, by equal
 models).  Its constant pool is only read by the native code; each call gets
@@ -33,9 +39,11 @@ from xdsl.dialects.builtin import IntAttr, ModuleOp
 
 from nnc.dialects import nnapi
 from nnc.dialects.rules import OperandInfo
+from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
 from nnc.importer import import_model
 from nnc.model import Model, dtype_of
-from nnc.passes.pipeline import DEFAULT_PIPELINE, context, run_passes, to_llvm_ir
+from nnc.passes.lowering.control_flow import LOOP_TIMEOUT_STATUS, LowerScfWhilePass  # noqa: F401 (status of run)
+from nnc.passes.pipeline import DEFAULT_PIPELINE, PASSES, context, run_passes, to_llvm_ir
 from nnc.runtime.jit import NativeModule, Target, emit_object, optimize
 
 
@@ -67,7 +75,7 @@ def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[Operand
     """The pipeline after shape inference."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
-    run_passes(module, DEFAULT_PIPELINE[1:], context())
+    run_pipeline(module, DEFAULT_PIPELINE[1:])
     arena = module.attributes.get("nnc.arena_size")
     return CompiledIR(
         to_llvm_ir(module),
@@ -76,6 +84,32 @@ def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[Operand
         list(input_infos),
         outputs,
     )
+
+
+def run_pipeline(module: ModuleOp, names: Sequence[str]) -> None:
+    """``run_passes`` with ``nnc-lower-scf-while`` right before
+    ``convert-scf-to-cf`` when the pipeline does not list it yet (WHILE
+    lowers to ``scf.while``, which xDSL's convert-scf-to-cf leaves alone)."""
+    ctx = context()
+    names = list(names)
+    lower_while = LowerScfWhilePass.name
+    if lower_while in PASSES or "convert-scf-to-cf" not in names:
+        run_passes(module, names, ctx)
+        return
+    at = names.index("convert-scf-to-cf")
+    run_passes(module, names[:at], ctx)
+    LowerScfWhilePass().apply(ctx, module)
+    run_passes(module, names[at:], ctx)
+
+
+#: int32_t nnc_run(void *const *inputs, void *const *outputs, const void *weights,
+#:                 void *arena, uint64_t loop_timeout_ns)
+ENTRY = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64
+)
+#: The same entry in a native artifact, whose exported nnc_run is the
+#: four-argument C ABI (see :mod:`nnc.runtime.artifact`).
+ARTIFACT_ENTRY_NAME = "nnc_run_with_loop_timeout"
 
 
 @dataclass
@@ -119,14 +153,27 @@ class Executable:
         self.arena_size = code.arena_size
         self.output_shapes = [tuple(o.dims or ()) for o in code.outputs]
         self.output_dtypes = [dtype_of(o.type) for o in code.outputs]
+        self._entry = ENTRY(self._entry_address())
+
+    def _entry_address(self) -> int:
+        """The five-argument entry: an artifact's ``nnc_run_with_loop_timeout``
+        if the object is an artifact, else ``nnc_run``."""
+        engine = getattr(self.native, "_engine", None)
+        addr = engine.get_function_address(ARTIFACT_ENTRY_NAME) if engine is not None else 0
+        return addr or ctypes.cast(self.native.entry, ctypes.c_void_p).value
 
     def run(
-        self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], arena: np.ndarray | None = None
+        self,
+        inputs: Sequence[np.ndarray],
+        outputs: Sequence[np.ndarray],
+        arena: np.ndarray | None = None,
+        loop_timeout_ns: int = DEFAULT_LOOP_TIMEOUT_NS,
     ) -> int:
-        """Run the model; returns 0 or ``k + 1`` if operation ``k`` met invalid
-        runtime data.  The caller guarantees C-contiguous arrays of the
-        compiled shapes and dtypes (nnc.Execution checks before calling).
-        ``arena`` is scratch memory from :func:`new_arena` for this
+        """Run the model; returns 0, ``k + 1`` if operation ``k`` met invalid
+        runtime data, or :data:`LOOP_TIMEOUT_STATUS` if a WHILE loop ran
+        longer than ``loop_timeout_ns``.  The caller guarantees C-contiguous
+        arrays of the compiled shapes and dtypes (nnc.Execution checks before
+        calling).  ``arena`` is scratch memory from :func:`new_arena` for this
         executable that no other call uses meanwhile; without it the call
         allocates its own, so concurrent calls never share scratch memory."""
         ins = (ctypes.c_void_p * max(len(inputs), 1))(*[a.ctypes.data for a in inputs])
@@ -134,9 +181,10 @@ class Executable:
         if arena is None or arena.nbytes < self.arena_size:
             arena = new_arena(self.arena_size)
         return int(
-            self.native.entry(
-                ctypes.addressof(ins), ctypes.addressof(outs), self._weights.ctypes.data, arena.ctypes.data
-            )
+            self._entry(
+                ctypes.addressof(ins), ctypes.addressof(outs), self._weights.ctypes.data, arena.ctypes.data,
+                min(max(int(loop_timeout_ns), 0), 2**64 - 1),
+            )  # fmt: skip
         )
 
 

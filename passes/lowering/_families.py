@@ -1,6 +1,7 @@
 """Imports every lowering family so that each registers its lowerings."""
 
 from nnc.passes.lowering import (  # noqa: F401
+    control_flow,
     conv,
     elementwise,
     layout,

@@ -1,0 +1,323 @@
+"""IF and WHILE: referenced models inlined into ``scf.if`` / ``scf.while``.
+
+After shape inference every use of a referenced model is a function of its
+own with static shapes (see :mod:`nnc.importer`).  ``convert-nnapi-to-linalg``
+lowers an IF or WHILE by lowering that function's operations *in place*,
+inside the regions of an ``scf`` op (NNAPI forbids reference cycles, so
+inlining ends), with the outer operands' buffers as the function's arguments:
+
+IF      ``scf.if`` on element 0 of the condition; each branch writes its
+        results straight into the IF's output buffers (or copies them there
+        when a result is an input or a constant).
+
+WHILE   The m + k loop state operands live in buffers (the m outputs' own
+        buffers, k temporaries), initialised from the WHILE's inputs::
+
+            start = nnc_monotonic_ns()
+            scf.while {
+              <condition model>                  // reads state + input-only
+              late = nnc_monotonic_ns() - start > loop_timeout
+              go = cond[0] and status == 0
+              if go and late: status = LOOP_TIMEOUT_STATUS
+              scf.condition(go and not late)
+            } do {
+              <body model>                       // into temporaries
+              state = body results
+            }
+
+        The loop timeout (``ANeuralNetworksExecution_setLoopTimeout``, per
+        loop, C151) is main's ``i64`` argument after ``%status`` (present only
+        when the model has a WHILE; module attribute ``nnc.loop_timeout_arg``),
+        passed by ``nnc_run``; the clock is ``nnc_monotonic_ns`` (declared here,
+        defined by ``nnc-add-entry-point`` on ``clock_gettime(CLOCK_MONOTONIC)``).
+        A loop also stops when any operation has set the status (invalid
+        run-time data), so a failing body cannot spin until the timeout.
+
+Buffers an inlined operation allocates are created in front of the outermost
+IF/WHILE, in the function body, so that ``nnc-plan-buffers`` (which places the
+allocations of the function's top-level block) sees them; they are live for
+the whole control-flow operation.
+
+xDSL's ``convert-scf-to-cf`` does not lower ``scf.while``:
+:class:`LowerScfWhilePass` (``nnc-lower-scf-while``) does, into blocks and
+``cf`` branches, and must run before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, cf, func, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i8, i32, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException
+
+from nnc.dialects.rules import OpCall
+from nnc.enums import OperandType, OperationType
+from nnc.passes.lowering import LoweringContext, lowering
+
+if TYPE_CHECKING:
+    from nnc.dialects.nnapi import NNAPIOperation
+    from nnc.passes.convert_nnapi_to_linalg import _FunctionLowering
+
+#: Status ``nnc_run`` returns when a WHILE loop ran longer than the loop
+#: timeout (operation errors are ``k + 1 > 0``).  Part of the C ABI.
+LOOP_TIMEOUT_STATUS = -4
+#: The monotonic clock in nanoseconds: ``int64_t nnc_monotonic_ns(void)``.
+CLOCK_FUNCTION = "nnc_monotonic_ns"
+#: Module attribute: index of main's loop-timeout argument (-1: none).
+LOOP_TIMEOUT_ARG_ATTR = "nnc.loop_timeout_arg"
+
+
+# -- the registry entries: what the support check sees ----------------------------------------
+
+
+def _scalar_outputs(call: OpCall) -> str | None:
+    """Scalars are compile-time values in nnc: one computed by a referenced
+    model at run time cannot be compiled."""
+    if any(not o.type.is_tensor for o in call.outputs):
+        return f"{call.type.name} outputs that are scalars are not supported (nnc compiles scalars into the code)"
+    return None
+
+
+def _lowered_by_the_function_lowering(ctx: LoweringContext) -> None:
+    """IF/WHILE need the whole function lowering (their referenced models'
+    operations are lowered in place): see :data:`FUNCTION_LOWERINGS`."""
+    raise PassFailedException(
+        f"operation {ctx.call.index} ({ctx.call.type.name}) is lowered by convert-nnapi-to-linalg itself"
+    )
+
+
+# input 0: IF's condition, WHILE's condition model
+for _op, _first in ((OperationType.IF, OperandType.TENSOR_BOOL8), (OperationType.WHILE, OperandType.MODEL)):
+    lowering(_op, types=[_first], check=_scalar_outputs)(_lowered_by_the_function_lowering)
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _emit(b: Builder, op: Operation) -> SSAValue:
+    b.insert(op)
+    return op.results[0] if op.results else None  # type: ignore[return-value]
+
+
+def _index(b: Builder, n: int) -> SSAValue:
+    return _emit(b, arith.ConstantOp(IntegerAttr(n, IndexType())))
+
+
+def _truth(b: Builder, buf: SSAValue) -> SSAValue:
+    """Element 0 of a TENSOR_BOOL8 [1] buffer as an i1."""
+    value = _emit(b, memref.LoadOp.get(buf, [_index(b, 0)]))
+    zero = _emit(b, arith.ConstantOp(IntegerAttr(0, i8)))
+    return _emit(b, arith.CmpiOp(value, zero, "ne"))
+
+
+def _now(b: Builder) -> SSAValue:
+    return _emit(b, func.CallOp(CLOCK_FUNCTION, [], [i64]))
+
+
+class _Nested:
+    """While lowering into a region of ``outer``: the function lowering's
+    builder is the region's (:meth:`into`), and allocations go in front of
+    the outermost IF/WHILE (see the module docstring); both restored on exit."""
+
+    def __init__(self, fl: _FunctionLowering, outer: Operation):
+        self.fl = fl
+        self.outer = outer
+
+    def __enter__(self) -> _Nested:
+        self.saved = (self.fl.builder, self.fl.hoist)
+        if self.fl.hoist is None:
+            self.fl.hoist = InsertPoint.before(self.outer)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.fl.builder, self.fl.hoist = self.saved
+
+    def into(self, block: Block) -> Builder:
+        self.fl.builder = Builder(InsertPoint.at_end(block))
+        return self.fl.builder
+
+
+def _copy(fl: _FunctionLowering, src: SSAValue | None, dst: SSAValue, what: str) -> None:
+    if src is None:
+        raise PassFailedException(f"{what} has no value (an omitted operand)")
+    if src is not dst:
+        fl._ctx(OpCall(OperationType.IF, [], []), [], []).copy(src, dst)
+
+
+def _data(fl: _FunctionLowering, op: NNAPIOperation, first: int) -> list[SSAValue | None]:
+    return [fl.buffers.get(a) for a in op.args[first:]]
+
+
+def _buffer(fl: _FunctionLowering, tensor_type) -> SSAValue:
+    """A new buffer for a value of ``tensor_type`` (placed by the planner)."""
+    from nnc.passes.convert_nnapi_to_linalg import memref_type  # (that module imports this one)
+
+    t = memref_type(tensor_type)
+    return fl._alloc(t.get_shape(), t.element_type)
+
+
+def _outputs(fl: _FunctionLowering, op: NNAPIOperation) -> list[SSAValue]:
+    """The op's output buffers: in place into the function's outputs, else new."""
+    outs = []
+    for r in op.outs:
+        dst = fl.destinations.get(r)
+        if dst is None:
+            dst = _buffer(fl, r.type)
+        fl.buffers[r] = dst
+        outs.append(dst)
+    return outs
+
+
+# -- IF ------------------------------------------------------------------------------------------
+
+
+def lower_if(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
+    outs = _outputs(fl, op)
+    cond = fl.buffers.get(op.args[0])
+    if cond is None:
+        raise PassFailedException(f"operation {index} (IF): the condition has no value")
+    pred = _truth(fl.builder, cond)
+    if_op = scf.IfOp(pred, [], Region(Block()), Region(Block()))
+    fl.builder.insert(if_op)
+    data = _data(fl, op, 3)
+    with _Nested(fl, if_op) as nested:
+        for region, ref in ((if_op.true_region, op.args[1]), (if_op.false_region, op.args[2])):
+            b = nested.into(region.block)
+            results = fl.lower_body(fl.subgraph(ref), data, index, outs)
+            for k, (src, dst) in enumerate(zip(results, outs, strict=True)):
+                _copy(fl, src, dst, f"operation {index} (IF) output {k}")
+            b.insert(scf.YieldOp())
+
+
+# -- WHILE ---------------------------------------------------------------------------------------
+
+
+def lower_while(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
+    if fl.loop_timeout is None:
+        raise PassFailedException("WHILE needs the loop-timeout argument of the function")
+    cond_fn, body_fn = fl.subgraph(op.args[0]), fl.subgraph(op.args[1])
+    data = _data(fl, op, 2)
+    n_state = len(body_fn.function_type.outputs.data)
+    outs = _outputs(fl, op)
+    # m outputs, then k state-only operands; then the n input-only ones
+    state = [*outs, *(_buffer(fl, a.type) for a in op.args[2 + len(outs) : 2 + n_state])]
+    for k, (src, dst) in enumerate(zip(data, state)):
+        _copy(fl, src, dst, f"operation {index} (WHILE) loop input {k}")
+    loop_args = [*state, *data[n_state:]]
+    start = _now(fl.builder)
+    while_op = scf.WhileOp([], [], Region(Block()), Region(Block()))
+    fl.builder.insert(while_op)
+    with _Nested(fl, while_op) as nested:
+        b = nested.into(while_op.before_region.block)
+        (cond,) = fl.lower_body(cond_fn, loop_args, index)
+        assert cond is not None
+        b.insert(scf.ConditionOp(_go_on(b, fl, _truth(b, cond), start)))
+        b = nested.into(while_op.after_region.block)
+        results = fl.lower_body(body_fn, loop_args, index)
+        _assign_state(fl, results, state, index)
+        b.insert(scf.YieldOp())
+
+
+def _go_on(b: Builder, fl: _FunctionLowering, cond: SSAValue, start: SSAValue) -> SSAValue:
+    """i1: run the body again: the condition holds, the loop is within its
+    timeout and no operation has failed.  A loop that would go on past its
+    timeout records LOOP_TIMEOUT_STATUS (unless an error came first); one
+    whose condition turned false in time ends normally."""
+    elapsed = _emit(b, arith.SubiOp(_now(b), start))
+    in_time = _emit(b, arith.CmpiOp(elapsed, fl.loop_timeout, "ule"))
+    zero = _index(b, 0)
+    status = _emit(b, memref.LoadOp.get(fl.status, [zero]))
+    ok = _emit(b, arith.CmpiOp(status, _emit(b, arith.ConstantOp(IntegerAttr(0, i32))), "eq"))
+    wanted = _emit(b, arith.AndIOp(cond, ok))
+    late = _emit(b, arith.XOrIOp(in_time, _emit(b, arith.ConstantOp(IntegerAttr(1, 1)))))
+    record = _emit(b, arith.AndIOp(wanted, late))
+    timeout = _emit(b, arith.ConstantOp(IntegerAttr(LOOP_TIMEOUT_STATUS, i32)))
+    b.insert(memref.StoreOp.get(_emit(b, arith.SelectOp(record, timeout, status)), fl.status, [zero]))
+    return _emit(b, arith.AndIOp(wanted, in_time))
+
+
+def _assign_state(fl: _FunctionLowering, results: Sequence[SSAValue | None], state: list[SSAValue], index: int) -> None:
+    """state[j] = results[j], after the whole body ran.  A result is never a
+    state buffer itself (a model cannot list an operand as both input and
+    output), only a temporary, a constant or an input-only operand, so the
+    copies cannot overwrite a value another copy still reads."""
+    for j, (src, dst) in enumerate(zip(results, state)):
+        if src is not None and any(src is s for s in state):
+            raise PassFailedException(f"operation {index} (WHILE): body output {j} is a loop state input")
+        _copy(fl, src, dst, f"operation {index} (WHILE) body output {j}")
+
+
+#: IF/WHILE lowerings, which need the function lowering (not a LoweringContext).
+FUNCTION_LOWERINGS = {OperationType.IF: lower_if, OperationType.WHILE: lower_while}
+
+
+def clock_declaration() -> func.FuncOp:
+    """``func.func @nnc_monotonic_ns() -> i64`` (public: an external declaration
+    until ``nnc-add-entry-point`` defines it)."""
+    return func.FuncOp(CLOCK_FUNCTION, ([], [i64]), Region())
+
+
+# -- scf.while -> cf -------------------------------------------------------------------------------
+
+
+def _lower_while_to_cf(op: scf.WhileOp) -> None:
+    """Replace ``op`` by blocks of its parent region::
+
+        ^pre:    ... cf.br ^before(args)
+        ^before: <before region> cf.cond_br %c, ^after(vals), ^continue(vals)
+        ^after:  <after region>  cf.br ^before(yielded)
+        ^continue(results): <ops that followed the loop>
+    """
+    parent = op.parent_block()
+    region = op.parent_region()
+    assert parent is not None and region is not None
+    rest = parent.split_before(op)
+    cont = Block(arg_types=op.result_types)
+    region.insert_block_before(cont, rest)
+    cont.add_op(cf.BranchOp(rest))
+    before_blocks = list(op.before_region.blocks)
+    after_blocks = list(op.after_region.blocks)
+    for blocks, r in ((before_blocks, op.before_region), (after_blocks, op.after_region)):
+        for blk in blocks:
+            r.detach_block(blk)
+            region.insert_block_before(blk, cont)
+    entry, body_entry = before_blocks[0], after_blocks[0]
+    for blk in before_blocks:
+        term = blk.last_op
+        if isinstance(term, scf.ConditionOp):
+            args = list(term.args)
+            blk.insert_op_before(cf.ConditionalBranchOp(term.condition, body_entry, args, cont, args), term)
+            blk.erase_op(term)
+    for blk in after_blocks:
+        term = blk.last_op
+        if isinstance(term, scf.YieldOp):
+            blk.insert_op_before(cf.BranchOp(entry, *term.operands), term)
+            blk.erase_op(term)
+    for res, arg in zip(op.results, cont.args):
+        res.replace_by(arg)
+    # rest now starts with the while op (split_before moved it there)
+    parent.add_op(cf.BranchOp(entry, *op.arguments))
+    op.detach()
+    op.erase()
+
+
+class LowerScfWhilePass(ModulePass):
+    """``nnc-lower-scf-while``: ``scf.while`` to blocks and branches (xDSL's
+    convert-scf-to-cf does not do it); runs before convert-scf-to-cf, whose
+    if/for lowering then sees the loop's blocks like any others."""
+
+    name = "nnc-lower-scf-while"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        while True:
+            loops = [o for o in op.walk() if isinstance(o, scf.WhileOp)]
+            if not loops:
+                return
+            _lower_while_to_cf(loops[0])
