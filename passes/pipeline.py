@@ -4,12 +4,14 @@ From an nnapi module with static input shapes to the llvm dialect:
 
 1. ``nnapi-shape-inference``    static shapes everywhere
 2. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
+                                (and uses of shared vector kernels)
 3. ``nnc-plan-buffers``         temporaries -> views into one arena
-4. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
-5. ``lower-affine``             (xDSL) affine.apply -> arith
-6. ``convert-scf-to-cf``        (xDSL) structured control flow -> blocks
-7. ``convert-nnc-to-llvm``      func/cf/arith/math/memref -> llvm
-8. ``nnc-add-entry-point``      the C ABI ``nnc_run`` wrapper
+4. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
+5. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
+6. ``lower-affine``             (xDSL) affine.apply -> arith
+7. ``convert-scf-to-cf``        (xDSL) structured control flow -> blocks
+8. ``convert-nnc-to-llvm``      func/cf/arith/math/memref/vector -> llvm
+9. ``nnc-add-entry-point``      the C ABI ``nnc_run`` wrapper
 
 then LLVM IR through xDSL's llvm backend (:func:`to_llvm_ir`).
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, builtin, cf, func, linalg, llvm, math, memref, scf, test
+from xdsl.dialects import affine, arith, builtin, cf, func, linalg, llvm, math, memref, scf, test, vector
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
@@ -31,6 +33,7 @@ from xdsl.transforms.lower_affine import LowerAffinePass
 from nnc.dialects.nnapi import NNAPI
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
+from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.plan_buffers import PlanBuffersPass
 from nnc.passes.shape_inference import ShapeInferencePass
 from nnc.passes.to_llvm import ConvertNNCToLLVMPass
@@ -41,6 +44,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     for p in (
         ShapeInferencePass,
         ConvertNNAPIToLinalgPass,
+        OutlineKernelsPass,
         PlanBuffersPass,
         ConvertLinalgToLoopsPass,
         LowerAffinePass,
@@ -56,6 +60,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnapi-shape-inference",
     "convert-nnapi-to-linalg",
     "nnc-plan-buffers",
+    "nnc-outline-kernels",
     "convert-linalg-to-loops",
     "lower-affine",
     "convert-scf-to-cf",
@@ -68,7 +73,7 @@ def context() -> Context:
     """An xDSL context with every dialect nnc's IR uses."""
     ctx = Context(allow_unregistered=False)
     for d in (builtin.Builtin, func.Func, arith.Arith, math.Math, memref.MemRef, scf.Scf, cf.Cf,
-              affine.Affine, linalg.Linalg, llvm.LLVM, test.Test, NNAPI):  # fmt: skip
+              affine.Affine, linalg.Linalg, llvm.LLVM, vector.Vector, test.Test, NNAPI):  # fmt: skip
         ctx.load_dialect(d)
     return ctx
 
@@ -86,4 +91,9 @@ def to_llvm_ir(module: ModuleOp) -> str:
     """Translate an llvm-dialect module to LLVM IR text (xDSL's backend)."""
     from xdsl.backend.llvm.convert import convert_module
 
-    return str(convert_module(module, fallback_target_triple=None))
+    ir_module = convert_module(module, fallback_target_triple=None)
+    # xDSL's translation drops llvm.func's no_inline; carry it over.
+    for op in module.ops:
+        if isinstance(op, llvm.FuncOp) and op.no_inline is not None:
+            ir_module.get_global(op.sym_name.data).attributes.add("noinline")
+    return str(ir_module)

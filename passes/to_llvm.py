@@ -1,4 +1,4 @@
-"""``convert-nnc-to-llvm``: func/cf/arith/math/memref/index to the llvm dialect.
+"""``convert-nnc-to-llvm``: func/cf/arith/math/memref/vector/index to the llvm dialect.
 
 xDSL ships the pieces for the llvm dialect and its translation to LLVM IR, but
 not the conversions from the standard dialects into it.  This pass writes them
@@ -14,6 +14,18 @@ and much faster in Python than a fixed-point rewrite.
 
 Scalar math that LLVM has intrinsics for becomes intrinsics (so that the loop
 vectoriser sees them); the rest become calls to the C library (``tanhf``...).
+
+One-dimensional ``vector`` types stay as they are (LLVM vectors), so that
+hand-blocked kernels (:mod:`nnc.passes.lowering.conv`) reach LLVM as vector
+code: ``vector.load``/``vector.store`` become a ``getelementptr`` to the first
+element and an unaligned (element-aligned) vector load/store,
+``vector.broadcast`` of a scalar an insertelement + zero-mask shufflevector,
+``vector.fma`` ``llvm.fma``, ``vector.shuffle`` a shufflevector and
+``vector.extract`` of a constant lane a one-lane shufflevector and a bitcast;
+arith on vectors maps like arith on scalars (intrinsics mangled ``v16f32``),
+and fast-math flags of float arith (``contract``) carry over.  Functions
+marked ``nnc.noalias`` (kernels outlined by nnc-outline-kernels) get
+``noalias`` pointer arguments and ``no_inline``.
 """
 
 from __future__ import annotations
@@ -22,9 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref
+from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, vector
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FloatAttr,
@@ -37,12 +50,16 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
     UnitAttr,
     UnrealizedConversionCastOp,
+    VectorType,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
+
+from nnc.passes.outline_kernels import NOALIAS_ATTR
 
 PTR = llvm.LLVMPointerType()
 
@@ -149,6 +166,13 @@ _FLOAT_INTRINSIC: dict[type[Operation], str] = {
 
 _FSUFFIX = {builtin.f16: "f16", builtin.f32: "f32", builtin.f64: "f64"}
 
+
+def _type_suffix(t: Attribute) -> str:
+    """Intrinsic name mangling of a float or 1-D float vector type: f32, v16f32."""
+    if isinstance(t, VectorType):
+        return f"v{t.get_shape()[0]}{_FSUFFIX[t.element_type]}"  # type: ignore[index]
+    return _FSUFFIX[t]  # type: ignore[index]
+
 #: math ops lowered to C library calls: op -> (f32 name, f16/f64 via f32)
 _LIBM: dict[type[Operation], str] = {
     math.TanhOp: "tanhf",
@@ -238,13 +262,20 @@ class _FuncConverter:
             new_blocks[b].add_ops(self.out)
         body = Region([new_blocks[b] for b in old_blocks])
         new = llvm.FuncOp(fn.sym_name.data, lty, linkage=linkage, body=body)
-        if fn.sym_name.data == "main":
+        kernel = NOALIAS_ATTR in fn.attributes
+        if fn.sym_name.data == "main" or kernel:
             # The runtime guarantees that no two buffers passed to the model
             # overlap (nnc.Execution checks outputs against every other
             # buffer), so LLVM may vectorise without runtime alias checks.
+            # Outlined kernels read some buffers and write another, never
+            # one they read.
             new.arg_attrs = ArrayAttr(
                 [DictionaryAttr({"llvm.noalias": UnitAttr()} if t == PTR else {}) for t in lty.inputs.data]
             )
+        if kernel:
+            # Shared kernels stay functions: inlined at every call site they
+            # would multiply the code LLVM compiles (to_llvm_ir passes this on).
+            new.no_inline = UnitAttr()
         return new
 
     def convert_op(self, op: Operation) -> None:
@@ -254,6 +285,10 @@ class _FuncConverter:
             return
         if type(op) in _INT_BIN:
             new = self.emit(_INT_BIN[type(op)](self.v(op.operands[0]), self.v(op.operands[1])))
+            flags = getattr(op, "fastmath", None)
+            if flags is not None and flags.data and isinstance(new, llvm.AbstractFloatArithOp):
+                # e.g. contract: a multiply and an add LLVM may fuse
+                new.fastmathFlags = llvm.FastMathAttr(list(flags.data))
             self.vmap[op.results[0]] = new.results[0]
             return
         if type(op) in _FLOAT_INTRINSIC:
@@ -267,7 +302,7 @@ class _FuncConverter:
     def intrinsic(self, name: str, op: Operation) -> SSAValue:
         """Call the type-mangled float intrinsic ``name`` on ``op``'s operands."""
         t = convert_type(op.results[0].type)
-        full = f"{name}.{_FSUFFIX[t]}"  # type: ignore[index]
+        full = f"{name}.{_type_suffix(t)}"
         call = self.emit(llvm.CallIntrinsicOp(full, [self.v(o) for o in op.operands], [t]))
         return call.results[0]
 
@@ -445,7 +480,7 @@ def _h_return(c: _FuncConverter, op: func.ReturnOp) -> None:
 def _h_call(c: _FuncConverter, op: func.CallOp) -> None:
     rets = [convert_type(t) for t in op.result_types]
     call = c.emit(
-        llvm.CallOp(op.callee.root_reference, *[c.v(a) for a in op.arguments], return_type=rets[0] if rets else None)
+        llvm.CallOp(op.callee.root_reference.data, *[c.v(a) for a in op.arguments], return_type=rets[0] if rets else None)
     )
     for r, nr in zip(op.results, call.results):
         c.vmap[r] = nr
@@ -470,6 +505,58 @@ def _h_cond_br(c: _FuncConverter, op: cf.ConditionalBranchOp) -> None:
 def _h_cast(c: _FuncConverter, op: UnrealizedConversionCastOp) -> None:
     for src, res in zip(op.inputs, op.outputs):
         c.vmap[res] = c.v(src)
+
+
+# -- vector ---------------------------------------------------------------------------
+
+
+def _elem_bytes(t: Attribute) -> int:
+    width = t.bitwidth if hasattr(t, "bitwidth") else 32  # type: ignore[attr-defined]
+    return max(1, width // 8)
+
+
+def _shuffle(c: _FuncConverter, v1: SSAValue, v2: SSAValue, mask: list[int]) -> SSAValue:
+    vt = VectorType(v1.type.element_type, [len(mask)])  # type: ignore[attr-defined]
+    return c.emit(llvm.ShuffleVectorOp(v1, v2, DenseArrayBase.from_list(i32, mask), vt)).results[0]
+
+
+def _h_vector_load(c: _FuncConverter, op: vector.LoadOp) -> None:
+    ptr, elem = c.element_ptr(op.base, list(op.indices))
+    c.vmap[op.result] = c.emit(llvm.LoadOp(ptr, op.result.type, alignment=_elem_bytes(elem))).results[0]
+
+
+def _h_vector_store(c: _FuncConverter, op: vector.StoreOp) -> None:
+    ptr, elem = c.element_ptr(op.base, list(op.indices))
+    c.emit(llvm.StoreOp(c.v(op.vector), ptr, alignment=_elem_bytes(elem)))
+
+
+def _h_vector_broadcast(c: _FuncConverter, op: vector.BroadcastOp) -> None:
+    vt = op.vector.type
+    if isinstance(op.source.type, VectorType):
+        raise PassFailedException("convert-nnc-to-llvm: vector.broadcast of a vector is not supported")
+    undef = c.emit(llvm.UndefOp(vt)).results[0]
+    zero = c.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32)).results[0]
+    one = c.emit(llvm.InsertElementOp(undef, c.v(op.source), zero)).results[0]
+    c.vmap[op.vector] = _shuffle(c, one, one, [0] * vt.get_shape()[0])
+
+
+def _h_vector_fma(c: _FuncConverter, op: vector.FMAOp) -> None:
+    c.vmap[op.res] = c.emit(llvm.FMAOp(c.v(op.lhs), c.v(op.rhs), c.v(op.acc))).results[0]
+
+
+def _h_vector_shuffle(c: _FuncConverter, op: vector.ShuffleOp) -> None:
+    c.vmap[op.result] = _shuffle(c, c.v(op.v1), c.v(op.v2), list(op.mask.get_values()))
+
+
+def _h_vector_extract(c: _FuncConverter, op: vector.ExtractOp) -> None:
+    """Lane ``k`` (a constant) of a 1-D vector: a one-lane shuffle, bitcast to
+    the scalar (xDSL's llvm dialect has no extractelement)."""
+    if op.dynamic_position or len(op.static_position.get_values()) != 1:
+        raise PassFailedException("convert-nnc-to-llvm: only vector.extract of one constant lane")
+    (k,) = op.static_position.get_values()
+    src = c.v(op.vector)
+    lane = _shuffle(c, src, src, [k])
+    c.vmap[op.result] = c.emit(llvm.BitcastOp(lane, op.result.type)).results[0]
 
 
 _HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Operation], None]] = {
@@ -508,6 +595,12 @@ _HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Operation], None]] = 
     cf.BranchOp: _h_br,
     cf.ConditionalBranchOp: _h_cond_br,
     UnrealizedConversionCastOp: _h_cast,
+    vector.LoadOp: _h_vector_load,
+    vector.StoreOp: _h_vector_store,
+    vector.BroadcastOp: _h_vector_broadcast,
+    vector.FMAOp: _h_vector_fma,
+    vector.ShuffleOp: _h_vector_shuffle,
+    vector.ExtractOp: _h_vector_extract,
 }
 
 

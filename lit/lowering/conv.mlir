@@ -1,14 +1,20 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// CONV_2D, implicit SAME padding, stride 2, fused RELU (NHWC).  Android's
-// calculateExplicitPadding gives 1 row/column of padding on each side here
-// (out 3, (3-1)*2 + 3 - 5 = 2 in total, head 1), so the input is first copied
-// into the interior of a zero-filled 1x7x7x2 buffer; the output is initialised
-// with the bias broadcast along the channels; the filter is transposed to
-// [kh, kw, ic, oc]; one generic with loops (n, oh, ow | kh, kw, ic | oc)
-// accumulates into the output through a plain affine window map (no bounds
-// checks), the output channels innermost; the activation is a final in-place
-// clamp.
+// CONV_2D, implicit SAME padding, stride 2, fused RELU (NHWC, float32).
+// Android's calculateExplicitPadding gives 1 row/column of padding on each
+// side here (out 3, (3-1)*2 + 3 - 5 = 2 in total, head 1), so the input is
+// first copied into the interior of a zero-filled 1x7x7x2 buffer.  The GEMM
+// over pixels x output channels has one block of channels (2 + 1 lanes):
+// its weight rows [3, 3x3x2] are transposed into a panel [18, 3] (too small
+// for vector blocks: element by element), then one use of a shared GEMM
+// kernel per output row (scf.for over the 3 rows) keeps 3 pixels x (2 + 1)
+// channels in vector accumulators started from the bias, reduces over the
+// kh, kw, ic loops with one weight vector per width and one broadcast input
+// per pixel (multiply-adds that LLVM may fuse: fastmath<contract>), clamps
+// (RELU) and stores once.  Kernel uses are
+// scf.execute_region ops marked nnc.kernel whose first op casts the
+// arguments to the kernel's parameter types (nnc-outline-kernels makes them
+// functions).
 builtin.module {
   func.func @main(%x: tensor<1x5x5x2xf32>, %w: tensor<3x3x3x2xf32>, %b: tensor<3xf32>) -> tensor<1x3x3x3xf32> {
     %same = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
@@ -16,6 +22,19 @@ builtin.module {
     %relu = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
     %r = "nnapi.conv_2d"(%x, %w, %b, %same, %stride, %stride, %relu) : (tensor<1x5x5x2xf32>, tensor<3x3x3x2xf32>, tensor<3xf32>, i32, i32, i32, i32) -> tensor<1x3x3x3xf32>
     func.return %r : tensor<1x3x3x3xf32>
+  }
+
+  func.func @depthwise(%x: tensor<1x4x4x16xf32>, %w: tensor<1x3x3x16xf32>, %b: tensor<16xf32>) -> tensor<1x4x4x16xf32> {
+    %same = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %one = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %relu6 = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
+    %r = "nnapi.depthwise_conv_2d"(%x, %w, %b, %same, %one, %one, %one, %relu6) : (tensor<1x4x4x16xf32>, tensor<1x3x3x16xf32>, tensor<16xf32>, i32, i32, i32, i32, i32) -> tensor<1x4x4x16xf32>
+    func.return %r : tensor<1x4x4x16xf32>
+  }
+  func.func @fully_connected(%x: tensor<1x20xf32>, %w: tensor<5x20xf32>, %b: tensor<5xf32>) -> tensor<1x5xf32> {
+    %none = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %r = "nnapi.fully_connected"(%x, %w, %b, %none) : (tensor<1x20xf32>, tensor<5x20xf32>, tensor<5xf32>, i32) -> tensor<1x5xf32>
+    func.return %r : tensor<1x5xf32>
   }
 
   // Quantised CONV_2D (TENSOR_QUANT8_ASYMM input and filter), SAME padding
@@ -42,16 +61,73 @@ builtin.module {
 // CHECK:          arith.constant 0.000000e+00 : f32
 // CHECK:        %[[IN:.*]] = memref.subview %[[PAD]][0, 1, 1, 0] [1, 5, 5, 2] [1, 1, 1, 1]
 // CHECK:        linalg.generic {{.*}} ins(%[[X]] : memref<1x5x5x2xf32>) outs(%[[IN]] :
-// CHECK:        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], {{.*}} ins(%[[B]] : memref<3xf32>) outs(%[[OUT]] : memref<1x3x3x3xf32>)
-// CHECK:        %[[WT:.*]] = memref.alloc() {{.*}} : memref<3x3x2x3xf32>
-// CHECK:        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d2, d3, d0)>], {{.*}} ins(%[[W]] : memref<3x3x3x2xf32>) outs(%[[WT]] : memref<3x3x2x3xf32>)
-// CHECK:        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, ((d1 * 2) + d3), ((d2 * 2) + d4), d5)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d6)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%[[PAD]], %[[WT]] : memref<1x7x7x2xf32>, memref<3x3x2x3xf32>) outs(%[[OUT]] : memref<1x3x3x3xf32>)
-// CHECK-NEXT:   ^{{.*}}(%[[XV:.*]]: f32, %[[WV:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK-NEXT:     %[[P:.*]] = arith.mulf %[[XV]], %[[WV]] : f32
-// CHECK-NEXT:     %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
-// CHECK-NEXT:     linalg.yield %[[S]] : f32
-// CHECK:        linalg.generic {{.*}} outs(%[[OUT]] : memref<1x3x3x3xf32>)
-// CHECK:          arith.maxnumf
+// CHECK:        %[[PANEL:.*]] = memref.alloc() {{.*}} : memref<54xf32>
+// CHECK:        scf.execute_region {
+// CHECK-NEXT:     builtin.unrealized_conversion_cast {{.*}} : memref<54xf32>, memref<54xf32>, index, index, index, index, index to memref<?xf32>, memref<?xf32>, index, index, index, index, index
+// CHECK:            memref.load
+// CHECK-NEXT:       arith.muli
+// CHECK-NEXT:       arith.addi
+// CHECK-NEXT:       memref.store
+// CHECK:        }{nnc.kernel = "nnc_transpose_0"}
+// CHECK:        scf.for
+// CHECK:          scf.execute_region {
+// CHECK:            %[[PA:[0-9]+]], %[[PW:[0-9]+]], %[[PB:[0-9]+]], %[[PO:[0-9]+]], {{.*}} = builtin.unrealized_conversion_cast {{.*}} : memref<98xf32>, memref<54xf32>, memref<3xf32>, memref<27xf32>, index, {{.*}} to memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>, index,
+// CHECK:            %[[B2:.*]] = vector.load %[[PB]][%{{.*}}] : memref<?xf32>, vector<2xf32>
+// CHECK:            %[[B1:.*]] = vector.load %[[PB]][%{{.*}}] : memref<?xf32>, vector<1xf32>
+// CHECK:            scf.for {{.*}} iter_args({{.*}} = %[[B2]], {{.*}} = %[[B1]], {{.*}}) -> (vector<2xf32>, vector<1xf32>, vector<2xf32>, vector<1xf32>, vector<2xf32>, vector<1xf32>)
+// CHECK:              scf.for
+// CHECK:                scf.for
+// CHECK:                  %[[WV:.*]] = vector.load %[[PW]][%{{.*}}] : memref<?xf32>, vector<2xf32>
+// CHECK:                  vector.load %[[PW]][%{{.*}}] : memref<?xf32>, vector<1xf32>
+// CHECK:                  %[[XS:.*]] = memref.load %[[PA]][%{{.*}}] : memref<?xf32>
+// CHECK:                  %[[XV:.*]] = vector.broadcast %[[XS]] : f32 to vector<2xf32>
+// CHECK-NEXT:             %[[PR:.*]] = arith.mulf %[[XV]], %[[WV]] fastmath<contract> : vector<2xf32>
+// CHECK-NEXT:             arith.addf %{{.*}}, %[[PR]] fastmath<contract> : vector<2xf32>
+// CHECK:                  scf.yield
+// CHECK:            arith.maxnumf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK-NEXT:       arith.addi
+// CHECK-NEXT:       vector.store %{{.*}}, %[[PO]][%{{.*}}] : memref<?xf32>, vector<2xf32>
+// CHECK:          }{nnc.kernel = "nnc_gemm_3x2_1_l3_relu"}
+// CHECK-NOT:    linalg.generic
+// CHECK:        func.return
+
+// DEPTHWISE_CONV_2D 3x3, SAME, stride 1, RELU6 on 4x4x16 (float32, NHWC):
+// no padded copy; the top and bottom output rows and the left and right
+// columns see a clipped window and use the kernel that loops over the taps
+// given at run time ("clip"), the interior 2x2 pixels the kernel with the
+// 3x3 window unrolled; each keeps one accumulator per pixel for a vector of
+// 16 channels.
+// CHECK-LABEL: func.func @depthwise(
+// CHECK-NOT:    memref.alloc
+// CHECK:        }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:        }{nnc.kernel = "nnc_dw_2p_clip_t0_relu6"}
+// CHECK:        }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:        scf.for
+// CHECK:          }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:          scf.execute_region {
+// CHECK-COUNT-18:   arith.addf {{.*}} fastmath<contract> : vector<16xf32>
+// CHECK-NOT:        arith.addf
+// CHECK:            arith.minnumf
+// CHECK:          }{nnc.kernel = "nnc_dw_2p_3x3_t0_relu6"}
+// CHECK:          }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:        }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:        func.return
+
+// FULLY_CONNECTED, batch 1: dot products over the weights as they are
+// ([5, 20], no transposition): 4 units per block share the input vector;
+// 16 lanes in the loop, a 4-lane tail, lanes added up pairwise; the fifth
+// unit is a block of one.
+// CHECK-LABEL: func.func @fully_connected(
+// CHECK-NOT:    memref.alloc
+// CHECK:        scf.execute_region {
+// CHECK:          scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4:    arith.addf {{.*}} fastmath<contract>
+// CHECK:          vector.shuffle {{.*}} [8, 9, 10, 11, 12, 13, 14, 15]
+// CHECK:          vector.load {{.*}} vector<4xf32>
+// CHECK:          arith.mulf {{.*}} : vector<4xf32>
+// CHECK:          memref.store
+// CHECK:        }{nnc.kernel = "nnc_dot_1x4_t4_none"}
+// CHECK:        }{nnc.kernel = "nnc_dot_1x1_t4_none"}
 // CHECK:        func.return
 
 
