@@ -9,9 +9,10 @@ From an nnapi module with static input shapes to the llvm dialect:
 4. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
 5. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
 6. ``lower-affine``             (xDSL) affine.apply -> arith
-7. ``convert-scf-to-cf``        (xDSL) structured control flow -> blocks
-8. ``convert-nnc-to-llvm``      func/cf/arith/math/memref/vector -> llvm
-9. ``nnc-add-entry-point``      the C ABI ``nnc_run`` wrapper
+7. ``nnc-lower-scf-while``      scf.while (WHILE) -> blocks and cf branches
+8. ``convert-scf-to-cf``        (xDSL) structured control flow -> blocks
+9. ``convert-nnc-to-llvm``      func/cf/arith/math/memref/vector -> llvm
+10. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR through xDSL's llvm backend (:func:`to_llvm_ir`).
 """
@@ -33,6 +34,7 @@ from xdsl.transforms.lower_affine import LowerAffinePass
 from nnc.dialects.nnapi import NNAPI
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
+from nnc.passes.lower_scf_while import LowerScfWhilePass
 from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.plan_buffers import PlanBuffersPass
 from nnc.passes.shape_inference import ShapeInferencePass
@@ -48,6 +50,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         PlanBuffersPass,
         ConvertLinalgToLoopsPass,
         LowerAffinePass,
+        LowerScfWhilePass,
         ConvertScfToCf,
         ConvertNNCToLLVMPass,
         AddEntryPointPass,
@@ -63,6 +66,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnc-outline-kernels",
     "convert-linalg-to-loops",
     "lower-affine",
+    "nnc-lower-scf-while",
     "convert-scf-to-cf",
     "convert-nnc-to-llvm",
     "nnc-add-entry-point",

@@ -42,8 +42,8 @@ from nnc.dialects.rules import OperandInfo
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
 from nnc.importer import import_model
 from nnc.model import Model, dtype_of
-from nnc.passes.lowering.control_flow import LOOP_TIMEOUT_STATUS, LowerScfWhilePass  # noqa: F401 (status of run)
-from nnc.passes.pipeline import DEFAULT_PIPELINE, PASSES, context, run_passes, to_llvm_ir
+from nnc.passes.lowering.control_flow import LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
+from nnc.passes.pipeline import DEFAULT_PIPELINE, context, run_passes, to_llvm_ir
 from nnc.runtime.jit import NativeModule, Target, emit_object, optimize
 
 
@@ -75,7 +75,7 @@ def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[Operand
     """The pipeline after shape inference."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
-    run_pipeline(module, DEFAULT_PIPELINE[1:])
+    run_passes(module, DEFAULT_PIPELINE[1:], context())
     arena = module.attributes.get("nnc.arena_size")
     return CompiledIR(
         to_llvm_ir(module),
@@ -84,22 +84,6 @@ def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[Operand
         list(input_infos),
         outputs,
     )
-
-
-def run_pipeline(module: ModuleOp, names: Sequence[str]) -> None:
-    """``run_passes`` with ``nnc-lower-scf-while`` right before
-    ``convert-scf-to-cf`` when the pipeline does not list it yet (WHILE
-    lowers to ``scf.while``, which xDSL's convert-scf-to-cf leaves alone)."""
-    ctx = context()
-    names = list(names)
-    lower_while = LowerScfWhilePass.name
-    if lower_while in PASSES or "convert-scf-to-cf" not in names:
-        run_passes(module, names, ctx)
-        return
-    at = names.index("convert-scf-to-cf")
-    run_passes(module, names[:at], ctx)
-    LowerScfWhilePass().apply(ctx, module)
-    run_passes(module, names[at:], ctx)
 
 
 #: int32_t nnc_run(void *const *inputs, void *const *outputs, const void *weights,
@@ -158,9 +142,7 @@ class Executable:
     def _entry_address(self) -> int:
         """The five-argument entry: an artifact's ``nnc_run_with_loop_timeout``
         if the object is an artifact, else ``nnc_run``."""
-        engine = getattr(self.native, "_engine", None)
-        addr = engine.get_function_address(ARTIFACT_ENTRY_NAME) if engine is not None else 0
-        return addr or ctypes.cast(self.native.entry, ctypes.c_void_p).value
+        return self.native.address(ARTIFACT_ENTRY_NAME) or self.native.address("nnc_run")
 
     def run(
         self,

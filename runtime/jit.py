@@ -18,6 +18,8 @@ _init_lock = threading.Lock()
 _initialized = False
 
 #: int32_t nnc_run(void *const *inputs, void *const *outputs, const void *weights, void *arena)
+#: of a module without the loop-timeout argument (hand-written IR); compiled
+#: models take a fifth, ``uint64_t loop_timeout_ns`` (nnc.runtime.executable).
 ENTRY_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
 
@@ -114,8 +116,12 @@ class NativeModule:
         self._bind()
         return self
 
+    def address(self, name: str) -> int:
+        """The address of the function ``name`` (0 if the code has none)."""
+        return self._engine.get_function_address(name)
+
     def _bind(self) -> None:
-        addr = self._engine.get_function_address("nnc_run")
+        addr = self.address("nnc_run")
         if not addr:
             raise RuntimeError("compiled module has no nnc_run")
         self.entry = ENTRY_SIGNATURE(addr)
