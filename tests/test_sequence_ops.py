@@ -429,3 +429,24 @@ def test_bidirectional_sequence_rnn_merged_with_states():
     check_close(got, to_time_major(merged, False))
     check_close(got_fh, ref_fh)
     check_close(got_bh, ref_bh)
+
+
+@pytest.mark.parametrize("time_major", [False, True])
+@pytest.mark.parametrize("batch,n_in,n_cell", [(3, 20, 24), (5, 33, 18), (1, 16, 7)])
+def test_lstm_vector_kernel_path_batches_and_ragged_sizes(time_major, batch, n_in, n_cell):
+    """Depths of 16 or more take the vector-kernel gate matmuls (inputs for all
+    steps before the loop, recurrent products per step); batches above one
+    and sizes that are not multiples of the vector width must agree too."""
+    rng = np.random.default_rng(11)
+    w = LstmWeights.random(rng, n_in, n_cell, scale=0.3)
+    steps = 7
+    shape = (steps, batch, n_in) if time_major else (batch, steps, n_in)
+    compiled = nnc.compile(lstm_model(shape, w, 3.0, time_major, 3))
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    h0 = rng.uniform(-1, 1, (batch, n_cell)).astype(np.float32)
+    c0 = rng.uniform(-1, 1, (batch, n_cell)).astype(np.float32)
+    got = compiled.run(x, h0, c0)
+    ref, ref_h, ref_c = lstm_reference(to_time_major(x, time_major), w, h0, c0, 3.0)
+    check_close(got[0], to_time_major(ref, time_major))
+    check_close(got[1], ref_h)
+    check_close(got[2], ref_c)

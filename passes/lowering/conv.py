@@ -1256,7 +1256,7 @@ def fully_connected(ctx: LoweringContext) -> None:
     batch = ctx.shape(out)[0]
     x = ctx.reshaped(ctx.input(0), [batch, size])
     if qc is None:
-        _fully_connected_f32(ctx, x, w, bias, out, batch, units, size, ctx.scalar(3))
+        fully_connected_f32(ctx, x, w, bias, out, batch, units, size, ctx.scalar(3))
         return
     acc = _accumulator(ctx, qc, out, bias, 1)
     mac = _mac if qc is None else qc.mac
@@ -1284,11 +1284,13 @@ def fully_connected(ctx: LoweringContext) -> None:
     _epilogue(ctx, qc, acc, out, ctx.scalar(3), 1)
 
 
-def _fully_connected_f32(
+def fully_connected_f32(
     ctx: LoweringContext, x: Value, w: Value, bias: Value, out: Value, batch: int, units: int, size: int, act: int
 ) -> None:
     """Float32 FULLY_CONNECTED: dot products for a small batch, else the
-    GEMM (weight panels transposed on the fly)."""
+    GEMM (weight panels transposed on the fly).  ``x`` [batch, size] and
+    ``out`` [batch, units] are any contiguous buffers (views included); the
+    recurrent lowerings use it for their gate products."""
     xf, of = ctx.flat(x), ctx.flat(out)
     if batch < DOT_MAX_ROWS:
         _dot(ctx, xf, ctx.flat(w), bias, of, batch, size, units, size, act)

@@ -9,9 +9,15 @@ normalisation) and accumulate the matrix products, then peephole terms, layer
 normalisation, activations and clipping are applied in LSTMCell's order, and
 the scratch buffer ends up holding the same gate blocks as Android's.
 
-Matrix-vector products are reductions ``out[b, r] += w[r, k] * x[b, k]``
-accumulated straight into the destination (Android sums each dot product
-first and then adds it; the difference is within float rounding).
+LSTM's gate products (input, auxiliary input and recurrent, each
+``[batch x depth] * [units x depth]^T``) use FULLY_CONNECTED's float32 vector
+kernels (:func:`nnc.passes.lowering.conv.fully_connected_f32`: dot products
+for few rows, else the GEMM) when the depth is at least one vector (16
+floats); each stage starts from the previous one's sums as its bias, one call
+per batch row.  Shallower products, and the other recurrent ops' products,
+are reductions ``out[b, r] += w[r, k] * x[b, k]`` accumulated straight into
+the destination (Android sums each dot product first and then adds it; the
+difference is within float rounding).
 Activation codes of LSTM and SVDF are TfLite's fused activations
 (0 none, 1 relu, 2 relu1, 3 relu6, 4 tanh, 6 sigmoid).
 
@@ -20,7 +26,10 @@ The sequence operations run the one-step cells (:func:`lstm_step`,
 time steps.  As in Android, a batch-major sequence is first transposed to
 time-major (a view when the batch is 1), so that every step is a contiguous
 [batch, size] block, taken with ``memref.view`` at a loop-dependent byte
-offset; the cell's generics then use only static maps.  The state is carried
+offset; the cell's generics then use only static maps.  An LSTM sequence
+computes the input products of all its steps before the loop (they do not
+depend on the state), one GEMM per gate over time * batch rows; each step
+then only adds the recurrent products.  The state is carried
 in place in the state outputs (or temporaries) and each step's output is
 copied into the hidden state.
 
@@ -54,6 +63,7 @@ from nnc.dialects.rules.recurrent import (
     SEQ_TIME_MAJOR,
     CellLayout,
 )
+from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.lowering import (
@@ -64,6 +74,7 @@ from nnc.passes.lowering import (
     affine_map,
     lowering,
 )
+from nnc.passes.lowering.conv import VW, fully_connected_f32
 
 # -- shared helpers ----------------------------------------------------------------------------
 
@@ -108,6 +119,64 @@ def _cast(ctx: LoweringContext, buf: Value, elem: Attribute, shape: Sequence[int
     op = UnrealizedConversionCastOp.get([buf], [MemRefType(elem, list(shape))])
     ctx.builder.insert(op)
     return op.results[0]
+
+
+def _view(ctx: LoweringContext, buf: Value, offset: Value | int, shape: Sequence[int]) -> Value:
+    """A ``shape`` view of the contiguous ``buf`` starting ``offset`` elements
+    in (an ``index`` value or a constant): a plain contiguous memref, which the
+    shared vector kernels take as a flat buffer."""
+    elem = _elem(buf)
+    size = _elem_bytes(elem)
+    n = 1
+    for d in ctx.shape(buf):
+        n *= d
+    raw = _cast(ctx, buf, i8, [max(n * size, 1)])
+    e = ctx.e
+    byte = e.index(offset * size) if isinstance(offset, int) else e.mul(offset, e.index(size))
+    view = memref.ViewOp(raw, byte, [], MemRefType(elem, list(shape)))
+    ctx.builder.insert(view)
+    return view.result
+
+
+def _vectorised(ctx: LoweringContext, x: Value) -> bool:
+    """Whether products with ``x`` [rows, depth] use the shared vector
+    kernels: their inner loops run over the depth in vectors of VW floats, so
+    a shallower product would be all scalar tails, which the generic does
+    as well with less code."""
+    return ctx.shape(x)[1] >= VW
+
+
+def _matmul(ctx: LoweringContext, x: Value, w: Value, bias: Value | None, out: Value) -> None:
+    """out [rows, units] = bias [units] (0 if None) + x [rows, depth] * w [units, depth]^T
+    with FULLY_CONNECTED's float32 vector kernels (dot products for few rows,
+    else the GEMM), or a generic for a shallow product."""
+    rows, depth = ctx.shape(x)
+    units = ctx.shape(w)[0]
+    if not _vectorised(ctx, x):
+        _assign_rows(ctx, _Slab(out), bias)
+        _matvec_acc(ctx, _Slab(out), w, x)
+        return
+    if bias is None:
+        bias = ctx.alloc([units], f32)
+        ctx.fill(bias, 0.0)
+    fully_connected_f32(ctx, x, w, bias, out, rows, units, depth, FuseCode.NONE)
+
+
+def _matmul_acc(ctx: LoweringContext, x: Value, w: Value, acc: Value, out: Value) -> None:
+    """out [batch, units] = acc [batch, units] + x [batch, depth] * w^T
+    (``MatrixBatchVectorMultiplyAccumulate`` into another buffer) with the
+    vector kernels; only for :func:`_vectorised` products.
+
+    The kernels start every row from one bias vector, so each batch row is
+    its own call with that row of ``acc`` as the bias.  ``out`` must not
+    overlap ``acc`` or ``x``: the kernels' buffers are ``noalias``."""
+    batch, depth = ctx.shape(x)
+    units = ctx.shape(w)[0]
+    for b in range(batch):
+        row_x = _view(ctx, x, b * depth, [1, depth])
+        row_acc = _view(ctx, acc, b * units, [units])
+        row_out = _view(ctx, out, b * units, [1, units])
+        fully_connected_f32(ctx, row_x, w, row_acc, row_out, 1, units, depth, FuseCode.NONE)
 
 
 class _Slab:
@@ -311,41 +380,106 @@ class LstmCell:
         return self.w_in["output"].type.get_shape()[0]  # type: ignore[attr-defined]
 
 
+def _gate_block(ctx: LoweringContext, buf: Value, k: int) -> Value:
+    """Gate ``k`` of a [n_gates, rows, num_units] buffer, as a [rows, num_units] view."""
+    _, rows, units = ctx.shape(buf)
+    return _view(ctx, buf, k * rows * units, [rows, units])
+
+
+def lstm_input_products(ctx: LoweringContext, cell: LstmCell, x: Value, dst: Sequence[Value]) -> None:
+    """``dst[k]`` [rows, num_units] = init + x [rows, input] * W_in^T for the
+    gates in ``cell.gates`` order; init is the gate's bias, or zero under
+    layer normalisation (which adds the bias after normalising).
+
+    The input products do not depend on the state: a sequence computes them
+    for all its time steps at once (rows = time * batch), one GEMM per gate."""
+    zero = None
+    if cell.layer_norm and _vectorised(ctx, x):
+        zero = ctx.alloc([cell.num_units], f32)
+        ctx.fill(zero, 0.0)
+    for name, out in zip(cell.gates, dst):
+        _matmul(ctx, x, cell.w_in[name], zero if cell.layer_norm else cell.bias[name], out)
+
+
+def _lstm_gate_products(
+    ctx: LoweringContext,
+    cell: LstmCell,
+    x: Value | None,
+    h_in: Value,
+    gates_buf: Value,
+    aux_x: Value | None,
+    x_products: Sequence[Value] | None,
+) -> None:
+    """Fill ``gates_buf`` with bias + input, auxiliary input and recurrent
+    products, added in Android's order.
+
+    A generic accumulates in place; a kernel stage writes another buffer (the
+    kernels' buffers must not alias), so kernel stages alternate between the
+    gates and a temporary, arranged so that the last one writes the gates."""
+    n_gates = len(cell.gates)
+    gates = [_gate_block(ctx, gates_buf, k) for k in range(n_gates)]
+    stages = ([(aux_x, cell.aux)] if aux_x is not None else []) + [(h_in, cell.w_rec)]
+    remaining = sum(_vectorised(ctx, inp) for inp, _ in stages)
+    temp: list[Value] = []
+
+    def spare() -> list[Value]:
+        if not temp:
+            buf = ctx.alloc(ctx.shape(gates_buf), f32)
+            temp.extend(_gate_block(ctx, buf, k) for k in range(n_gates))
+        return temp
+
+    if x_products is None:
+        assert x is not None
+        acc = spare() if remaining % 2 else gates
+        lstm_input_products(ctx, cell, x, acc)
+    else:
+        acc = list(x_products)
+    for inp, weights in stages:
+        if not _vectorised(ctx, inp):
+            for name, a in zip(cell.gates, acc):
+                if name in weights:
+                    _matvec_acc(ctx, _Slab(a), weights[name], inp)
+            continue
+        dst = gates if remaining % 2 else spare()
+        for name, a, d in zip(cell.gates, acc, dst):
+            if name in weights:
+                _matmul_acc(ctx, inp, weights[name], a, d)
+            else:
+                ctx.copy(a, d)
+        acc, remaining = dst, remaining - 1
+    if acc is not gates:
+        for a, d in zip(acc, gates):
+            ctx.copy(a, d)
+
+
 def lstm_step(
     ctx: LoweringContext,
     cell: LstmCell,
-    x: Value,
+    x: Value | None,
     h_in: Value,
     c_in: Value,
     gates_buf: Value,
     out: Value,
     c_out: Value,
     aux_x: Value | None = None,
+    x_products: Sequence[Value] | None = None,
 ) -> None:
     """``LSTMCell::LSTMStep`` (float32) for one [batch, ...] step.
 
     ``gates_buf`` is [n_gates, batch, num_units] with the gates in
-    ``cell.gates`` order.  ``c_out`` may be ``c_in`` and ``out`` may be
+    ``cell.gates`` order.  ``x_products`` (one [batch, num_units] block per
+    gate, from :func:`lstm_input_products`) replaces ``x`` when the input
+    products were computed ahead.  ``c_out`` may be ``c_in`` and ``out`` may be
     ``h_in``: c_in is last read before c_out is first written (both
     element-wise) and h_in only by the recurrent products, before ``out`` is
     written, so a sequence updates its state in place."""
     gate = {name: _Slab(gates_buf, k) for k, name in enumerate(cell.gates)}
-    order = [n for n in _GATE_ORDER if n in gate]
     layer_norm = bool(cell.layer_norm)
     act = cell.act
 
-    # Initialise with the bias (zero under layer normalisation), then add the
-    # input, auxiliary input and recurrent products.
-    for name in order:
-        _assign_rows(ctx, gate[name], None if layer_norm else cell.bias[name])
-    for name in order:
-        _matvec_acc(ctx, gate[name], cell.w_in[name], x)
-    if aux_x is not None:
-        for name in order:
-            if name in cell.aux:
-                _matvec_acc(ctx, gate[name], cell.aux[name], aux_x)
-    for name in order:
-        _matvec_acc(ctx, gate[name], cell.w_rec[name], h_in)
+    # Bias (zero under layer normalisation) + input, auxiliary input and
+    # recurrent products.
+    _lstm_gate_products(ctx, cell, x, h_in, gates_buf, aux_x, x_products)
 
     def finish_gate(name: str, peep_state: Value) -> None:
         g = gate[name]
@@ -539,17 +673,27 @@ def lstm_sequence(
     ``xs`` [time, batch, input] into the time-major ``ys``, carrying the state
     in ``h`` [batch, output] and ``c`` [batch, num_units], which hold the last
     step's state afterwards."""
-    steps, batch, _ = ctx.shape(xs)
+    steps, batch, size = ctx.shape(xs)
+    n_gates, units = len(cell.gates), cell.num_units
     ctx.copy(h0, h)
     ctx.copy(c0, c)
-    gates = ctx.alloc([len(cell.gates), batch, cell.num_units], f32)
-    x_steps, y_steps = _Steps(ctx, xs), _Steps(ctx, ys)
+    gates = ctx.alloc([n_gates, batch, units], f32)
+    y_steps = _Steps(ctx, ys)
     aux_steps = _Steps(ctx, aux_xs) if aux_xs is not None else None
+    # Input products of every step up front: [gate, time * batch, units].
+    rows = steps * batch
+    pre = ctx.alloc([n_gates, rows, units], f32)
+    if rows:
+        x_rows = ctx.reshaped(xs, [rows, size])
+        lstm_input_products(ctx, cell, x_rows, [_gate_block(ctx, pre, k) for k in range(n_gates)])
 
     def step(sc: LoweringContext, t: Value) -> None:
         y = y_steps.at(sc, t)
         aux = aux_steps.at(sc, t) if aux_steps is not None else None
-        lstm_step(sc, cell, x_steps.at(sc, t), h, c, gates, y, c, aux)
+        e = sc.e
+        first = e.mul(t, e.index(batch * units))
+        x_products = [_view(sc, pre, e.add(first, e.index(k * rows * units)), [batch, units]) for k in range(n_gates)]
+        lstm_step(sc, cell, None, h, c, gates, y, c, aux, x_products)
         sc.copy(y, h)
 
     for_each_step(ctx, steps, reverse, step)
