@@ -17,8 +17,8 @@ import threading
 
 import numpy as np
 
-from nnc.compilation import Compilation
-from nnc.errors import BadDataError, BadStateError, UnexpectedNullError, ndk
+from nnc.compilation import Compilation, require_usable
+from nnc.errors import BadStateError, ndk
 
 _CREATE = "ANeuralNetworksBurst_create"
 
@@ -27,13 +27,7 @@ class Burst:
     """ANeuralNetworksBurst for a finished compilation."""
 
     def __init__(self, compilation: Compilation):
-        if compilation is None:
-            raise UnexpectedNullError(_CREATE, "the compilation is null")
-        if not isinstance(compilation, Compilation):
-            raise BadDataError(_CREATE, f"expected an nnc.Compilation, got {type(compilation).__name__}")
-        if not compilation.finished or getattr(compilation, "failed", False) or getattr(compilation, "closed", False):
-            raise BadStateError(_CREATE, "the compilation is not finished, its finish failed, or it was closed")
-        self.compilation = compilation  # strong reference: the compilation outlives the burst
+        self.compilation = require_usable(compilation, _CREATE)  # strong reference: the compilation outlives the burst
         self._in_use = threading.Lock()
         #: id(executable) -> (executable, its arena); holding the executable keeps the id unique
         self._arenas: dict[int, tuple[object, np.ndarray]] = {}

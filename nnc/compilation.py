@@ -205,6 +205,19 @@ class PriorityGate:
 COMPILER_GATE = PriorityGate(os.cpu_count() or 1)
 
 
+def require_usable(compilation: object, fn: str) -> Compilation:
+    """The checks every object built on a compilation makes first (Execution,
+    Burst: C80-C83): not None, an nnc Compilation, finished successfully and
+    not closed."""
+    if compilation is None:
+        raise UnexpectedNullError(fn, "the compilation is null")
+    if not isinstance(compilation, Compilation):
+        raise BadDataError(fn, f"expected an nnc.Compilation, got {type(compilation).__name__}")
+    if not compilation.finished or compilation.failed or compilation.closed:
+        raise BadStateError(fn, "the compilation is not finished, its finish failed, or it was closed")
+    return compilation
+
+
 class Compilation:
     """ANeuralNetworksCompilation for nnc's devices."""
 

@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nnc.burst import Burst
-from nnc.compilation import Compilation
+from nnc.compilation import Compilation, require_usable
 from nnc.dialects.rules import OperandInfo
 from nnc.enums import (
     DEFAULT_LOOP_TIMEOUT_NS,
@@ -238,14 +238,7 @@ class Execution:
     """ANeuralNetworksExecution: bind inputs/outputs, compute, read shapes."""
 
     def __init__(self, compilation: Compilation):
-        fn = _CREATE
-        if compilation is None:
-            raise UnexpectedNullError(fn, "compilation is null")
-        if not isinstance(compilation, Compilation):
-            raise BadDataError(fn, f"expected an nnc.Compilation, got {type(compilation).__name__}")
-        if not compilation.finished or getattr(compilation, "failed", False) or getattr(compilation, "closed", False):
-            raise BadStateError(fn, "the compilation is not finished, its finish failed, or it was closed")
-        self.compilation = compilation  # strong references: see checklist section 11, rule 6
+        self.compilation = require_usable(compilation, _CREATE)  # strong references: see checklist section 11, rule 6
         self.model = compilation.model
         self._inputs: dict[int, _Binding] = {}
         self._outputs: dict[int, _Binding] = {}

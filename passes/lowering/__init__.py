@@ -280,6 +280,19 @@ def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineMa
     return AffineMap(r, 0, tuple(exprs))
 
 
+def reduction_map(rank: int, axes: Sequence[int], keep: bool) -> AffineMap:
+    """Map from a reduction's input iteration space to its output: the reduced
+    ``axes`` become 0 (``keep``: kept as size-1 dims) or disappear (a rank-0
+    result is stored as one element).  Shared by MEAN and the REDUCE_* ops."""
+
+    def project(*d: AffineExpr) -> list:
+        if keep:
+            return [0 if k in axes else d[k] for k in range(rank)]
+        return [d[k] for k in range(rank) if k not in axes] or [0]
+
+    return affine_map(rank, project)
+
+
 @dataclass
 class LoweringContext:
     """Everything a lowering needs for one nnapi op."""

@@ -38,7 +38,6 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects.builtin import f32, i32
-from xdsl.ir.affine import AffineExpr
 
 from nnc.dialects.rules.layout import (
     block_shape,
@@ -51,7 +50,7 @@ from nnc.dialects.rules.layout import (
 )
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering
+from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 
 #: Element types whose bytes the data-movement ops copy (float16 is rejected before lowering).
 DATA_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
@@ -264,12 +263,7 @@ def mean(ctx: LoweringContext) -> None:
         ctx.fill(out, 0)  # Android leaves T() when no element is reduced
         return
 
-    def project(*d: AffineExpr) -> list:
-        if keep:
-            return [0 if k in axes else d[k] for k in range(rank)]
-        return [d[k] for k in range(rank) if k not in axes] or [0]
-
-    reduce_map = affine_map(rank, project)
+    reduce_map = reduction_map(rank, axes, keep)
     in_map = identity_map(rank)
     info, oinfo = ctx.info(0), ctx.out_info()
     if info.type not in QUANT8:

@@ -19,12 +19,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import i32
-from xdsl.ir.affine import AffineExpr
 
 from nnc.dialects.rules.reduce import reduce_axes, reduce_keep_dims
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering
+from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 from nnc.passes.lowering import quant as q
 
 #: types whose stored integers compare unsigned
@@ -34,15 +33,6 @@ _UNSIGNED = {T.TENSOR_QUANT8_ASYMM, T.TENSOR_BOOL8}
 def _pred(t: T, base: str) -> str:
     """``gt``/``lt`` as the comparison of ``t``'s stored elements."""
     return ("u" + base) if t in _UNSIGNED else base
-
-
-def _projection(rank: int, axes: Sequence[int], keep: bool):
-    def project(*d: AffineExpr) -> list:
-        if keep:
-            return [0 if k in axes else d[k] for k in range(rank)]
-        return [d[k] for k in range(rank) if k not in axes] or [0]
-
-    return affine_map(rank, project)
 
 
 @lowering(Op.ARGMAX, Op.ARGMIN, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8))
@@ -59,7 +49,7 @@ def arg_min_max(ctx: LoweringContext) -> None:
     acc_shape = [d for k, d in enumerate(ishape) if k != axis] or [1]
     acc = ctx.alloc(acc_shape, elem)
     flat_out = ctx.reshaped(out, acc_shape)
-    reduce_map = _projection(rank, [axis], keep=False)
+    reduce_map = reduction_map(rank, [axis], keep=False)
     # Seed with the element at index 0 along the axis.
     first = affine_map(len(acc_shape), lambda *d: [*d[:axis], 0, *d[axis:]] if rank > 1 else [0])
     ctx.generic(acc_shape, [(x, first)], [(acc, identity_map(len(acc_shape)))], lambda e, a, idx: [a[0]])
@@ -126,5 +116,5 @@ def reduce(ctx: LoweringContext) -> None:
     if not all(ishape):
         return
     fn = _combine(t, op)
-    ctx.generic(ishape, [(x, identity_map(rank))], [(out, _projection(rank, axes, keep))],
+    ctx.generic(ishape, [(x, identity_map(rank))], [(out, reduction_map(rank, axes, keep))],
                 lambda e, a, idx: [fn(e, a[1], a[0])], reduction_dims=axes)  # fmt: skip
