@@ -105,7 +105,7 @@ UNARY_TYPES: dict[Op, tuple[T, ...]] = {
     Op.NEG: (*FLOAT_TYPES, T.TENSOR_INT32),
     Op.EXP: FLOAT_TYPES,
     Op.LOG: FLOAT_TYPES,
-    Op.RSQRT: FLOAT_TYPES,
+    Op.RSQRT: (*FLOAT_TYPES, *QUANT8),  # quantised since feature level 7
     Op.SIN: FLOAT_TYPES,
     Op.SQRT: FLOAT_TYPES,
     Op.LOGICAL_NOT: (T.TENSOR_BOOL8,),

@@ -125,7 +125,7 @@ def concatenation(ctx: LoweringContext) -> None:
         offset += shape[axis]
 
 
-@lowering(Op.RESHAPE, types=(T.TENSOR_FLOAT32, *QUANT8))
+@lowering(Op.RESHAPE, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8))
 def reshape(ctx: LoweringContext) -> None:
     """A copy between 1-D views of the (contiguous) input and output."""
     ctx.copy(ctx.flat(ctx.input(0)), ctx.flat(ctx.output()))
