@@ -134,6 +134,10 @@ FACTS: dict[OperandType, OperandTypeFacts] = {
 VALUE_TYPES: tuple[OperandType, ...] = tuple(t for t, f in FACTS.items() if f.dtype is not None)
 #: Representable range of each quantised type's stored integers.
 QRANGE: dict[OperandType, tuple[int, int]] = {t: f.qrange for t, f in FACTS.items() if f.qrange is not None}
+#: Asymmetric quantised types stored in 8 bits (QUANT8_ASYMM and its signed twin).
+QUANT8_ASYMM_TYPES: tuple[OperandType, ...] = tuple(
+    t for t, f in FACTS.items() if f.quant == QuantKind.ASYMM and f.byte_size == 1
+)
 #: Quantised types stored in 8 bits.
 QUANT8_TYPES: tuple[OperandType, ...] = tuple(t for t, f in FACTS.items() if f.quant and f.byte_size == 1)
 #: Quantised types whose stored integers are unsigned.
