@@ -24,9 +24,9 @@ from nnc.dialects.rules import (
 )
 from nnc.enums import FuseCode
 from nnc.enums import OperationType as Op
+from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8
 
 FLOAT_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
-QUANT8 = (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
 
 
 def check_fuse_code(call: OpCall, i: int) -> int:

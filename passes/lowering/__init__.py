@@ -45,12 +45,10 @@ from xdsl.rewriter import InsertPoint
 
 from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperandType, OperationType
+from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # 8-bit asymmetric (stored as i8)
 
 Value = SSAValue
 IndexLike = SSAValue | int
-
-#: 8-bit asymmetric quantised tensor types (stored as i8; uint8 for QUANT8_ASYMM)
-QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 
 
 class Emitter:
