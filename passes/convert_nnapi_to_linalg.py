@@ -64,13 +64,14 @@ from nnc.passes.lowering import LOWERINGS, LoweringContext, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 
 
-def memref_type(t: Attribute) -> MemRefType:
-    """The memref holding a statically shaped nnapi tensor."""
+def memref_type(t: Attribute, what: str = "a value") -> MemRefType:
+    """The memref holding a statically shaped nnapi tensor; ``what`` names
+    the value in the error (the operation output or function argument)."""
     if not isinstance(t, TensorType):
-        raise PassFailedException(f"expected a ranked tensor, got {t}")
+        raise PassFailedException(f"convert-nnapi-to-linalg: {what} is {t}, expected a ranked tensor")
     shape = list(t.get_shape())
     if any(d < 0 for d in shape):
-        raise PassFailedException(f"shape of {t} is not static: run nnapi-shape-inference first")
+        raise PassFailedException(f"convert-nnapi-to-linalg: {what} has shape {t}, not static: run nnapi-shape-inference first")
     return MemRefType(nnapi.element_storage_type(t), shape)
 
 
@@ -92,8 +93,9 @@ class _FunctionLowering:
         old = self.fn.body.block
         ret = old.last_op
         assert isinstance(ret, func.ReturnOp)
-        in_types = [memref_type(a.type) for a in old.args]
-        out_types = [memref_type(v.type) for v in ret.arguments]
+        name = self.fn.sym_name.data
+        in_types = [memref_type(a.type, f"@{name} argument {k}") for k, a in enumerate(old.args)]
+        out_types = [memref_type(v.type, f"@{name} result {k}") for k, v in enumerate(ret.arguments)]
         w_type = MemRefType(i8, [max(self.weights_size, 1)])
         status_type = MemRefType(i32, [1])
         extra = [i64] if self.takes_loop_timeout else []
@@ -207,10 +209,10 @@ class _FunctionLowering:
         if reason is not None:
             raise PassFailedException(f"operation {index} ({call.type.name}): {reason}")
         outs = []
-        for r in op.outs:
+        for k, r in enumerate(op.outs):
             dst = self.destinations.get(r)
             if dst is None:
-                t = memref_type(r.type)
+                t = memref_type(r.type, f"operation {index} ({call.type.name}) output {k}")
                 dst = self._alloc(t.get_shape(), t.element_type)
             self.buffers[r] = dst
             outs.append(dst)
