@@ -29,7 +29,8 @@ from nnc.passes.pipeline import DEFAULT_PIPELINE, PASSES, context, run_passes, t
 #: the separator of --split-input-file chunks (MLIR's)
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
 #: what a bad input may raise: each becomes an ``error:`` line
-INPUT_ERRORS = (ParseError, PassFailedException, VerifyException, DiagnosticException, KeyError)
+#: (xDSL's own passes raise NotImplementedError for input they do not handle)
+INPUT_ERRORS = (ParseError, PassFailedException, VerifyException, DiagnosticException, KeyError, NotImplementedError)
 
 
 def split_input(text: str) -> list[str]:
@@ -44,9 +45,30 @@ def split_input(text: str) -> list[str]:
     return chunks
 
 
+#: the generic-form operation name on a line of xDSL's diagnostic dump
+_OP_NAME = re.compile(r'"([A-Za-z_][\w$]*\.[\w$.]+)"\(')
+#: the line of carets xDSL puts under the operation a diagnostic is about
+_UNDERLINE = re.compile(r"^\s*\^+-*\s*$")
+
+
 def _message(e: BaseException) -> str:
-    # KeyError's str() quotes its argument
-    return str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    """One line for ``e``.  A parse error gives ``file:line:col: message``;
+    xDSL's verifier attaches the whole module, with the failing operation
+    underlined, as a note: only that operation's name is kept, in front of
+    the message."""
+    if isinstance(e, KeyError) and e.args:
+        return str(e.args[0])  # (KeyError's str() quotes its argument)
+    if isinstance(e, ParseError):
+        where = e.span.get_location()
+        return f"{where.file}:{where.line}:{where.col}: {e.msg}"
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    for note in getattr(e, "__notes__", ()):
+        lines = note.splitlines()
+        for above, line in zip(lines, lines[1:]):
+            m = _OP_NAME.search(above)
+            if _UNDERLINE.match(line) and m:
+                return text if text.startswith(m.group(1)) else f"{m.group(1)}: {text}"
+    return text
 
 
 def process(text: str, name: str, passes: list[str], emit: str, out: TextIO) -> bool:

@@ -79,6 +79,12 @@ builtin.module {
     func.return %r : tensor<4xf32>
   }
 
+  // TANH: one math.tanh per element.
+  func.func @tanh(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %r = "nnapi.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    func.return %r : tensor<4xf32>
+  }
+
   // HARD_SWISH: x * min(max(x + 3, 0), 6) / 6.
   func.func @hard_swish(%x: tensor<4xf32>) -> tensor<4xf32> {
     %r = "nnapi.hard_swish"(%x) : (tensor<4xf32>) -> tensor<4xf32>
@@ -241,6 +247,12 @@ builtin.module {
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%{{[0-9]+}} : memref<4xf32>) outs(%{{[0-9]+}} : memref<4xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:[0-9]+]]: f32, %{{[0-9]+}}: f32):
 // CHECK-NEXT:      %[[V:[0-9]+]] = math.sqrt %[[X]] : f32
+// CHECK-NEXT:      linalg.yield %[[V]] : f32
+
+// CHECK-LABEL: func.func @tanh(
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%{{[0-9]+}} : memref<4xf32>) outs(%{{[0-9]+}} : memref<4xf32>)
+// CHECK-NEXT:    ^bb0(%[[X:[0-9]+]]: f32, %{{[0-9]+}}: f32):
+// CHECK-NEXT:      %[[V:[0-9]+]] = math.tanh %[[X]] : f32
 // CHECK-NEXT:      linalg.yield %[[V]] : f32
 
 // CHECK-LABEL: func.func @hard_swish(
