@@ -71,7 +71,9 @@ def memref_type(t: Attribute, what: str = "a value") -> MemRefType:
         raise PassFailedException(f"convert-nnapi-to-linalg: {what} is {t}, expected a ranked tensor")
     shape = list(t.get_shape())
     if any(d < 0 for d in shape):
-        raise PassFailedException(f"convert-nnapi-to-linalg: {what} has shape {t}, not static: run nnapi-shape-inference first")
+        raise PassFailedException(
+            f"convert-nnapi-to-linalg: {what} has shape {t}, not static: run nnapi-shape-inference first"
+        )
     return MemRefType(nnapi.element_storage_type(t), shape)
 
 

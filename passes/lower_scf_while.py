@@ -20,11 +20,14 @@ def _check_terminators(op: scf.WhileOp) -> None:
     """The condition region leaves through ``scf.condition`` and the body
     through ``scf.yield`` (xDSL's verifier does not check it; a wrong one
     would be left in a block outside any loop)."""
-    for region, wanted, where in ((op.before_region, scf.ConditionOp, "condition"), (op.after_region, scf.YieldOp, "body")):
+    regions = ((op.before_region, scf.ConditionOp, "condition"), (op.after_region, scf.YieldOp, "body"))
+    for region, wanted, where in regions:
         exits = [blk.last_op for blk in region.blocks if isinstance(blk.last_op, scf.ConditionOp | scf.YieldOp)]
         if not exits or any(not isinstance(t, wanted) for t in exits):
             found = ", ".join(t.name for t in exits) or "no scf terminator"
-            raise PassFailedException(f"nnc-lower-scf-while: the {where} region of scf.while ends in {found}, expected {wanted.name}")
+            raise PassFailedException(
+                f"nnc-lower-scf-while: the {where} region of scf.while ends in {found}, expected {wanted.name}"
+            )
 
 
 def _lower_while_to_cf(op: scf.WhileOp) -> None:

@@ -243,7 +243,8 @@ class _FuncConverter:
         outputs = [convert_type(t) for t in ftype.outputs.data]
         if len(outputs) > 1:
             raise PassFailedException(
-                f"convert-nnc-to-llvm: @{fn.sym_name.data} has {len(outputs)} results; functions return at most one value"
+                f"convert-nnc-to-llvm: @{fn.sym_name.data} has {len(outputs)} results; "
+                "functions return at most one value"
             )
         ret = outputs[0] if outputs else llvm.LLVMVoidType()
         lty = llvm.LLVMFunctionType([convert_type(t) for t in ftype.inputs.data], ret)
