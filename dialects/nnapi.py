@@ -206,13 +206,14 @@ def element_storage_type(t: Attribute) -> Attribute:
     return STORAGE[from_xdsl_type(t).type][0]
 
 
-def memref_type(t: Attribute) -> MemRefType:
-    """The memref holding a statically shaped nnapi tensor."""
+def memref_type(t: Attribute, what: str = "a value") -> MemRefType:
+    """The memref holding a statically shaped nnapi tensor; ``what`` names
+    the value in the error (an operation output, a function argument)."""
     if not isinstance(t, TensorType):
-        raise PassFailedException(f"expected a ranked tensor, got {t}")
+        raise PassFailedException(f"{what} is {t}, expected a ranked tensor")
     shape = list(t.get_shape())
     if any(d < 0 for d in shape):
-        raise PassFailedException(f"shape of {t} is not static: run nnapi-shape-inference first")
+        raise PassFailedException(f"{what} has shape {t}, not static: run nnapi-shape-inference first")
     return MemRefType(element_storage_type(t), shape)
 
 

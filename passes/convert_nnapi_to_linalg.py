@@ -63,6 +63,14 @@ from nnc.passes.lowering import LOWERINGS, LoweringContext, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 
 
+def _memref(t: Attribute, what: str) -> MemRefType:
+    """:func:`memref_type`, its error prefixed with this pass's name."""
+    try:
+        return memref_type(t, what)
+    except PassFailedException as e:
+        raise PassFailedException(f"convert-nnapi-to-linalg: {e}") from None
+
+
 class _FunctionLowering:
     def __init__(self, module: ModuleOp, fn: func.FuncOp, weights_size: int, loop_timeout: bool = False):
         self.module = module
@@ -81,8 +89,9 @@ class _FunctionLowering:
         old = self.fn.body.block
         ret = old.last_op
         assert isinstance(ret, func.ReturnOp)
-        in_types = [memref_type(a.type) for a in old.args]
-        out_types = [memref_type(v.type) for v in ret.arguments]
+        name = self.fn.sym_name.data
+        in_types = [_memref(a.type, f"@{name} argument {k}") for k, a in enumerate(old.args)]
+        out_types = [_memref(v.type, f"@{name} result {k}") for k, v in enumerate(ret.arguments)]
         w_type = MemRefType(i8, [max(self.weights_size, 1)])
         status_type = MemRefType(i32, [1])
         extra = [i64] if self.takes_loop_timeout else []
@@ -196,10 +205,10 @@ class _FunctionLowering:
         if reason is not None:
             raise PassFailedException(f"operation {index} ({call.type.name}): {reason}")
         outs = []
-        for r in op.outs:
+        for k, r in enumerate(op.outs):
             dst = self.destinations.get(r)
             if dst is None:
-                t = memref_type(r.type)
+                t = _memref(r.type, f"operation {index} ({call.type.name}) output {k}")
                 dst = self._alloc(t.get_shape(), t.element_type)
             self.buffers[r] = dst
             outs.append(dst)

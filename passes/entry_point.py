@@ -67,6 +67,11 @@ class AddEntryPointPass(ModulePass):
         n_args = len(main.function_type.inputs.data)
         # weights, status, the loop timeout if main takes it, then arena if planned
         extra = n_args - n_in.data - n_out.data - (1 if main_timeout else 0)
+        if extra not in (2, 3):
+            raise PassFailedException(
+                f"nnc-add-entry-point: @main takes {n_args} arguments; {n_in.data} inputs and {n_out.data} outputs "
+                "need them followed by the weights, the status word, the loop timeout if any and the arena if any"
+            )
         params = [PTR, PTR, PTR, PTR, *([i64] if takes_timeout else [])]
         block = Block(arg_types=params)
         ins, outs, weights, arena = block.args[:4]

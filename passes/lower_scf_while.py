@@ -13,6 +13,21 @@ from xdsl.dialects import cf, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+
+def _check_terminators(op: scf.WhileOp) -> None:
+    """The condition region leaves through ``scf.condition`` and the body
+    through ``scf.yield`` (xDSL's verifier does not check it; a wrong one
+    would be left in a block outside any loop)."""
+    regions = ((op.before_region, scf.ConditionOp, "condition"), (op.after_region, scf.YieldOp, "body"))
+    for region, wanted, where in regions:
+        exits = [blk.last_op for blk in region.blocks if isinstance(blk.last_op, scf.ConditionOp | scf.YieldOp)]
+        if not exits or any(not isinstance(t, wanted) for t in exits):
+            found = ", ".join(t.name for t in exits) or "no scf terminator"
+            raise PassFailedException(
+                f"nnc-lower-scf-while: the {where} region of scf.while ends in {found}, expected {wanted.name}"
+            )
 
 
 def _lower_while_to_cf(op: scf.WhileOp) -> None:
@@ -23,6 +38,7 @@ def _lower_while_to_cf(op: scf.WhileOp) -> None:
         ^after:  <after region>  cf.br ^before(yielded)
         ^continue(results): <ops that followed the loop>
     """
+    _check_terminators(op)
     parent = op.parent_block()
     region = op.parent_region()
     assert parent is not None and region is not None

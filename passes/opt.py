@@ -3,21 +3,93 @@
     nnc-opt FILE.mlir -p pass1,pass2      print the result as MLIR
     nnc-opt FILE.mlir --pipeline          the whole default pipeline
     nnc-opt FILE.mlir -p ... --emit llvm  print LLVM IR (input must reach llvm)
+    nnc-opt FILE.mlir --split-input-file  each ``// -----`` chunk on its own
 
-Reads standard input when FILE is ``-`` or absent.  Exits 1 with a message on
-a parse or pass error (no traceback).
+Reads standard input when FILE is ``-`` or absent.  Exits 1 with a one-line
+``error:`` message on a parse, verification or pass error (no traceback): the
+negative lit tests (``lit/passes/*-invalid.mlir``) check those messages.  With
+``--split-input-file`` every chunk runs, even after one fails (as in
+``mlir-opt``), so that one file can hold many invalid cases; the exit status
+is 1 when any chunk failed.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from typing import TextIO
 
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 
 from nnc.passes.pipeline import DEFAULT_PIPELINE, PASSES, context, run_passes, to_llvm_ir
+
+#: the separator of --split-input-file chunks (MLIR's)
+SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
+#: what a bad input may raise: each becomes an ``error:`` line
+#: (xDSL's own passes raise NotImplementedError for input they do not handle)
+INPUT_ERRORS = (ParseError, PassFailedException, VerifyException, DiagnosticException, KeyError, NotImplementedError)
+
+
+def split_input(text: str) -> list[str]:
+    """The chunks of ``text`` between ``// -----`` lines, each padded with the
+    blank lines before it so that parse errors give line numbers of the file."""
+    chunks, start, line = [], 0, 0
+    for m in SPLIT_MARKER.finditer(text):
+        chunks.append("\n" * line + text[start : m.start()])
+        line += text.count("\n", start, m.end())
+        start = m.end()
+    chunks.append("\n" * line + text[start:])
+    return chunks
+
+
+#: the generic-form operation name on a line of xDSL's diagnostic dump
+_OP_NAME = re.compile(r'"([A-Za-z_][\w$]*\.[\w$.]+)"\(')
+#: the line of carets xDSL puts under the operation a diagnostic is about
+_UNDERLINE = re.compile(r"^\s*\^+-*\s*$")
+
+
+def _message(e: BaseException) -> str:
+    """One line for ``e``.  A parse error gives ``file:line:col: message``;
+    xDSL's verifier attaches the whole module, with the failing operation
+    underlined, as a note: only that operation's name is kept, in front of
+    the message."""
+    if isinstance(e, KeyError) and e.args:
+        return str(e.args[0])  # (KeyError's str() quotes its argument)
+    if isinstance(e, ParseError):
+        where = e.span.get_location()
+        return f"{where.file}:{where.line}:{where.col}: {e.msg}"
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    for note in getattr(e, "__notes__", ()):
+        lines = note.splitlines()
+        for above, line in zip(lines, lines[1:]):
+            m = _OP_NAME.search(above)
+            if _UNDERLINE.match(line) and m:
+                return text if text.startswith(m.group(1)) else f"{m.group(1)}: {text}"
+    return text
+
+
+def process(text: str, name: str, passes: list[str], emit: str, out: TextIO) -> bool:
+    """Parse, verify, run ``passes`` and verify again; print the result to
+    ``out`` or a one-line error to stderr.  Returns whether it succeeded."""
+    ctx = context()
+    try:
+        module = Parser(ctx, text, name).parse_module()
+        module.verify()
+        run_passes(module, passes, ctx)
+        module.verify()
+        result = to_llvm_ir(module) if emit == "llvm" else None
+    except INPUT_ERRORS as e:
+        print(f"nnc-opt: error: {_message(e)}", file=sys.stderr)
+        return False
+    if result is not None:
+        out.write(result + "\n")
+    else:
+        Printer(stream=out).print_op(module)
+        out.write("\n")
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-p", "--passes", default="", help="comma-separated pass names")
     ap.add_argument("--pipeline", action="store_true", help="run the default pipeline")
     ap.add_argument("--emit", choices=("mlir", "llvm"), default="mlir")
+    ap.add_argument("--split-input-file", action="store_true", help="run each '// -----' chunk on its own")
     ap.add_argument("--list-passes", action="store_true")
     ap.add_argument("-o", "--output", default="-")
     args = ap.parse_args(argv)
@@ -38,22 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"nnc-opt: {e}", file=sys.stderr)
         return 1
-    ctx = context()
-    try:
-        module = Parser(ctx, text, args.file).parse_module()
-        module.verify()
-        run_passes(module, names, ctx)
-        module.verify()
-    except (ParseError, PassFailedException, VerifyException, DiagnosticException, KeyError) as e:
-        print(f"nnc-opt: error: {e}", file=sys.stderr)
-        return 1
+    chunks = split_input(text) if args.split_input_file else [text]
     out = sys.stdout if args.output == "-" else open(args.output, "w")
-    if args.emit == "llvm":
-        out.write(to_llvm_ir(module) + "\n")
-    else:
-        Printer(stream=out).print_op(module)
-        out.write("\n")
-    return 0
+    ok = True
+    for k, chunk in enumerate(chunks):
+        if k:
+            out.write("// -----\n")
+            out.flush()
+        ok = process(chunk, args.file, names, args.emit, out) and ok
+        out.flush()
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

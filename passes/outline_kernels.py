@@ -118,7 +118,8 @@ class OutlineKernelsPass(ModulePass):
                 continue
             for use in [o for o in fn.walk() if isinstance(o, scf.ExecuteRegionOp) and KERNEL_ATTR in o.attributes]:
                 attr = use.attributes[KERNEL_ATTR]
-                assert isinstance(attr, StringAttr)
+                if not isinstance(attr, StringAttr):
+                    raise PassFailedException(f"nnc-outline-kernels: {KERNEL_ATTR} is {attr}, expected a string")
                 name = attr.data
                 cast, body = _parts(use)
                 if name not in kernels:

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 ALIGN = 64
 
@@ -62,11 +63,22 @@ def _top_level(op: Operation, block) -> Operation:
 
 def live_ranges(fn: func.FuncOp) -> list[_Buffer]:
     block = fn.body.block
+    for op in fn.walk():
+        if isinstance(op, memref.AllocOp) and op.parent_block() is not block:
+            # (lowerings hoist their temporaries; nothing later lowers an alloc)
+            parent = op.parent_op()
+            raise PassFailedException(
+                f"nnc-plan-buffers: memref.alloc inside {parent.name if parent else 'a region'}: "
+                "temporaries must be allocated at the top level of the function"
+            )
     position = {op: i for i, op in enumerate(block.ops)}
     buffers = []
     for op in block.ops:
         if not isinstance(op, memref.AllocOp):
             continue
+        if op.dynamic_sizes:
+            # the arena is laid out at compile time: every size must be known
+            raise PassFailedException(f"nnc-plan-buffers: memref.alloc of {op.memref.type} has dynamic sizes")
         start = end = position[op]
         work: list[SSAValue] = [op.memref]
         while work:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, vector
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -56,6 +57,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -84,10 +86,8 @@ def memref_strides(t: MemRefType) -> tuple[int, list[int]]:
         off = layout.offset
         return (off.data if hasattr(off, "data") else 0), strides
     if not isinstance(layout, NoneAttr) and layout is not None:
-        from xdsl.dialects.builtin import AffineMapAttr
-
-        if isinstance(layout, AffineMapAttr) and not layout.data.is_identity():
-            raise PassFailedException(f"unsupported memref layout {layout}")
+        if isinstance(layout, AffineMapAttr) and layout.data != AffineMap.identity(len(shape)):
+            raise PassFailedException(f"convert-nnc-to-llvm: unsupported memref layout {layout}")
     strides = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]
@@ -242,7 +242,10 @@ class _FuncConverter:
         ftype = fn.function_type
         outputs = [convert_type(t) for t in ftype.outputs.data]
         if len(outputs) > 1:
-            raise PassFailedException("functions with several results are not supported")
+            raise PassFailedException(
+                f"convert-nnc-to-llvm: @{fn.sym_name.data} has {len(outputs)} results; "
+                "functions return at most one value"
+            )
         ret = outputs[0] if outputs else llvm.LLVMVoidType()
         lty = llvm.LLVMFunctionType([convert_type(t) for t in ftype.inputs.data], ret)
         public = fn.sym_visibility is None or fn.sym_visibility.data == "public"

@@ -24,6 +24,28 @@ builtin.module {
     %r_k = "nnapi.pack"(%zero, %x, %x) : (i32, tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<2x4x6xf32>
     func.return %r_s, %r_t, %r_p, %r_c, %r_k : tensor<2x3xf32>, tensor<8x6xf32>, tensor<4x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, tensor<1x6xf32>, tensor<2x4x6xf32>
   }
+
+  func.func @tensor_ops_more(%x: tensor<2x4xf32>, %y: tensor<3xf32>, %d: tensor<2xi32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x1x4xf32>, tensor<7xf32>, tensor<2x4xf32>, tensor<2x3xf32>) {
+    %axis1 = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %two = "nnapi.constant"() <{value = dense<2> : tensor<i32>}> : () -> i32
+    // SPLIT along axis 1 into 2: a copy of each half (a subview).
+    %s0, %s1 = "nnapi.split"(%x, %axis1, %two) : (tensor<2x4xf32>, i32, i32) -> (tensor<2x2xf32>, tensor<2x2xf32>)
+    // EXPAND_DIMS: a flat copy (same elements, one more dimension of 1).
+    %e = "nnapi.expand_dims"(%x, %axis1) : (tensor<2x4xf32>, i32) -> tensor<2x1x4xf32>
+    // MIRROR_PAD (REFLECT, 2 on each side) of 3 elements: output o reads
+    // i = o - 2 reflected at both edges (-i below 0, 4 - i from 3 on).
+    %pads = "nnapi.constant"() <{value = dense<[[2, 2]]> : tensor<1x2xi32>}> : () -> tensor<1x2xi32>
+    %mode = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %m = "nnapi.mirror_pad"(%y, %pads, %mode) : (tensor<3xf32>, tensor<1x2xi32>, i32) -> tensor<7xf32>
+    // REVERSE along axis 1: column j reads column 3 - j.
+    %axes = "nnapi.constant"() <{value = dense<[1]> : tensor<1xi32>}> : () -> tensor<1xi32>
+    %r = "nnapi.reverse"(%x, %axes) : (tensor<2x4xf32>, tensor<1xi32>) -> tensor<2x4xf32>
+    // FILL a 2x3 output with 1.5.
+    %dims = "nnapi.constant"() <{value = dense<[2, 3]> : tensor<2xi32>}> : () -> tensor<2xi32>
+    %v = "nnapi.constant"() <{value = dense<1.500000e+00> : tensor<f32>}> : () -> f32
+    %f = "nnapi.fill"(%dims, %v) : (tensor<2xi32>, f32) -> tensor<2x3xf32>
+    func.return %s0, %s1, %e, %m, %r, %f : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x1x4xf32>, tensor<7xf32>, tensor<2x4xf32>, tensor<2x3xf32>
+  }
 }
 
 // CHECK-LABEL: func.func @tensor_ops(
@@ -58,3 +80,52 @@ builtin.module {
 // PACK: input 1 into window 0, input 2 into window 1 along axis 0.
 // CHECK:         memref.subview %[[R_K]][0, 0, 0] [1, 4, 6] [1, 1, 1]
 // CHECK:         memref.subview %[[R_K]][1, 0, 0] [1, 4, 6] [1, 1, 1]
+
+// CHECK-LABEL: func.func @tensor_ops_more(
+// CHECK-SAME:    %[[X:[0-9]+]]: memref<2x4xf32>, %[[Y:[0-9]+]]: memref<3xf32>, %{{[0-9]+}}: memref<2xi32>, %[[S0:[0-9]+]]: memref<2x2xf32>, %[[S1:[0-9]+]]: memref<2x2xf32>, %[[E:[0-9]+]]: memref<2x1x4xf32>, %[[M:[0-9]+]]: memref<7xf32>, %[[R:[0-9]+]]: memref<2x4xf32>, %[[F:[0-9]+]]: memref<2x3xf32>
+
+// SPLIT
+// CHECK:         %[[H0:[0-9]+]] = memref.subview %[[X]][0, 0] [2, 2] [1, 1] : memref<2x4xf32> to memref<2x2xf32, strided<[4, 1]>>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[H0]] : memref<2x2xf32, strided<[4, 1]>>) outs(%[[S0]] : memref<2x2xf32>)
+// CHECK:         %[[H1:[0-9]+]] = memref.subview %[[X]][0, 2] [2, 2] [1, 1] : memref<2x4xf32> to memref<2x2xf32, strided<[4, 1], offset: 2>>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[H1]] : memref<2x2xf32, strided<[4, 1], offset: 2>>) outs(%[[S1]] : memref<2x2xf32>)
+
+// EXPAND_DIMS
+// CHECK:         %[[XF:[0-9]+]] = builtin.unrealized_conversion_cast %[[X]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:    %[[EF:[0-9]+]] = builtin.unrealized_conversion_cast %[[E]] : memref<2x1x4xf32> to memref<8xf32>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[XF]] : memref<8xf32>) outs(%[[EF]] : memref<8xf32>)
+
+// MIRROR_PAD
+// CHECK:         linalg.generic {{.*}} outs(%[[M]] : memref<7xf32>)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[O:[0-9]+]] = linalg.index 0 : index
+// CHECK-NEXT:      %[[C2:[0-9]+]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[I:[0-9]+]] = arith.subi %[[O]], %[[C2]] : index
+// CHECK-NEXT:      %[[C0:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[LOW:[0-9]+]] = arith.subi %[[C0]], %[[I]] : index
+// CHECK-NEXT:      %[[C4:[0-9]+]] = arith.constant 4 : index
+// CHECK-NEXT:      %[[HIGH:[0-9]+]] = arith.subi %[[C4]], %[[I]] : index
+// CHECK-NEXT:      %[[Z:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[BELOW:[0-9]+]] = arith.cmpi slt, %[[I]], %[[Z]] : index
+// CHECK-NEXT:      %[[I1:[0-9]+]] = arith.select %[[BELOW]], %[[LOW]], %[[I]] : index
+// CHECK-NEXT:      %[[N:[0-9]+]] = arith.constant 3 : index
+// CHECK-NEXT:      %[[ABOVE:[0-9]+]] = arith.cmpi sge, %[[I1]], %[[N]] : index
+// CHECK-NEXT:      %[[I2:[0-9]+]] = arith.select %[[ABOVE]], %[[HIGH]], %[[I1]] : index
+// CHECK-NEXT:      %[[V:[0-9]+]] = memref.load %[[Y]][%[[I2]]] : memref<3xf32>
+// CHECK-NEXT:      linalg.yield %[[V]] : f32
+
+// REVERSE
+// CHECK:         linalg.generic {{.*}} outs(%[[R]] : memref<2x4xf32>)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[I:[0-9]+]] = linalg.index 0 : index
+// CHECK-NEXT:      %[[J:[0-9]+]] = linalg.index 1 : index
+// CHECK-NEXT:      %[[C3:[0-9]+]] = arith.constant 3 : index
+// CHECK-NEXT:      %[[RJ:[0-9]+]] = arith.subi %[[C3]], %[[J]] : index
+// CHECK-NEXT:      %[[V:[0-9]+]] = memref.load %[[X]][%[[I]], %[[RJ]]] : memref<2x4xf32>
+// CHECK-NEXT:      linalg.yield %[[V]] : f32
+
+// FILL
+// CHECK:         linalg.generic {{.*}} outs(%[[F]] : memref<2x3xf32>)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[V:[0-9]+]] = arith.constant 1.500000e+00 : f32
+// CHECK-NEXT:      linalg.yield %[[V]] : f32

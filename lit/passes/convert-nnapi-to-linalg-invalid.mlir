@@ -1,0 +1,85 @@
+// RUN: not nnc-opt %s --split-input-file -p convert-nnapi-to-linalg 2>&1 | filecheck %s
+
+// IR that convert-nnapi-to-linalg must refuse, one case per chunk.
+
+// An output shape that is still unknown: lowering allocates static buffers,
+// so shapes must have been inferred first.  The error names the operation.
+builtin.module {
+  func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %r = "nnapi.tanh"(%a) : (tensor<2x3xf32>) -> tensor<?x3xf32>
+    %s = "nnapi.tanh"(%r) : (tensor<?x3xf32>) -> tensor<2x3xf32>
+    func.return %s : tensor<2x3xf32>
+  }
+}
+// CHECK: nnc-opt: error: convert-nnapi-to-linalg: operation 0 (TANH) output 0 has shape tensor<?x3xf32>, not static: run nnapi-shape-inference first
+
+// -----
+
+// The same for a model output.
+builtin.module {
+  func.func @main(%a: tensor<2x3xf32>) -> tensor<?x3xf32> {
+    %r = "nnapi.tanh"(%a) : (tensor<2x3xf32>) -> tensor<?x3xf32>
+    func.return %r : tensor<?x3xf32>
+  }
+}
+// CHECK: nnc-opt: error: convert-nnapi-to-linalg: @main result 0 has shape tensor<?x3xf32>, not static: run nnapi-shape-inference first
+
+// -----
+
+// Model outputs are tensors (buffers the caller passes), not scalars.
+builtin.module {
+  func.func @main(%a: tensor<2x3xf32>) -> i32 {
+    %r = "nnapi.rank"(%a) : (tensor<2x3xf32>) -> i32
+    func.return %r : i32
+  }
+}
+// CHECK: nnc-opt: error: convert-nnapi-to-linalg: @main result 0 is i32, expected a ranked tensor
+
+// -----
+
+// An operation with no lowering.
+builtin.module {
+  func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+    %f = "nnapi.constant"() <{value = dense<false> : tensor<i1>}> : () -> i1
+    %r = "nnapi.batch_matmul"(%a, %b, %f, %f) : (tensor<2x3xf32>, tensor<3x4xf32>, i1, i1) -> tensor<2x4xf32>
+    func.return %r : tensor<2x4xf32>
+  }
+}
+// CHECK: nnc-opt: error: operation 0 (BATCH_MATMUL): no lowering for this operation
+
+// -----
+
+// An operand type the operation's lowering does not implement (TANH of
+// int32 is not an NNAPI signature either).
+builtin.module {
+  func.func @main(%a: tensor<2x3xi32>) -> tensor<2x3xi32> {
+    %r = "nnapi.tanh"(%a) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+    func.return %r : tensor<2x3xi32>
+  }
+}
+// CHECK: nnc-opt: error: operation 0 (TANH): operand type TENSOR_INT32 not implemented for TANH
+
+// -----
+
+// Only nnapi operations (and func.return) may appear in a model function.
+builtin.module {
+  func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %r = "nnapi.tanh"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %c = arith.constant 1 : i32
+    func.return %r : tensor<2x3xf32>
+  }
+}
+// CHECK: nnc-opt: error: convert-nnapi-to-linalg: unexpected op arith.constant
+
+// -----
+
+// A scalar operand computed at run time (a function argument) where the
+// lowering needs its value at compile time: ADD's fused activation code.
+builtin.module {
+  func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %act: i32) -> tensor<2x3xf32> {
+    %r = "nnapi.add"(%a, %b, %act) : (tensor<2x3xf32>, tensor<2x3xf32>, i32) -> tensor<2x3xf32>
+    func.return %r : tensor<2x3xf32>
+  }
+}
+// CHECK: nnc-opt: error: convert-nnapi-to-linalg: @main argument 2 is i32, expected a ranked tensor
+// CHECK-NOT: Traceback
