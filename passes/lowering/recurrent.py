@@ -12,12 +12,12 @@ the scratch buffer ends up holding the same gate blocks as Android's.
 LSTM's gate products (input, auxiliary input and recurrent, each
 ``[batch x depth] * [units x depth]^T``) use FULLY_CONNECTED's float32 vector
 kernels (:func:`nnc.passes.lowering.conv.fully_connected_f32`: dot products
-for few rows, else the GEMM) when the depth is at least one vector (16
-floats); each stage starts from the previous one's sums as its bias, one call
-per batch row.  Shallower products, and the other recurrent ops' products,
-are reductions ``out[b, r] += w[r, k] * x[b, k]`` accumulated straight into
-the destination (Android sums each dot product first and then adds it; the
-difference is within float rounding).
+for few rows, else the GEMM) when the depth is at least one vector
+(``ctx.tiles.lanes`` floats, 16 today); each stage starts from the previous
+one's sums as its bias, one call per batch row.  Shallower products, and
+the other recurrent ops' products, are reductions ``out[b, r] += w[r, k] *
+x[b, k]`` accumulated straight into the destination (Android sums each dot
+product first and then adds it; the difference is within float rounding).
 Activation codes of LSTM and SVDF are TfLite's fused activations
 (0 none, 1 relu, 2 relu1, 3 relu6, 4 tanh, 6 sigmoid).
 
@@ -74,7 +74,7 @@ from nnc.passes.lowering import (
     affine_map,
     lowering,
 )
-from nnc.passes.lowering.conv import VW, fully_connected_f32
+from nnc.passes.lowering.conv import fully_connected_f32
 
 # -- shared helpers ----------------------------------------------------------------------------
 
@@ -140,10 +140,10 @@ def _view(ctx: LoweringContext, buf: Value, offset: Value | int, shape: Sequence
 
 def _vectorised(ctx: LoweringContext, x: Value) -> bool:
     """Whether products with ``x`` [rows, depth] use the shared vector
-    kernels: their inner loops run over the depth in vectors of VW floats, so
-    a shallower product would be all scalar tails, which the generic does
-    as well with less code."""
-    return ctx.shape(x)[1] >= VW
+    kernels: their inner loops run over the depth in full vectors
+    (``ctx.tiles.lanes`` floats), so a shallower product would be all scalar
+    tails, which the generic does as well with less code."""
+    return ctx.shape(x)[1] >= ctx.tiles.lanes
 
 
 def _matmul(ctx: LoweringContext, x: Value, w: Value, bias: Value | None, out: Value) -> None:
