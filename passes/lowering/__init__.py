@@ -481,9 +481,21 @@ class LoweringContext:
         assert isinstance(t, MemRefType)
         if tuple(shape) == self.shape(buf):
             return buf
-        op = UnrealizedConversionCastOp.get([buf], [MemRefType(t.element_type, list(shape))])
+        return self.reinterpreted(buf, t.element_type, shape)
+
+    def reinterpreted(self, buf: Value, elem: Attribute, shape: Sequence[int]) -> Value:
+        """View a contiguous buffer's bytes with another element type and
+        shape (``memref<4xf32>`` as ``memref<16xi8>``: hashing reads raw
+        bytes, sequences take byte-offset views of their steps)."""
+        op = UnrealizedConversionCastOp.get([buf], [MemRefType(elem, list(shape))])
         self.builder.insert(op)
         return op.results[0]
+
+
+def element_bytes(t: Attribute) -> int:
+    """Bytes one element of type ``t`` takes in a buffer (i1 and i8: 1)."""
+    width = t.bitwidth if hasattr(t, "bitwidth") else 32  # type: ignore[attr-defined]
+    return max(1, (width + 7) // 8)
 
 
 def _elem(buf: Value) -> Attribute:
