@@ -59,7 +59,8 @@ from nnc.dialects import nnapi
 from nnc.dialects.nnapi import SUBGRAPH_ATTR, memref_type, op_call
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
-from nnc.passes.lowering import LOWERINGS, LoweringContext, unsupported_reason
+from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
+from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 
 
@@ -72,10 +73,21 @@ def _memref(t: Attribute, what: str) -> MemRefType:
 
 
 class _FunctionLowering:
-    def __init__(self, module: ModuleOp, fn: func.FuncOp, weights_size: int, loop_timeout: bool = False):
+    def __init__(
+        self,
+        module: ModuleOp,
+        fn: func.FuncOp,
+        weights_size: int,
+        emission: EmissionState,
+        tiles: TilePolicy,
+        loop_timeout: bool = False,
+    ):
         self.module = module
         self.fn = fn
         self.weights_size = weights_size
+        #: the module's emission state and tile policy, given to every context
+        self.emission = emission
+        self.tiles = tiles
         self.globals: list[Operation] = []
         self.buffers: dict[SSAValue, SSAValue | None] = {}
         self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
@@ -167,7 +179,10 @@ class _FunctionLowering:
         return [self.buffers.get(v) for v in ret.arguments]
 
     def _ctx(self, call: OpCall, ins: list, outs: list) -> LoweringContext:
-        return LoweringContext(self.builder, call, ins, outs, self._alloc, self.status, self._constant)
+        return LoweringContext(
+            self.builder, call, ins, outs, self._alloc, self.status, self._constant,
+            emission=self.emission, tiles=self.tiles,
+        )  # fmt: skip
 
     def _constant(self, value, elem: Attribute) -> SSAValue:
         """A memref.global holding ``value`` and its get_global here."""
@@ -249,10 +264,14 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         new_ops: list[Operation] = []
         functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
         loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
+        emission = EmissionState()
+        # One target today; issue 11 makes the policy a function of the
+        # compilation's target (an option of this pass).
+        tiles = tile_policy(AVX512)
         for top in functions:
             if SUBGRAPH_ATTR in top.attributes:
                 continue  # inlined where it is used
-            fl = _FunctionLowering(op, top, weights_size, loop_timeout=loops)
+            fl = _FunctionLowering(op, top, weights_size, emission, tiles, loop_timeout=loops)
             new_fn = fl.run()
             if top.sym_name.data == "main":
                 ret = top.body.block.last_op

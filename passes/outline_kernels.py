@@ -1,7 +1,7 @@
 """``nnc-outline-kernels``: shared kernels become functions, their uses calls.
 
 Lowerings emit a use of a shared kernel (see
-:func:`nnc.passes.lowering.conv.kernel`) as
+:func:`nnc.passes.kernels.vector.kernel`) as
 
     scf.execute_region {nnc.kernel = "NAME"} {
       %p:k = builtin.unrealized_conversion_cast %a0, ..., %ak : ... to ...
@@ -34,7 +34,9 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-#: attribute naming the kernel of a marked scf.execute_region (as conv.KERNEL_ATTR)
+#: attribute naming the kernel of a marked scf.execute_region; defined here,
+#: the lowest module that knows the convention (it imports only xDSL), and
+#: imported by the kernels that emit the marked regions
 KERNEL_ATTR = "nnc.kernel"
 #: set on outlined functions: their buffer arguments never alias a written one
 NOALIAS_ATTR = "nnc.noalias"

@@ -16,7 +16,7 @@ Scalar math that LLVM has intrinsics for becomes intrinsics (so that the loop
 vectoriser sees them); the rest become calls to the C library (``tanhf``...).
 
 One-dimensional ``vector`` types stay as they are (LLVM vectors), so that
-hand-blocked kernels (:mod:`nnc.passes.lowering.conv`) reach LLVM as vector
+hand-blocked kernels (:mod:`nnc.passes.kernels`) reach LLVM as vector
 code: ``vector.load``/``vector.store`` become a ``getelementptr`` to the first
 element and an unaligned (element-aligned) vector load/store,
 ``vector.broadcast`` of a scalar an insertelement + zero-mask shufflevector,

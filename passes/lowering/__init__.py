@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    UnrealizedConversionCastOp,
     f32,
     i1,
     i32,
@@ -46,6 +47,7 @@ from xdsl.rewriter import InsertPoint
 from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperandType, OperationType
 from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # 8-bit asymmetric (stored as i8)
+from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
 
 Value = SSAValue
 IndexLike = SSAValue | int
@@ -292,6 +294,23 @@ def reduction_map(rank: int, axes: Sequence[int], keep: bool) -> AffineMap:
 
 
 @dataclass
+class EmissionState:
+    """What the lowerings of one module remember from one operation to the
+    next, owned by the pass run that lowers the module (never module-global,
+    so two compilations in two threads cannot interfere).
+
+    Keyed by the block a context's builder appends to: a function body, or a
+    region of IF/WHILE or of a time-step loop."""
+
+    #: shared kernels whose body was emitted (see
+    #: :func:`nnc.passes.kernels.vector.kernel`): later uses are only a call
+    kernel_bodies: dict[Block, set[str]] = field(default_factory=dict)
+    #: ``index`` constants at the top of the block, shared by every later
+    #: kernel use (they dominate everything emitted after them)
+    index_constants: dict[Block, dict[int, SSAValue]] = field(default_factory=dict)
+
+
+@dataclass
 class LoweringContext:
     """Everything a lowering needs for one nnapi op."""
 
@@ -305,6 +324,11 @@ class LoweringContext:
     #: makes a read-only constant buffer (a memref.global) from a numpy array
     new_constant: Callable[[Any, Attribute], Value] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: shared by every context of one module (a fresh one, the default, only
+    #: means kernel bodies are emitted again: correct, but slower)
+    emission: EmissionState = field(default_factory=EmissionState)
+    #: blocking of the vector kernels (:mod:`nnc.passes.kernels.tiles`)
+    tiles: TilePolicy = field(default_factory=lambda: tile_policy(AVX512))
 
     @property
     def e(self) -> Emitter:
@@ -455,11 +479,21 @@ class LoweringContext:
         assert isinstance(t, MemRefType)
         if tuple(shape) == self.shape(buf):
             return buf
-        from xdsl.dialects.builtin import UnrealizedConversionCastOp
+        return self.reinterpreted(buf, t.element_type, shape)
 
-        op = UnrealizedConversionCastOp.get([buf], [MemRefType(t.element_type, list(shape))])
+    def reinterpreted(self, buf: Value, elem: Attribute, shape: Sequence[int]) -> Value:
+        """View a contiguous buffer's bytes with another element type and
+        shape (``memref<4xf32>`` as ``memref<16xi8>``: hashing reads raw
+        bytes, sequences take byte-offset views of their steps)."""
+        op = UnrealizedConversionCastOp.get([buf], [MemRefType(elem, list(shape))])
         self.builder.insert(op)
         return op.results[0]
+
+
+def element_bytes(t: Attribute) -> int:
+    """Bytes one element of type ``t`` takes in a buffer (i1 and i8: 1)."""
+    width = t.bitwidth if hasattr(t, "bitwidth") else 32  # type: ignore[attr-defined]
+    return max(1, (width + 7) // 8)
 
 
 def _elem(buf: Value) -> Attribute:

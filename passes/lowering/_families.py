@@ -4,6 +4,7 @@ from nnc.passes.lowering import (  # noqa: F401
     control_flow,
     conv,
     elementwise,
+    hashing,
     layout,
     normalization,
     pool,

@@ -1,0 +1,336 @@
+"""float32 vector kernels: GEMM, dot products, weight-panel transposition and
+depthwise convolution.
+
+Each ``*_kernel`` function returns a shared kernel's name and body for one
+block shape; the drivers (:func:`gemm`, :func:`dot`, :func:`transpose`) cut
+an operation into blocks, with the block sizes taken from the compilation's
+tile policy (``ctx.tiles``, :mod:`nnc.passes.kernels.tiles`), and apply the
+kernels with :func:`~nnc.passes.kernels.vector.kernel`.  A kernel computes a
+block of outputs (pixels x vectors of output channels) in vector
+accumulators that stay in registers through the whole reduction, starts
+them from the bias, applies the fused activation and writes the output once.
+
+Summation order: every output is bias + the products in the reference's
+order (taps, then input channels), each step a multiply-add that LLVM fuses
+where the target has FMA (one rounding instead of two), except the
+dot-product kernel (FULLY_CONNECTED and 1x1 convolutions of very few
+pixels), which sums a vector of lanes in parallel and adds the lanes up at
+the end.
+
+Which operation uses which kernel is decided by the lowerings
+(:mod:`nnc.passes.lowering.conv`, :mod:`nnc.passes.lowering.recurrent`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32
+
+from nnc.passes.kernels.vector import (
+    IndexOrInt,
+    Vec,
+    act_tag,
+    each,
+    for_range,
+    kernel,
+    offsets,
+    tag,
+    widths,
+)
+from nnc.passes.lowering import Emitter, LoweringContext, Value, activation
+
+# -- GEMM: out[m, n] = act(bias[n] + sum_k a[...] * b[k, n]) ---------------------------------
+
+
+@dataclass(frozen=True)
+class Level:
+    """One loop of a GEMM reduction: ``size`` steps, each advancing the input
+    offset by ``a_step`` and the packed-weight offset by ``b_step`` elements."""
+
+    size: int
+    a_step: int
+    b_step: int
+
+
+def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
+    """The GEMM block kernel: ``rows`` output pixels (input windows at
+    ``a_base + r * a_rstride``, outputs at ``out_base + r * cols``) times the
+    output channels ``n0 + [0, sum(ws))`` (vectors of widths ``ws``), whose
+    weights are the packed panel ``b`` (``[K, sum(ws)]``), reducing over
+    ``levels`` nested loops (size, a_step, b_step parameters).  Per innermost
+    step: one weight vector per width, one broadcast input per row, rows x
+    vectors FMAs."""
+    name = f"nnc_gemm_{rows}x{tag(ws)}_l{levels}_{act_tag(act)}"
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        a, b, bias, out, a_base, a_rstride, out_base, n0, cols = p[:9]
+        lv = [p[9 + 3 * i : 12 + 3 * i] for i in range(levels)]
+        v = Vec(e)
+        offs = offsets(ws)
+        nw = len(ws)
+        bases = [v.ix(a_base, (a_rstride, r)) for r in range(rows)]
+        init = [v.load(bias, v.ix(n0, o), w) for o, w in zip(offs, ws)]
+        accs = [init[j] for _ in range(rows) for j in range(nw)]
+
+        def step(e: Emitter, aoff: IndexOrInt, boff: IndexOrInt, accs: list[Value]) -> list[Value]:
+            v = Vec(e)
+            bv = [v.load(b, v.ix(boff, o), w) for o, w in zip(offs, ws)]
+            new = []
+            for r in range(rows):
+                s = e.load(a, [e.index(v.ix(bases[r], aoff))])
+                splats = {w: v.splat(s, w) for w in sorted(set(ws))}
+                new += [v.fma(splats[w], bv[j], accs[r * nw + j]) for j, w in enumerate(ws)]
+            return new
+
+        def level(d: int, aoff: IndexOrInt, boff: IndexOrInt) -> Callable:
+            size, a_step, b_step = lv[d]
+
+            def inner(e: Emitter, i: IndexOrInt, accs: list[Value]) -> list[Value]:
+                v = Vec(e)
+                ao, bo = v.ix(aoff, (i, a_step)), v.ix(boff, (i, b_step))
+                if d + 1 == levels:
+                    return step(e, ao, bo, accs)
+                return for_range(e, 0, lv[d + 1][0], 1, level(d + 1, ao, bo), accs)
+
+            return inner
+
+        accs = for_range(e, 0, lv[0][0], 1, level(0, 0, 0), accs)
+        for r in range(rows):
+            for j, (o, w) in enumerate(zip(offs, ws)):
+                v.store(v.activation(accs[r * nw + j], act), out, v.ix(out_base, (cols, r), n0, o))
+
+    return name, body
+
+
+def row_blocks(n: int, most: int) -> list[tuple[int, int, int]]:
+    """``n`` rows (or vectors of channels) in as few blocks of at most
+    ``most`` as possible, of two sizes that differ by one: [(start, end, size
+    of its blocks)].  49 rows, at most 6: 4 blocks of 6 and 5 of 5 (not 8 of
+    6 and a block of 1, whose single row would use a sixth of the
+    registers)."""
+    count = -(-n // most)
+    base, extra = divmod(n, count)
+    blocks = [(0, extra * (base + 1), base + 1), (extra * (base + 1), n, base)]
+    return [b for b in blocks if b[1] > b[0]]
+
+
+def gemm(
+    ctx: LoweringContext,
+    a: Value,
+    w: Value,
+    bias: Value,
+    out: Value,
+    runs: Callable[[Emitter, Callable[[Emitter, IndexOrInt, IndexOrInt], None]], None],
+    run_len: int,
+    a_rstride: int,
+    cols: int,
+    levels: Sequence[Level],
+    act: int,
+) -> None:
+    """``out = act(bias + a * w^T)`` on flat buffers, ``w`` the weights as
+    given (``[cols, K]``, one row of K per output channel; K runs over
+    ``levels``), ``out`` as ``[pixels, cols]``.
+
+    The output pixels come in runs of ``run_len`` whose input windows are
+    ``a_rstride`` apart (an output row, or all pixels of a 1x1 convolution):
+    ``runs(e, f)`` calls ``f(e, a_offset, out_offset)`` for each run.  Blocks
+    of output channels (up to the policy's ``max_col_vectors`` vectors) are
+    the outer loop: for each, the block's weight rows are first transposed
+    into a panel ``[K, block]`` (:func:`transpose_kernel`) that stays in
+    cache while every run streams through the GEMM kernel.  Each weight is
+    read from memory once per execution, as with weights packed ahead of
+    time."""
+    tiles = ctx.tiles
+    vw = tiles.lanes
+    e = ctx.e
+    depth = 1
+    for lv in levels:
+        depth *= lv.size
+    # Whole vectors of channels in balanced blocks (6 vectors: 3 + 3, not
+    # 4 + 2), then the narrower tail.
+    col_blocks = (
+        [(v0 * vw, v1 * vw, (vw,) * nv) for v0, v1, nv in row_blocks(cols // vw, tiles.max_col_vectors)]
+        if cols >= vw
+        else []
+    )
+    if cols % vw:
+        col_blocks.append((cols // vw * vw, cols, tuple(widths(cols % vw, vw))))
+    panel = ctx.flat(ctx.alloc([depth * max(sum(wd) for _, _, wd in col_blocks)], f32))
+    for c0, c1, ws in col_blocks:
+        width = sum(ws)
+        rblocks = row_blocks(run_len, tiles.gemm_rows(len(ws)))
+        # b_step of a level: K-rows of the panel, each `width` long
+        lv_args = [x for lv in levels for x in (lv.size, lv.a_step, lv.b_step * width)]
+
+        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
+            name, body = gemm_kernel(rows, ws, len(levels), act)
+            kernel(ctx, e, name, [a, panel, bias, out, a_off, a_rstride, o_off, n0, cols, *lv_args], body)
+
+        def per_run(e: Emitter, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, rblocks=rblocks, call=call) -> None:
+            for r0, r1, mr in rblocks:
+                each(e, r0, r1, mr, lambda e2, m0, mr=mr: call(
+                    e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, cols))))
+
+        def block(e: Emitter, n0: IndexOrInt, width=width, per_run=per_run) -> None:
+            transpose(ctx, e, w, Vec(e).ix(0, (n0, depth)), panel, width, depth)
+            runs(e, lambda e2, a_off, o_off: per_run(e2, n0, a_off, o_off))
+
+        each(e, c0, c1, width, block)
+
+
+# -- dot products: out[m, n] = act(bias[n] + sum_i a[m, i] * w[n, i]) --------------------------
+
+
+def dot_kernel(rows: int, units: int, tails: tuple[int, ...], act: int, lanes: int):
+    """Dot products of ``rows`` input rows (at ``a_base + r * a_rstride``)
+    with ``units`` weight rows (``n0 + j``, ``depth`` apart) over ``kfull``
+    elements in vectors of ``lanes`` plus the ``tails`` widths, lanes added
+    up at the end; outputs at ``out_base + r * cols + n0 + j``."""
+    name = f"nnc_dot_{rows}x{units}_t{tag(tails)}_{act_tag(act)}"
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        a, w, bias, out, a_base, a_rstride, n0, depth, kfull, out_base, cols = p
+        v = Vec(e)
+        bases = [v.ix(a_base, (a_rstride, r)) for r in range(rows)]
+        wrows = [v.ix(0, (v.ix(n0, j), depth)) for j in range(units)]
+        pairs = [(r, j) for r in range(rows) for j in range(units)]
+
+        def step(e: Emitter, i0: IndexOrInt, accs: list[Value]) -> list[Value]:
+            v = Vec(e)
+            xs = [v.load(a, v.ix(bases[r], i0), lanes) for r in range(rows)]
+            ws = [v.load(w, v.ix(wrows[j], i0), lanes) for j in range(units)]
+            return [v.fma(xs[r], ws[j], acc) for (r, j), acc in zip(pairs, accs)]
+
+        accs = e.for_(0, kfull, lambda e2, i, args: step(e2, i, list(args)), [v.const(0.0, lanes) for _ in pairs], lanes)
+        sums = [v.hsum(acc) for acc in accs]
+        for o, tw in zip(offsets(tails), tails):
+            i = v.ix(kfull, o)
+            xs = [v.load(a, v.ix(bases[r], i), tw) for r in range(rows)]
+            ws = [v.load(w, v.ix(wrows[j], i), tw) for j in range(units)]
+            for k, (r, j) in enumerate(pairs):
+                sums[k] = e.add(sums[k], v.hsum(e.op(arith.MulfOp(xs[r], ws[j]))))
+        for (r, j), s in zip(pairs, sums):
+            n = v.ix(n0, j)
+            y = e.add(e.load(bias, [e.index(n)]), s)
+            e.store(activation(e, y, act), out, [e.index(v.ix(out_base, (cols, r), n))])
+
+    return name, body
+
+
+def dot(
+    ctx: LoweringContext, a: Value, w: Value, bias: Value, out: Value,
+    rows: int, a_rstride: int, cols: int, depth: int, act: int,
+) -> None:
+    """``out[m, n] = act(bias[n] + sum_i a[m * a_rstride + i] * w[n, i])``
+    with ``w`` in its original ``[cols, depth]`` layout: for few rows (a
+    FULLY_CONNECTED of batch 1), where transposing the weights would cost as
+    much as the product.  Blocks of the policy's ``dot_units`` output
+    channels share the input vector loads."""  # fmt: skip
+    lanes, units_per_block = ctx.tiles.lanes, ctx.tiles.dot_units
+    e = ctx.e
+    kfull = depth // lanes * lanes
+    tails = tuple(widths(depth - kfull, lanes))
+
+    def call(e: Emitter, n0: IndexOrInt, units: int) -> None:
+        name, body = dot_kernel(rows, units, tails, act, lanes)
+        kernel(ctx, e, name, [a, w, bias, out, 0, a_rstride, n0, depth, kfull, 0, cols], body)
+
+    full = cols // units_per_block * units_per_block
+    each(e, 0, full, units_per_block, lambda e2, n0: call(e2, n0, units_per_block))
+    if cols > full:
+        call(e, full, cols - full)
+
+
+# -- transposition (weight panels for the GEMM) ---------------------------------------------
+
+
+def transpose_kernel(bs: int):
+    """``dst[c * rows + r] = src[s0 + r * cols + c]`` for r < rows, c < cols:
+    the ``bs`` x ``bs`` blocks below (rfull, cfull) with ``bs`` vector loads,
+    log2(bs) rounds of two-vector shuffles that swap the off-diagonal
+    half-blocks and ``bs`` vector stores; the leftover columns and rows
+    element by element (``bs`` 0: everything element by element)."""
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        src, dst, s0, rows, cols, rfull, cfull = p
+
+        def block(e: Emitter, r0: IndexOrInt, c0: IndexOrInt) -> None:
+            v = Vec(e)
+            vs = [v.load(src, v.ix(s0, c0, (v.ix(r0, i), cols)), bs) for i in range(bs)]
+            s = bs // 2
+            while s >= 1:
+                lo = [c if c & s == 0 else bs + c - s for c in range(bs)]
+                hi = [c + s if c & s == 0 else bs + c for c in range(bs)]
+                for i in range(bs):
+                    if i & s == 0:
+                        vs[i], vs[i + s] = v.shuffle(vs[i], vs[i + s], lo), v.shuffle(vs[i], vs[i + s], hi)
+                s //= 2
+            for i in range(bs):
+                v.store(vs[i], dst, v.ix(r0, (v.ix(c0, i), rows)))
+
+        def elem(e: Emitter, r: IndexOrInt, c: IndexOrInt) -> None:
+            v = Vec(e)
+            e.store(e.load(src, [e.index(v.ix(s0, c, (r, cols)))]), dst, [e.index(v.ix(r, (c, rows)))])
+
+        if bs:
+            each(e, 0, rfull, bs, lambda e2, r0: each(e2, 0, cfull, bs, lambda e3, c0: block(e3, r0, c0)))
+        for r0, r1, c0 in ((0, rfull, cfull), (rfull, rows, 0)):
+            each(e, r0, r1, 1, lambda e2, r, c0=c0: each(e2, c0, cols, 1, lambda e3, c: elem(e3, r, c)))
+
+    return f"nnc_transpose_{bs}", body
+
+
+def transpose(ctx: LoweringContext, e: Emitter, src: Value, s0: IndexOrInt, dst: Value, rows: int, cols: int) -> None:
+    """``dst [cols, rows]`` = the ``[rows, cols]`` matrix at ``src[s0:]``,
+    transposed (square blocks of a full vector, or of 8 lanes, in registers)."""
+    vw = ctx.tiles.lanes
+    bs = vw if min(rows, cols) >= vw else 8 if min(rows, cols) >= 8 else 0
+    rfull = rows // bs * bs if bs else 0
+    cfull = cols // bs * bs if bs else 0
+    name, body = transpose_kernel(bs)
+    kernel(ctx, e, name, [src, dst, s0, rows, cols, rfull, cfull], body)
+
+
+# -- depthwise ---------------------------------------------------------------------------------
+
+
+def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], act: int, lanes: int):
+    """``npix`` output pixels along a row, all channels: per vector of
+    channels (``lanes`` wide, then the ``tails``), one accumulator per pixel;
+    per tap one weight vector serves every pixel.  ``taps`` (fh, fw) unrolls
+    the whole window; None loops over the taps [kh0, kh1) x [kw0, kw1) given
+    at run time (border pixels, whose window is clipped to the input)."""
+    name = f"nnc_dw_{npix}p_{'%dx%d' % taps if taps else 'clip'}_t{tag(tails)}_{act_tag(act)}"
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        x, w, bias, out, cfull, chans, x_base, x_pix, x_kh, x_kw, w_kh, kh0, kh1, kw0, kw1, out_base = p
+
+        def block(e: Emitter, c0: IndexOrInt, width: int) -> None:
+            v = Vec(e)
+            xb = [v.ix(x_base, (x_pix, q), c0) for q in range(npix)]
+            acc = [v.load(bias, c0, width)] * npix
+
+            def tap(e: Emitter, kh: IndexOrInt, kw: IndexOrInt, acc: list[Value]) -> list[Value]:
+                v = Vec(e)
+                wv = v.load(w, v.ix(c0, (kh, w_kh), (kw, chans)), width)
+                toff = v.ix(0, (kh, x_kh), (kw, x_kw))
+                return [v.fma(v.load(x, v.ix(xb[q], toff), width), wv, acc[q]) for q in range(npix)]
+
+            if taps is not None:
+                for kh in range(taps[0]):
+                    for kw in range(taps[1]):
+                        acc = tap(e, kh, kw, acc)
+            else:
+                acc = e.for_(kh0, kh1, lambda e2, kh, a2: e2.for_(
+                    kw0, kw1, lambda e3, kw, a3: tap(e3, kh, kw, list(a3)), list(a2)), acc)
+            for q in range(npix):
+                v.store(v.activation(acc[q], act), out, v.ix(out_base, (chans, q), c0))
+
+        each(e, 0, cfull, lanes, lambda e2, c0: block(e2, c0, lanes))
+        for o, tw in zip(offsets(tails), tails):
+            block(e, Vec(e).ix(cfull, o), tw)
+
+    return name, body

@@ -1,0 +1,252 @@
+"""The mechanism of nnc's shared vector kernels: how a kernel is used, and the
+vector arithmetic and loops kernels are written with.
+
+Hand-blocked kernels are written directly as register-blocked vector loops
+(``scf.for`` + the vector dialect) rather than as ``linalg.generic``
+reductions: with the generic, every multiply-accumulate loads and stores the
+output element, and LLVM's vectoriser cannot keep accumulators in registers
+across the reduction loops.
+
+The kernels are shared: a kernel's code depends only on what its name says
+(block shape, activation, channel tails), every size, stride and offset is a
+run-time argument.  Each use is emitted by :func:`kernel` as a marked
+``scf.execute_region``; ``nnc-outline-kernels`` turns each distinct kernel
+into one private function and every use into a call.  A model then compiles
+a few dozen small functions plus per-layer loops that call them, instead of
+per-layer copies of unrolled code, which keeps the xDSL passes and LLVM
+fast; the per-call overhead is a few nanoseconds against hundreds of vector
+FMAs.
+
+What one compilation has emitted so far (which kernels already have a body,
+the index constants kernel arguments share) lives in the lowering context's
+:class:`~nnc.passes.lowering.EmissionState`, never in this module, so two
+compilations in two threads cannot interfere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, scf, vector
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    MemRefType,
+    StringAttr,
+    UnrealizedConversionCastOp,
+    VectorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Block, Region
+from xdsl.rewriter import InsertPoint
+
+from nnc.enums import FuseCode
+from nnc.passes.lowering import Emitter, LoweringContext, Value
+from nnc.passes.outline_kernels import KERNEL_ATTR
+
+#: a float32 buffer inside a kernel: any length (kernels serve every layer)
+ANY_F32 = MemRefType(f32, [DYNAMIC_INDEX])
+
+IndexOrInt = Value | int
+
+
+def _index_const(ctx: LoweringContext, n: int) -> Value:
+    """``arith.constant n : index`` at the top level of the function ``ctx``
+    lowers into, made once: kernel arguments are mostly a few small sizes and
+    strides repeated at every use."""
+    consts = ctx.emission.index_constants.setdefault(ctx.builder.insertion_point.block, {})
+    if n not in consts:
+        consts[n] = ctx.e.index(n)
+    return consts[n]
+
+
+def kernel(
+    ctx: LoweringContext, e: Emitter, name: str, args: Sequence[IndexOrInt], body: Callable[[Emitter, list[Value]], None]
+) -> None:
+    """Apply the shared kernel ``name`` to ``args`` (float32 buffers and
+    ``index`` values; ints become index constants) at ``e``, somewhere in the
+    function ``ctx`` lowers into.
+
+    Emitted as ``scf.execute_region {nnc.kernel = name}`` whose first op is
+    an ``unrealized_conversion_cast`` of the arguments to the kernel's
+    parameter types (buffers to ``memref<?xf32>``); the first use of a name
+    in a function also holds the kernel's code, ``body(e, params)``, later
+    uses only the cast (building the same code again would cost most of the
+    compile time).  nnc-outline-kernels makes the cast's results the
+    parameters of one function per name.  ``body`` must depend on nothing
+    but ``params`` and what ``name`` encodes (and the compilation's tile
+    policy, which is the same for every use)."""
+    vals = [_index_const(ctx, a) if isinstance(a, int) else a for a in args]
+    types = [ANY_F32 if isinstance(v.type, MemRefType) else v.type for v in vals]
+    block = Block()
+    inner = Emitter(Builder(InsertPoint.at_end(block)))
+    cast = UnrealizedConversionCastOp.get(vals, types)
+    inner.b.insert(cast)
+    emitted = ctx.emission.kernel_bodies.setdefault(ctx.builder.insertion_point.block, set())
+    if name not in emitted:
+        body(inner, list(cast.results))
+        emitted.add(name)
+    inner.b.insert(scf.YieldOp())
+    op = scf.ExecuteRegionOp([], Region(block))
+    op.attributes[KERNEL_ATTR] = StringAttr(name)
+    e.b.insert(op)
+
+
+# -- vector widths and kernel names -----------------------------------------------------------
+
+
+def widths(n: int, widest: int) -> list[int]:
+    """``n`` lanes as vector widths, widest first: 40 -> [16, 16, 8]."""
+    out: list[int] = []
+    w = widest
+    while n > 0:
+        while w > n:
+            w //= 2
+        out.append(w)
+        n -= w
+    return out
+
+
+def offsets(ws: Sequence[int]) -> list[int]:
+    """Where each of the vector widths ``ws`` starts: [16, 16, 8] -> [0, 16, 32]."""
+    offs, o = [], 0
+    for w in ws:
+        offs.append(o)
+        o += w
+    return offs
+
+
+def tag(ws: Sequence[int]) -> str:
+    """Vector widths in a kernel name: [8, 4] -> ``8_4``."""
+    return "_".join(map(str, ws)) or "0"
+
+
+def act_tag(act: int) -> str:
+    """A fused activation in a kernel name: ``relu6``."""
+    return FuseCode(act).name.lower()
+
+
+# -- vector arithmetic --------------------------------------------------------------------------
+
+
+class Vec:
+    """Vector and index arithmetic at one insertion point (float32 only)."""
+
+    def __init__(self, e: Emitter):
+        self.e = e
+
+    def ix(self, base: IndexOrInt, *terms: tuple[IndexOrInt, IndexOrInt] | IndexOrInt) -> IndexOrInt:
+        """``base + sum(terms)`` on ``index`` values, folding constants; a term
+        is a value, a constant or a product ``(a, b)``."""
+        const = 0
+        acc: Value | None = None
+
+        def add(v: IndexOrInt) -> None:
+            nonlocal const, acc
+            if isinstance(v, int):
+                const += v
+            else:
+                acc = v if acc is None else self.e.add(acc, v)
+
+        add(base)
+        for t in terms:
+            if not isinstance(t, tuple):
+                add(t)
+                continue
+            a, b = t
+            if isinstance(a, int) and isinstance(b, int):
+                add(a * b)
+            elif isinstance(a, int) or isinstance(b, int):
+                k, val = (a, b) if isinstance(a, int) else (b, a)
+                if k:
+                    add(val if k == 1 else self.e.mul(val, self.e.index(k)))  # type: ignore[arg-type]
+            else:
+                add(self.e.mul(a, b))
+        if acc is None:
+            return const
+        return acc if const == 0 else self.e.add(acc, self.e.index(const))
+
+    def load(self, buf: Value, off: IndexOrInt, width: int) -> Value:
+        return self.e.op(vector.LoadOp(buf, [self.e.index(off)], VectorType(f32, [width])))
+
+    def store(self, v: Value, buf: Value, off: IndexOrInt) -> None:
+        self.e.op(vector.StoreOp(v, buf, [self.e.index(off)]))
+
+    def splat(self, s: Value, width: int) -> Value:
+        return self.e.op(vector.BroadcastOp(s, VectorType(f32, [width])))
+
+    def fma(self, a: Value, b: Value, acc: Value) -> Value:
+        """``acc + a * b`` that LLVM may contract into one fused multiply-add:
+        a vfmadd on targets with FMA, a multiply and an add on the others
+        (where ``vector.fma``, i.e. ``llvm.fma``, would become a libm ``fmaf``
+        call per lane)."""
+        prod = self.e.op(arith.MulfOp(a, b, _CONTRACT))
+        return self.e.op(arith.AddfOp(acc, prod, _CONTRACT))
+
+    def const(self, value: float, width: int) -> Value:
+        t = VectorType(f32, [width])
+        return self.e.op(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)] * width), t))
+
+    def activation(self, v: Value, code: int) -> Value:
+        """The fused activation on a vector (the scalar
+        :func:`~nnc.passes.lowering.activation`'s ops)."""
+        lo, hi = _ACT_RANGE[FuseCode(code)]
+        w = v.type.get_shape()[0]  # type: ignore[attr-defined]
+        if lo is not None:
+            v = self.e.op(arith.MaxnumfOp(v, self.const(lo, w)))
+        if hi is not None:
+            v = self.e.op(arith.MinnumfOp(v, self.const(hi, w)))
+        return v
+
+    def shuffle(self, a: Value, b: Value, mask: Sequence[int]) -> Value:
+        t = VectorType(f32, [len(mask)])
+        return self.e.op(vector.ShuffleOp(a, b, DenseArrayBase.from_list(i64, list(mask)), result_type=t))
+
+    def hsum(self, v: Value) -> Value:
+        """The lanes of ``v`` added up pairwise (halving), as a scalar."""
+        w = v.type.get_shape()[0]  # type: ignore[attr-defined]
+        while w > 1:
+            h = w // 2
+            v, w = self.e.op(arith.AddfOp(self.shuffle(v, v, range(h)), self.shuffle(v, v, range(h, w)))), h
+        return self.e.op(vector.ExtractOp(v, [0], f32))
+
+
+_CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
+
+_ACT_RANGE: dict[FuseCode, tuple[float | None, float | None]] = {
+    FuseCode.NONE: (None, None),
+    FuseCode.RELU: (0.0, None),
+    FuseCode.RELU1: (-1.0, 1.0),
+    FuseCode.RELU6: (0.0, 6.0),
+}
+
+
+# -- loops ---------------------------------------------------------------------------------------
+
+
+def for_range(
+    e: Emitter,
+    lo: IndexOrInt,
+    hi: IndexOrInt,
+    step: int,
+    body: Callable[[Emitter, IndexOrInt, list[Value]], list[Value]],
+    carried: Sequence[Value] = (),
+) -> list[Value]:
+    """``for i in range(lo, hi, step)`` carrying ``carried`` through ``body(e,
+    i, carried) -> carried``: an scf.for, or with constant bounds nothing or
+    the body inline (``i`` a Python int) when it runs at most once.  With
+    constant bounds ``hi - lo`` is a multiple of ``step``."""
+    if isinstance(lo, int) and isinstance(hi, int):
+        if hi <= lo:
+            return list(carried)
+        if hi - lo == step:
+            return list(body(e, lo, list(carried)))
+    return e.for_(lo, hi, lambda e2, i, args: body(e2, i, list(args)), list(carried), step)
+
+
+def each(e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[Emitter, IndexOrInt], None]) -> None:
+    """:func:`for_range` without carried values."""
+    for_range(e, lo, hi, step, lambda e2, i, _: (body(e2, i), [])[1])
