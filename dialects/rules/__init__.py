@@ -145,6 +145,24 @@ def expect_type(call: OpCall, i: int, allowed: Iterable[OperandType]) -> Operand
     return info
 
 
+def check_present(call: OpCall, optional: Iterable[int] = ()) -> None:
+    """Tensor inputs may be omitted only at the ``optional`` indexes."""
+    optional = set(optional)
+    for i, info in enumerate(call.inputs):
+        if info.omitted and info.type.is_tensor and i not in optional:
+            raise RuleError(f"input {i} is required but omitted")
+
+
+def expect_count(call: OpCall, counts: tuple[int, ...], optional: tuple[int, ...] = ()) -> int:
+    """The number of inputs, one of ``counts``; tensor inputs other than the
+    ``optional`` ones must be present."""
+    n = len(call.inputs)
+    if n not in counts:
+        raise RuleError(f"expected {' or '.join(map(str, counts))} inputs, got {n}")
+    check_present(call, optional)
+    return n
+
+
 def expect_rank(call: OpCall, i: int, ranks: Iterable[int] | int) -> None:
     info = call.input(i)
     ranks = (ranks,) if isinstance(ranks, int) else tuple(ranks)

@@ -1,6 +1,6 @@
-"""Rules for the recurrent and lookup operations: LSTM, RNN, SVDF,
-LSH_PROJECTION, HASHTABLE_LOOKUP, EMBEDDING_LOOKUP, and the sequence forms
-UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN.
+"""Rules for the recurrent operations: LSTM, RNN, SVDF, LSH_PROJECTION, and the
+sequence forms UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN
+(EMBEDDING_LOOKUP and HASHTABLE_LOOKUP are with their lowerings' family, shape_ops).
 
 Optional inputs (LSTM's CIFG/peephole/projection/layer-norm tensors, SVDF's bias,
 LSH_PROJECTION's weight, the bidirectional ops' auxiliary input and weights) may
@@ -353,48 +353,6 @@ def lsh_projection(call: OpCall) -> list[OperandInfo]:
         same_dim(dim(call.input(2), 0), dim(x, 0), "weight size differs from input dimension 0")
     size = num_hash if kind != LSH_DENSE else num_hash * num_bits
     return [OperandInfo(T.TENSOR_INT32, (size,))]
-
-
-@rule(Op.HASHTABLE_LOOKUP)
-def hashtable_lookup(call: OpCall) -> list[OperandInfo]:
-    """Inputs: lookups [k], keys [n], values [n, ...]; outputs: output [k, ...], hits [k]."""
-    expect_count(call, (3,))
-    expect_type(call, 0, (T.TENSOR_INT32,))
-    expect_type(call, 1, (T.TENSOR_INT32,))
-    values = expect_type(call, 2, (T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM))
-    expect_rank(call, 0, 1)
-    expect_rank(call, 1, 1)
-    if values.rank is not None and values.rank < 2:
-        raise RuleError(f"values must have rank >= 2, got {values.rank}")
-    same_dim(dim(call.input(1), 0), dim(values, 0), "keys and values differ in size")
-    k = dim(call.input(0), 0)
-    out = None if values.dims is None else (k, *values.dims[1:])
-    hits = OperandInfo(T.TENSOR_QUANT8_ASYMM, (k,), scale=1.0, zero_point=0)
-    return [like(values, out), hits]
-
-
-@rule(Op.EMBEDDING_LOOKUP)
-def embedding_lookup(call: OpCall) -> list[OperandInfo]:
-    """Inputs: lookups [k] (TENSOR_INT32), values [n, ...]; output [k, ...]."""
-    expect_count(call, (2,))
-    expect_type(call, 0, (T.TENSOR_INT32,))
-    values = expect_type(
-        call,
-        1,
-        (*FLOAT_TYPES, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED),
-    )
-    expect_rank(call, 0, 1)
-    if values.rank is not None and values.rank < 2:
-        raise RuleError(f"values must have rank >= 2, got {values.rank}")
-    lookups = call.input(0).value
-    rows = values.dims[0] if values.dims else 0
-    if lookups is not None and rows:
-        bad = [int(v) for v in lookups.reshape(-1) if not 0 <= int(v) < rows]
-        if bad:
-            raise RuleError(f"lookup value {bad[0]} is outside the {rows} rows of values")
-    k = dim(call.input(0), 0)
-    out = None if values.dims is None else (k, *values.dims[1:])
-    return [like(values, out)]
 
 
 # -- UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN -------------------------------------

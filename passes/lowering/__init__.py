@@ -43,14 +43,12 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
 
+from nnc.dialects.optable import QUANT8, SPECS  # noqa: F401  (QUANT8: for the lowering families)
 from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperandType, OperationType
 
 Value = SSAValue
 IndexLike = SSAValue | int
-
-#: 8-bit asymmetric quantised tensor types (stored as i8; uint8 for QUANT8_ASYMM)
-QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 
 
 class Emitter:
@@ -496,10 +494,16 @@ LowerFn = Callable[[LoweringContext], None]
 @dataclass(frozen=True)
 class Lowering:
     fn: LowerFn
-    #: operand types of input 0 this lowering implements
-    types: frozenset[OperandType]
-    #: optional extra check returning a reason when a call is unsupported
+    #: optional implementation limit: returns why a call is unsupported (None: it is not)
     check: Callable[[OpCall], str | None] | None = None
+    #: run even when every output is empty (the lowering checks its inputs at run time)
+    on_empty: bool = False
+
+    def __call__(self, ctx: LoweringContext) -> None:
+        """Lower one operation.  An operation whose outputs all have a zero
+        dimension has nothing to compute, so no lowering has to guard that."""
+        if self.on_empty or any(all(ctx.shape(out)) for out in ctx.outputs):
+            self.fn(ctx)
 
 
 LOWERINGS: dict[OperationType, Lowering] = {}
@@ -507,27 +511,35 @@ LOWERINGS: dict[OperationType, Lowering] = {}
 
 def lowering(
     *ops: OperationType,
-    types: Sequence[OperandType],
     check: Callable[[OpCall], str | None] | None = None,
+    on_empty: bool = False,
 ) -> Callable[[LowerFn], LowerFn]:
-    """Register a lowering for ``ops`` when input 0 has one of ``types``."""
+    """Register ``fn`` as the lowering of ``ops``.
+
+    Which operand types it handles is the operation's record
+    (:attr:`~nnc.dialects.optable.OpSpec.implemented`), not the lowering's
+    business; ``check`` adds limits that depend on more than the type.
+    ``on_empty``: call ``fn`` even when every output is empty, for lowerings
+    that report invalid input data (out-of-range indices) at run time."""
 
     def register(fn: LowerFn) -> LowerFn:
         for t in ops:
-            LOWERINGS[t] = Lowering(fn, frozenset(types), check)
+            LOWERINGS[t] = Lowering(fn, check, on_empty)
         return fn
 
     return register
 
 
 def unsupported_reason(call: OpCall) -> str | None:
-    """Why nnc cannot compile ``call`` (None if it can)."""
+    """Why nnc cannot compile ``call`` (None if it can), from the operation's
+    record (implemented types) and its lowering's ``check``."""
+    spec = SPECS[call.type]
     low = LOWERINGS.get(call.type)
-    if low is None:
+    if low is None or not spec.supported:
         return "no lowering for this operation"
-    primary = call.inputs[0].type if call.inputs else None
-    if primary is not None and primary not in low.types:
-        return f"operand type {primary.name} not implemented for {call.type.name}"
+    primary = spec.primary_operand(call.inputs, call.outputs)
+    if primary is not None and primary.type not in spec.implemented:
+        return f"operand type {primary.type.name} not implemented for {call.type.name}"
     if any(i.type == OperandType.TENSOR_FLOAT16 or i.type == OperandType.FLOAT16 for i in call.inputs):
         return "float16 operands not implemented"
     if low.check is not None:

@@ -7,7 +7,6 @@ from nnc.passes.lowering import (  # noqa: F401
     layout,
     normalization,
     pool,
-    quant_elementwise,
     recurrent,
     reduce,
     shape_ops,

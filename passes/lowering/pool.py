@@ -178,11 +178,7 @@ def _check_pool(call: OpCall) -> str | None:
     return None
 
 
-@lowering(
-    Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.L2_POOL_2D,
-    types=(T.TENSOR_FLOAT32, *QUANT8),
-    check=_check_pool,
-)  # fmt: skip
+@lowering(Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.L2_POOL_2D, check=_check_pool)
 def pool(ctx: LoweringContext) -> None:
     if ctx.info(0).type in QUANT8:
         pool_quant(ctx)

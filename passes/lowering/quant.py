@@ -42,6 +42,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i8, i16, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT, TANH_OUTPUT  # noqa: F401  (the rule's fact; quant_elementwise and tests read q.*_OUTPUT)
 from nnc.enums import FuseCode, OperandType
 
 T = OperandType
@@ -756,11 +757,6 @@ class SigmoidParams:
     input_range_radius: int
     input_multiplier: int
     input_left_shift: int
-
-
-#: the output quantisation LOGISTIC and TANH require (scale, zero point)
-LOGISTIC_OUTPUT = {T.TENSOR_QUANT8_ASYMM: (1.0 / 256, 0), T.TENSOR_QUANT8_ASYMM_SIGNED: (1.0 / 256, -128)}
-TANH_OUTPUT = {T.TENSOR_QUANT8_ASYMM: (1.0 / 128, 128), T.TENSOR_QUANT8_ASYMM_SIGNED: (1.0 / 128, 0)}
 
 
 def sigmoid_params(scale: float, zero_point: int) -> SigmoidParams:

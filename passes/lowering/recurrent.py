@@ -548,7 +548,7 @@ def _cell_params(ctx: LoweringContext, first: int = ACTIVATION) -> tuple[int, fl
     return ctx.scalar(first), ctx.scalar(first + 1), ctx.scalar(first + 2)
 
 
-@lowering(Op.LSTM, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.LSTM)
 def lstm(ctx: LoweringContext) -> None:
     """One step of LSTMCell::LSTMStep (float32); the gates live in the scratch
     output, blocks of [batch, num_units] in Android's order (input,) cell,
@@ -706,7 +706,7 @@ def _state(ctx: LoweringContext, k: int, like: Value) -> Value:
     return ctx.alloc(ctx.shape(like), _elem(like))
 
 
-@lowering(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.UNIDIRECTIONAL_SEQUENCE_LSTM)
 def unidirectional_sequence_lstm(ctx: LoweringContext) -> None:
     """UnidirectionalSequenceLSTM: LSTMStep over each time step (an ``scf.for``),
     batch-major sequences transposed to time-major and back as Android does;
@@ -752,7 +752,7 @@ def rnn_sequence(
     for_each_step(ctx, steps, reverse, step)
 
 
-@lowering(Op.UNIDIRECTIONAL_SEQUENCE_RNN, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.UNIDIRECTIONAL_SEQUENCE_RNN)
 def unidirectional_sequence_rnn(ctx: LoweringContext) -> None:
     """UnidirectionalSequenceRNN: RNNStep over each time step (an ``scf.for``);
     with 2 outputs the hidden state is carried in hidden_state_out."""
@@ -824,7 +824,7 @@ def _aux_sequence(ctx: LoweringContext, index: int, time_major: bool) -> Value |
     return time_major_input(ctx, ctx.input(index), time_major) if ctx.has_input(index) else None
 
 
-@lowering(Op.BIDIRECTIONAL_SEQUENCE_LSTM, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.BIDIRECTIONAL_SEQUENCE_LSTM)
 def bidirectional_sequence_lstm(ctx: LoweringContext) -> None:
     """BidirectionalSequenceLSTM: a forward and a backward :func:`lstm_sequence`.
 
@@ -861,7 +861,7 @@ def bidirectional_sequence_lstm(ctx: LoweringContext) -> None:
 _BIDI_RNN_CELLS, _BIDI_RNN_AUX_WEIGHTS = (1, 5), (10, 11)
 
 
-@lowering(Op.BIDIRECTIONAL_SEQUENCE_RNN, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.BIDIRECTIONAL_SEQUENCE_RNN)
 def bidirectional_sequence_rnn(ctx: LoweringContext) -> None:
     """BidirectionalSequenceRNN: a forward and a backward :func:`rnn_sequence`,
     with Android's linking modes (see BIDIRECTIONAL_SEQUENCE_LSTM)."""
@@ -911,7 +911,7 @@ def rnn_step(
     _update(ctx, o, [], lambda e, v, a: activation(e, v, act))
 
 
-@lowering(Op.RNN, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.RNN)
 def rnn(ctx: LoweringContext) -> None:
     """RNN::RNNStep: output = act(bias + W x + R h); hidden_state_out = output."""
     x, w, r, bias, h = (ctx.input(i) for i in range(5))
@@ -923,7 +923,7 @@ def rnn(ctx: LoweringContext) -> None:
 # -- SVDF ------------------------------------------------------------------------------------
 
 
-@lowering(Op.SVDF, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.SVDF)
 def svdf(ctx: LoweringContext) -> None:
     """SVDF::EvalFloat32, with Android's state layout [batch, num_filters, memory]:
     the newest activation enters at memory - 1 and the state shifts left."""
@@ -1224,7 +1224,7 @@ def _wrap32(v: int) -> int:
     return v - (1 << 32) if v >> 31 else v
 
 
-@lowering(Op.LSH_PROJECTION, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.LSH_PROJECTION)
 def lsh_projection(ctx: LoweringContext) -> None:
     """LSHProjection::Eval: each bit is the sign of sum_i weight[i] *
     double(int64(Fingerprint64(seed ++ input row i))); without a weight each
