@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from nnc.dialects.optable import OPS
 from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
 from nnc.errors import BadDataError, NNError, OpFailedError
 from nnc.model import Model
@@ -303,27 +304,13 @@ def converts(*names: str) -> Callable[[Converter], Converter]:
     return register
 
 
-#: TFLite builtins whose inputs and outputs map one to one onto an NNAPI operation.
-_DIRECT = {
-    "ABS": Op.ABS, "CAST": Op.CAST, "DEQUANTIZE": Op.DEQUANTIZE, "EQUAL": Op.EQUAL, "EXP": Op.EXP,
-    "FLOOR": Op.FLOOR, "GREATER": Op.GREATER, "GREATER_EQUAL": Op.GREATER_EQUAL,
-    "HARD_SWISH": Op.HARD_SWISH, "LESS": Op.LESS, "LESS_EQUAL": Op.LESS_EQUAL, "LOG": Op.LOG,
-    "LOGICAL_AND": Op.LOGICAL_AND, "LOGICAL_NOT": Op.LOGICAL_NOT, "LOGICAL_OR": Op.LOGICAL_OR,
-    "LOGISTIC": Op.LOGISTIC, "MAXIMUM": Op.MAXIMUM, "MINIMUM": Op.MINIMUM, "NEG": Op.NEG,
-    "NOT_EQUAL": Op.NOT_EQUAL, "POW": Op.POW, "PRELU": Op.PRELU, "QUANTIZE": Op.QUANTIZE,
-    "RELU": Op.RELU, "RELU6": Op.RELU6, "RELU_N1_TO_1": Op.RELU1, "RSQRT": Op.RSQRT,
-    "SELECT": Op.SELECT, "SELECT_V2": Op.SELECT, "SIN": Op.SIN, "SQRT": Op.SQRT, "TANH": Op.TANH,
-    "EMBEDDING_LOOKUP": Op.EMBEDDING_LOOKUP, "HASHTABLE_LOOKUP": Op.HASHTABLE_LOOKUP,
-    "TRANSPOSE": Op.TRANSPOSE, "PAD": Op.PAD, "SLICE": Op.SLICE, "TILE": Op.TILE,
-}  # fmt: skip
+#: TFLite builtin -> the NNAPI operation whose record lists it (``OpSpec.tflite``).
+TFLITE_OPS: dict[str, OperationType] = {name: spec.type for spec in OPS for name in spec.tflite}
 
 
 def _direct(c: _Call) -> None:
-    c.emit(_DIRECT[c.name], [c.input(k) for k in range(len(c.ins))])
-
-
-for _name in _DIRECT:
-    CONVERTERS[_name] = _direct
+    """A builtin whose inputs and outputs map one to one onto the operation's."""
+    c.emit(TFLITE_OPS[c.name], [c.input(k) for k in range(len(c.ins))])
 
 #: Binary arithmetic with a fused activation: (TFLite name, NNAPI op, options class).
 _ARITH = {"ADD": (Op.ADD, "AddOptions"), "SUB": (Op.SUB, "SubOptions"),
@@ -603,6 +590,11 @@ def _fuse_lstm(code: int) -> int:
     raise _Unsupported(f"LSTM activation {code} has no NNAPI equivalent")
 
 
+#: every other builtin a record lists maps one to one (the converters above
+#: handle those that need options, constants or a different operand order)
+CUSTOM_CONVERTERS = frozenset(CONVERTERS)
+for _name in TFLITE_OPS.keys() - CUSTOM_CONVERTERS:
+    CONVERTERS[_name] = _direct
 
 
 # -- reading the file ------------------------------------------------------------------------------
