@@ -77,7 +77,8 @@ class OpSpec:
     output_counts: tuple[int, ...] = (1,)
     min_inputs: int = 0
     shape_inputs: tuple[int, ...] = ()
-    #: module name of the rule and the lowering (``rules/<family>.py``, ``lowering/<family>.py``)
+    #: module name of the rule and the lowering (``rules/<family>.py``, ``lowering/<family>.py``);
+    #: for an operation nnc does not implement, the family it will join (it may not exist yet)
     family: str = ""
     #: NNAPI's operand types of the primary operand -> the feature level that added each
     types: Mapping[OperandType, FeatureLevel] = field(default_factory=dict, compare=False)
