@@ -152,7 +152,7 @@ def main() -> None:
     if args.child:
         return _child(args)
 
-    import nnc.runtime.executable as executable_mod
+    import nnc.driver as executable_mod  # the in-process cache of compiled modules
     from nnc.runtime import cache
 
     model, params = mobilenet(args.alpha, args.size)

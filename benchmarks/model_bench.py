@@ -47,7 +47,8 @@ import numpy as np
 
 import nnc
 from nnc import OperationType as Op
-from nnc.model import Model, dtype_of
+from nnc.model import Model
+from nnc.operand_types import dtype_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_MODELS = os.path.join(HERE, "..", "..", "shared", "models")
@@ -96,7 +97,7 @@ def inputs_for(model: Model, io) -> list[np.ndarray]:
 
 
 def compile_cold(path: str, cache: str) -> tuple[float, float, Model, nnc.Compilation]:
-    from nnc.runtime import executable
+    from nnc import driver as executable  # the in-process cache of compiled modules
 
     t = time.perf_counter()
     model = nnc.import_tflite(path)
@@ -110,7 +111,7 @@ def compile_cold(path: str, cache: str) -> tuple[float, float, Model, nnc.Compil
 
 
 def prepare_hit(path: str, cache: str, runs: int = 3) -> float:
-    from nnc.runtime import executable
+    from nnc import driver as executable  # the in-process cache of compiled modules
 
     times = []
     for _ in range(runs):

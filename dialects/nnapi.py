@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntAttr,
     IntegerType,
+    MemRefType,
     NoneType,
     Signedness,
     StringAttr,
@@ -53,7 +54,6 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
     i8,
-    i16,
     i32,
 )
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
@@ -68,12 +68,14 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.traits import Pure
+from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects.optable import OPS, SPECS, OpSpec
 from dataclasses import replace
 
-from nnc.dialects.rules import OpCall, OperandInfo
+from nnc.dialects.rules import OpCall
 from nnc.enums import OperandType, OperationType
+from nnc.operand_types import FACTS, QRANGE, VALUE_TYPES, ElementKind, OperandInfo, OperandTypeFacts
 
 T = OperandType
 ui32 = IntegerType(32, Signedness.UNSIGNED)
@@ -127,24 +129,26 @@ _PLAIN_TENSOR_ELEMENTS: dict[OperandType, Attribute] = {
     T.TENSOR_INT32: i32,
     T.TENSOR_BOOL8: i1,
 }
-#: Storage element type and numpy dtype of every operand type.
+def _storage_element(facts: OperandTypeFacts) -> Attribute:
+    """How an element of that operand type is stored in memory: f32/f16 for
+    floats, else an integer of the dtype's width (bool as i8, uint32 as i32)."""
+    assert facts.dtype is not None
+    if facts.kind == ElementKind.FLOAT:
+        return {4: f32, 2: f16}[facts.byte_size]
+    return IntegerType(8 * facts.byte_size)
+
+
+#: Storage element type and numpy dtype of every operand type (from the one
+#: operand-type table, :data:`nnc.operand_types.FACTS`).
 STORAGE: dict[OperandType, tuple[Attribute, np.dtype]] = {
-    T.FLOAT32: (f32, np.dtype(np.float32)),
-    T.FLOAT16: (f16, np.dtype(np.float16)),
-    T.INT32: (i32, np.dtype(np.int32)),
-    T.UINT32: (i32, np.dtype(np.uint32)),
-    T.BOOL: (i8, np.dtype(np.bool_)),
-    T.TENSOR_FLOAT32: (f32, np.dtype(np.float32)),
-    T.TENSOR_FLOAT16: (f16, np.dtype(np.float16)),
-    T.TENSOR_INT32: (i32, np.dtype(np.int32)),
-    T.TENSOR_BOOL8: (i8, np.dtype(np.bool_)),
-    T.TENSOR_QUANT8_ASYMM: (i8, np.dtype(np.uint8)),
-    T.TENSOR_QUANT8_ASYMM_SIGNED: (i8, np.dtype(np.int8)),
-    T.TENSOR_QUANT8_SYMM: (i8, np.dtype(np.int8)),
-    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: (i8, np.dtype(np.int8)),
-    T.TENSOR_QUANT16_ASYMM: (i16, np.dtype(np.uint16)),
-    T.TENSOR_QUANT16_SYMM: (i16, np.dtype(np.int16)),
+    t: (_storage_element(FACTS[t]), FACTS[t].dtype) for t in VALUE_TYPES
 }
+
+#: The storage integer type of each quantised type.
+QUANT_STORAGE: dict[OperandType, Attribute] = {t: STORAGE[t][0] for t in QRANGE}
+
+#: Attribute marking a function imported from a referenced model (IF/WHILE).
+SUBGRAPH_ATTR = "nnapi.subgraph"
 
 
 def numpy_dtype(t: OperandType) -> np.dtype:
@@ -200,6 +204,16 @@ def from_xdsl_type(t: Attribute) -> OperandInfo:
 def element_storage_type(t: Attribute) -> Attribute:
     """The integer/float type a tensor's elements are stored as in memory."""
     return STORAGE[from_xdsl_type(t).type][0]
+
+
+def memref_type(t: Attribute) -> MemRefType:
+    """The memref holding a statically shaped nnapi tensor."""
+    if not isinstance(t, TensorType):
+        raise PassFailedException(f"expected a ranked tensor, got {t}")
+    shape = list(t.get_shape())
+    if any(d < 0 for d in shape):
+        raise PassFailedException(f"shape of {t} is not static: run nnapi-shape-inference first")
+    return MemRefType(element_storage_type(t), shape)
 
 
 # ---------------------------------------------------------------------------------
@@ -348,9 +362,11 @@ __all__ = [
     "PerChannelQuantType",
     "QuantType",
     "STORAGE",
+    "SUBGRAPH_ATTR",
     "dense_attr",
     "dense_value",
     "from_xdsl_type",
+    "memref_type",
     "numpy_dtype",
     "op_call",
     "op_class",

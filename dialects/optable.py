@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from nnc.enums import FeatureLevel, OperandType, OperationType
+from nnc.operand_types import QUANT8_ASYMM_TYPES
 
 L1, L2, L3, L4, L5, L6, L7, L8 = (
     FeatureLevel.LEVEL_1,
@@ -140,8 +141,7 @@ Q8, Q8S = _O.TENSOR_QUANT8_ASYMM, _O.TENSOR_QUANT8_ASYMM_SIGNED
 Q8SYMM, Q8CH = _O.TENSOR_QUANT8_SYMM, _O.TENSOR_QUANT8_SYMM_PER_CHANNEL
 Q16, Q16SYMM = _O.TENSOR_QUANT16_ASYMM, _O.TENSOR_QUANT16_SYMM
 
-#: 8-bit asymmetric quantised tensor types (stored as i8; uint8 for QUANT8_ASYMM)
-QUANT8 = (Q8, Q8S)
+QUANT8 = QUANT8_ASYMM_TYPES
 
 # Declared type sets shared by many records: float32 and 8-bit asymmetric
 # quantised since the op's first level (1, 2 or 3), float16 since level 3 and
@@ -254,7 +254,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.RELU6, L1, _UNARY, (1,),
           family="elementwise", types=_FQ1, implemented=_IMPL_FQ, tflite=("RELU6",)),
     _spec(_T.RESHAPE, L1, ("input", "shape"), (2,), shape_inputs=(1,),
-          family="shape_ops", types=_FQ1 | _at(L6, I32), implemented=_IMPL_FQ, tflite=("RESHAPE",)),
+          family="shape_ops", types=_FQ1 | _at(L6, I32), implemented=_IMPL_FIQ, tflite=("RESHAPE",)),
     _spec(_T.RESIZE_BILINEAR, L1, _RESIZE, (3, 4, 5, 6),
           family="shape_ops", types=_F1 | _at(L3, Q8) | _at(L4, Q8S), implemented=_IMPL_FQ, tflite=("RESIZE_BILINEAR",)),
     _spec(_T.RNN, L1, ("input", "weights", "recurrent_weights", "bias", "hidden_state_in", "activation"), (6,), ("hidden_state_out", "output"), (2,),
@@ -378,7 +378,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.ROI_POOLING, L3, ("input", "rois", "batch_index", "output_height", "output_width", "height_ratio", "width_ratio", "nchw"), (8,),
           family="detection", types=_FQ3),
     _spec(_T.RSQRT, L3, _UNARY, (1,),
-          family="elementwise", types=_at(L3, F16, F32) | _at(L7, Q8, Q8S), implemented=_IMPL_F, tflite=("RSQRT",)),
+          family="elementwise", types=_at(L3, F16, F32) | _at(L7, Q8, Q8S), implemented=_IMPL_FQ, tflite=("RSQRT",)),
     _spec(_T.SELECT, L3, ("condition", "input_true", "input_false"), (3,),
           family="elementwise", types=_FIQ3, implemented=_IMPL_FIQ, primary="input_true", tflite=("SELECT", "SELECT_V2")),
     _spec(_T.SIN, L3, _UNARY, (1,),

@@ -56,8 +56,7 @@ from nnc.execution import Execution
 from nnc.memory import Memory, MemoryDesc
 from nnc.model import Model
 from nnc.tflite import UnsupportedOperatorsError, import_tflite
-
-__version__ = "0.1.0"
+from nnc.version import __version__  # noqa: F401
 
 __all__ = [
     "BYTE_SIZE_OF_CACHE_TOKEN",

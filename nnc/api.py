@@ -11,7 +11,9 @@ import numpy as np
 from nnc.compilation import Compilation
 from nnc.errors import OutputInsufficientSizeError
 from nnc.execution import Execution
-from nnc.model import Model, dtype_of
+from nnc.model import Model
+from nnc.operand_types import dtype_of
+from nnc.tflite import import_tflite, is_tflite_file
 
 
 class CompiledModel:
@@ -61,8 +63,6 @@ def load_model(path) -> Model:
     """Read a model file: a TFLite flatbuffer (``.tflite``, or any file with
     the ``TFL3`` identifier) through :func:`nnc.import_tflite`, otherwise
     nnc's own model file format (:mod:`nnc.modelfile`)."""
-    from nnc.tflite import is_tflite_file, import_tflite
-
     if is_tflite_file(path):
         return import_tflite(path)
     return Model.load(path)

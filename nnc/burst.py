@@ -19,6 +19,7 @@ import numpy as np
 
 from nnc.compilation import Compilation, require_usable
 from nnc.errors import BadStateError, ndk
+from nnc.runtime.executable import new_arena
 
 _CREATE = "ANeuralNetworksBurst_create"
 
@@ -43,8 +44,6 @@ class Burst:
 
     def _arena(self, executable) -> np.ndarray | None:
         """The scratch arena kept for ``executable`` (only while acquired)."""
-        from nnc.runtime.executable import new_arena
-
         entry = self._arenas.get(id(executable))
         if entry is None:
             entry = self._arenas[id(executable)] = (executable, new_arena(executable.arena_size))

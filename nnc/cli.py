@@ -34,11 +34,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
+from typing import TextIO
 
 import numpy as np
 
+import nnc
+from nnc import driver
+from nnc.enums import OperationType
 from nnc.errors import NNError
+from nnc.operand_types import dtype_of
+from nnc.runtime import cpu_probe
+from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
 
 
 class UsageError(Exception):
@@ -67,8 +75,6 @@ def _parse_inputs(specs: list[str], n: int, names: list[str] | None = None) -> d
 
 
 def _load(path: str):
-    import nnc
-
     return nnc.load_model(path)  # a missing or unreadable file is BAD_DATA (exit 1)
 
 
@@ -83,8 +89,6 @@ def _label(model, kind: str, k: int) -> str:
 
 
 def _generate(model, k: int, rng: np.random.Generator) -> np.ndarray:
-    from nnc.model import dtype_of
-
     op = model.operands[model.inputs[k]]
     if op.dims is None or any(d == 0 for d in op.dims):
         raise UsageError(f"input_{k} has unspecified dimensions; pass it with --input input_{k}=FILE.npy")
@@ -97,8 +101,6 @@ def _generate(model, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import nnc
-
     model = _load(args.model)
     given = _parse_inputs(args.input, len(model.inputs), _names(model, "input"))
     rng = np.random.default_rng(args.seed)
@@ -112,8 +114,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             inputs.append(_generate(model, k, rng))
     t0 = time.perf_counter()
-    from nnc.runtime.artifact import Progress
-
     with Progress(os.path.basename(args.model)) as progress:
         progress.stage("compiling")
         compiled = nnc.compile(model)
@@ -135,9 +135,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    import nnc
-    from nnc.enums import OperationType
-
     model = _load(args.model)
     for k, i in enumerate(model.inputs):
         print(f"{_label(model, 'input', k)}: operand {i} {model.operands[i].info().describe()}")
@@ -149,14 +146,11 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    import nnc
-    from nnc.runtime import artifact
-
     emit = args.emit
     if args.target_cpu == "help":
         try:
-            print("\n".join(artifact.known_cpus()))
-        except artifact.ArtifactError as e:
+            print("\n".join(cpu_probe.known_cpus()))
+        except ArtifactError as e:
             raise CommandError(str(e)) from None
         return 0
     if args.output == "-" and emit in ("obj", "shared"):
@@ -170,9 +164,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     model = _load(args.model)
     name = os.path.basename(args.model)
     try:
-        target = artifact.target_for_cpu(args.target_cpu) if emit != "mlir" else None
-        with artifact.Progress(name) as progress:
-            written = artifact.compile_artifact(
+        target = cpu_probe.target_for_cpu(args.target_cpu) if emit != "mlir" else None
+        with Progress(name) as progress:
+            written = driver.compile_artifact(
                 model,
                 args.output,
                 emit=emit,
@@ -182,13 +176,92 @@ def cmd_compile(args: argparse.Namespace) -> int:
                 model_name=name,
                 progress=progress,
             )
-    except artifact.ArtifactUsageError as e:
+    except ArtifactUsageError as e:
         raise UsageError(str(e)) from None
-    except artifact.ArtifactError as e:
+    except ArtifactError as e:
         raise CommandError(str(e)) from None
     if written:
         print(f"nnc: wrote {', '.join(written)}", file=sys.stderr)
     return 0
+
+
+# -- progress -----------------------------------------------------------------------------------
+
+
+class Progress:
+    """A progress indicator on ``stream`` (stderr) for slow compilations.
+
+    Nothing is shown for the first ``delay`` seconds.  On a terminal a single
+    line then shows the current stage and the elapsed time, redrawn in place
+    and erased at the end; otherwise (CI logs) one line says the compilation
+    is under way and one more says when it finished.
+    """
+
+    SPIN = "|/-\\"
+
+    def __init__(self, label: str, stream: TextIO | None = None, delay: float = 1.5, interval: float = 0.1):
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.delay = delay
+        self.interval = interval
+        isatty = getattr(self.stream, "isatty", None)
+        self.tty = bool(isatty and isatty())
+        self._stage = "importing"
+        self._start = time.monotonic()
+        self._shown = False
+        self._width = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def stage(self, name: str) -> None:
+        with self._lock:
+            self._stage = name
+
+    def __enter__(self) -> Progress:
+        self._start = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name="nnc-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            if not self._shown:
+                return
+            if self.tty:
+                self._write("\r" + " " * self._width + "\r")
+            elif exc_type is None:
+                self._write(f"nnc: compiled {self.label} in {time.monotonic() - self._start:.1f} s\n")
+
+    def _run(self) -> None:
+        if self._stop.wait(self.delay):
+            return
+        n = 0
+        while True:
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                elapsed = time.monotonic() - self._start
+                if self.tty:
+                    text = f"nnc: compiling {self.label}: {self._stage} {self.SPIN[n % 4]} {elapsed:.0f} s"
+                    self._write("\r" + text.ljust(self._width))
+                    self._width = max(self._width, len(text))
+                elif not self._shown:
+                    self._write(f"nnc: compiling {self.label} ({self._stage})...\n")
+                self._shown = True
+            if not self.tty or self._stop.wait(self.interval):
+                return
+            n += 1
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:

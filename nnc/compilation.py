@@ -46,89 +46,31 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from xdsl.utils.exceptions import PassFailedException
-
-from nnc.dialects.optable import SPECS
-from nnc.dialects.rules import OperandInfo
-from nnc.enums import BYTE_SIZE_OF_CACHE_TOKEN, UINT64_MAX, OperationType, Preference, Priority, ResultCode
+from nnc import driver
+from nnc.device import check_device_entries, device_list, get_devices
+from nnc.driver import INTERNAL_ERROR, check_support, compiler_errors, specialised_inputs  # noqa: F401 (INTERNAL_ERROR re-exported)
+from nnc.enums import BYTE_SIZE_OF_CACHE_TOKEN, UINT64_MAX, Preference, Priority, ResultCode
 from nnc.errors import (
     BadDataError,
     BadStateError,
     NNError,
-    OpFailedError,
-    OutOfMemoryError,
     UnexpectedNullError,
     UnsupportedOperationError,
     error_for,
     ndk,
 )
-from nnc.model import Model, enum_arg, is_int
+from nnc.model import Model, enum_arg
+from nnc.operand_types import OperandInfo, is_int
+from nnc.runtime import cache
+from nnc.runtime.executable import Executable
+from nnc.runtime.jit import Target
 
 _FINISH = "ANeuralNetworksCompilation_finish"
 _cache_log = logging.getLogger("nnc.cache")
-#: Prefix of the OP_FAILED message for a bug in nnc itself (reported, never hidden).
-INTERNAL_ERROR = "internal compiler error"
 
 
 def _default_devices():
-    from nnc.device import get_devices
-
     return get_devices()[:1]
-
-
-def check_support(model: Model, fn: str, devices=None) -> None:
-    """Raise UnsupportedOperationError for the first operation (in the order
-    operations were added, the numbering get_supported_operations_for_devices
-    uses) that none of ``devices`` (default: nnc's CPU device) can compile."""
-    devices = devices or _default_devices()
-    ops = model.operations_as_added or model.operations
-    for k, op in enumerate(ops):
-        call = model.call_for(k, op)
-        reasons = [d.unsupported_reason(call) for d in devices]
-        if all(r is not None for r in reasons):
-            raise UnsupportedOperationError(
-                fn, k, OperationType(op.type), [i.describe() for i in call.inputs], "; ".join(dict.fromkeys(reasons))
-            )
-
-
-def specialised_inputs(model: Model) -> set[int]:
-    """Model input positions whose *values* are compiled in: scalars, and
-    tensors that some operation reads as a shape (RESHAPE's shape, ...)."""
-    by_operand = {idx: k for k, idx in enumerate(model.inputs)}
-    result = {k for k, idx in enumerate(model.inputs) if model.operands[idx].type.is_scalar}
-    for op in model.operations:
-        for pos in SPECS[OperationType(op.type)].shape_inputs:
-            if pos < len(op.inputs) and op.inputs[pos] in by_operand:
-                result.add(by_operand[op.inputs[pos]])
-    return result
-
-
-@contextmanager
-def compiler_errors(model: Model, fn: str) -> Iterator[None]:
-    """Map compiler failures to the NNAPI errors ``fn`` reports: rule
-    violations found with the actual shapes -> BAD_DATA, unimplemented cases
-    -> UnsupportedOperationError, anything else -> OP_FAILED (a bug in nnc is
-    labelled INTERNAL_ERROR, never passed off as a rejection)."""
-    from nnc.passes.shape_inference import ShapeInferenceError
-
-    try:
-        yield
-    except NNError:
-        raise
-    except ShapeInferenceError as e:
-        op = model.operations[e.index] if 0 <= e.index < len(model.operations) else None
-        if e.unsupported and op is not None:
-            call = model.call_for(e.index, op)
-            raise UnsupportedOperationError(
-                fn, e.index, OperationType(op.type), [i.describe() for i in call.inputs], str(e)
-            ) from None
-        raise BadDataError(fn, str(e)) from None
-    except PassFailedException as e:
-        raise OpFailedError(fn, f"compilation failed: {e}") from None
-    except MemoryError:
-        raise OutOfMemoryError(fn, "out of memory while compiling") from None
-    except Exception as e:  # noqa: BLE001 - a compiler bug must not crash the caller
-        raise OpFailedError(fn, f"{INTERNAL_ERROR}: {type(e).__name__}: {e}") from e
 
 
 # -- deadlines and the priority gate ------------------------------------------------------------
@@ -233,8 +175,6 @@ class Compilation:
         entry is UNEXPECTED_NULL; an empty list, a device listed twice or an
         object that is not one of :func:`nnc.get_devices` is BAD_DATA; an
         unfinished or invalid model is BAD_STATE."""
-        from nnc.device import check_device_entries, device_list
-
         fn = "ANeuralNetworksCompilation_createForDevices"
         if model is None:
             raise UnexpectedNullError(fn, "model is null")
@@ -399,8 +339,6 @@ class Compilation:
     def executable(self, infos: Sequence[OperandInfo], fn: str, deadline: Deadline | None = None):
         """The compiled variant for these input infos (compiled on first use,
         through the priority gate, within ``deadline`` if given)."""
-        from nnc.runtime.executable import compile_model
-
         key = tuple(
             (i.dims, i.omitted, None if i.value is None else (i.value.dtype.str, i.value.tobytes()))
             for i in infos
@@ -408,7 +346,7 @@ class Compilation:
         with self._lock:
             exe = self._variants.get(key)
             if exe is None:
-                exe = self._prepare(infos, fn, compile_model, deadline)
+                exe = self._prepare(infos, fn, driver.compile_model, deadline)
                 self._variants[key] = exe
         return exe
 
@@ -444,9 +382,6 @@ class Compilation:
         if any(d.number_of_cache_files_needed == (0, 0) for d in self.target_devices):
             return None  # a device without caching is never asked to load or save
         try:
-            from nnc.runtime import cache
-            from nnc.runtime.jit import Target
-
             target = Target.host()
             key = cache.cache_key(
                 self.cache_token, self.model, infos,
@@ -459,9 +394,6 @@ class Compilation:
         return key, target
 
     def _cache_load(self, key: str, target):
-        from nnc.runtime import cache
-        from nnc.runtime.executable import Executable
-
         try:
             code = cache.load(self.cache_dir, key, target)
         except cache.CacheCorrupt as e:
@@ -482,8 +414,6 @@ class Compilation:
         return exe
 
     def _cache_save(self, key: str, target, exe) -> None:
-        from nnc.runtime import cache
-
         code = getattr(exe, "code", None)
         if code is None or code.target != target:
             self._cache_event("save-skipped", key, "compiled for another target")

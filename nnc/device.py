@@ -43,8 +43,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from nnc import driver
+from nnc.dialects.rules import OpCall, RuleError, Unsupported
 from nnc.enums import (
     DEFAULT_LOOP_TIMEOUT_NS,
     MAX_NUMBER_OF_CACHE_FILES,
@@ -53,9 +54,7 @@ from nnc.enums import (
     FeatureLevel,
 )
 from nnc.errors import BadDataError, BadStateError, OpFailedError, UnexpectedNullError, ndk
-
-if TYPE_CHECKING:
-    from nnc.dialects.rules import OpCall
+from nnc.runtime import cache
 
 _log = logging.getLogger("nnc.device")
 
@@ -174,8 +173,6 @@ class Device:
     def unsupported_reason(self, call: OpCall) -> str | None:
         """Why this device cannot run ``call`` (None if it can).  A rule that
         cannot judge the operation with what is known counts as a reason."""
-        from nnc.dialects.rules import RuleError, Unsupported
-
         try:
             return self._info.unsupported_reason(call)
         except (RuleError, Unsupported, ValueError) as e:
@@ -218,15 +215,7 @@ def admit(infos: Iterable[DeviceInfo]) -> tuple[Device, ...]:
 
 
 def _cpu_version() -> str:
-    from nnc.runtime.cache import compiler_id
-
-    return compiler_id()
-
-
-def _cpu_unsupported_reason(call: OpCall) -> str | None:
-    from nnc.passes.lowering import unsupported_reason
-
-    return unsupported_reason(call)
+    return cache.compiler_id()
 
 
 CPU = DeviceInfo(
@@ -235,7 +224,7 @@ CPU = DeviceInfo(
     feature_level=FeatureLevel.LEVEL_2,
     version=_cpu_version,
     cache_files=lambda: (1, 1),
-    unsupported_reason=_cpu_unsupported_reason,
+    unsupported_reason=driver.unsupported_reason,
 )
 
 _DEVICES: tuple[Device, ...] = admit([CPU])

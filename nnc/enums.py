@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import enum
 
+from nnc.operand_types import OperandType  # noqa: F401 (re-exported: the operand-type table lives there)
+
 #: ANEURALNETWORKS_MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES
 MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128
 #: ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN
@@ -21,61 +23,6 @@ DEFAULT_LOOP_TIMEOUT_NS = 2_000_000_000
 MAXIMUM_LOOP_TIMEOUT_NS = 15_000_000_000
 #: Largest value of a C ``uint64_t`` duration (timeouts).
 UINT64_MAX = 2**64 - 1
-
-
-class OperandType(enum.IntEnum):
-    """ANEURALNETWORKS_* operand codes."""
-
-    FLOAT32 = 0
-    INT32 = 1
-    UINT32 = 2
-    TENSOR_FLOAT32 = 3
-    TENSOR_INT32 = 4
-    TENSOR_QUANT8_ASYMM = 5
-    BOOL = 6
-    TENSOR_QUANT16_SYMM = 7
-    TENSOR_FLOAT16 = 8
-    TENSOR_BOOL8 = 9
-    FLOAT16 = 10
-    TENSOR_QUANT8_SYMM_PER_CHANNEL = 11
-    TENSOR_QUANT16_ASYMM = 12
-    TENSOR_QUANT8_SYMM = 13
-    TENSOR_QUANT8_ASYMM_SIGNED = 14
-    MODEL = 15
-
-    @property
-    def is_scalar(self) -> bool:
-        return self in _SCALAR_TYPES
-
-    @property
-    def is_tensor(self) -> bool:
-        return not self.is_scalar
-
-    @property
-    def is_quantized(self) -> bool:
-        return self in _QUANT_TYPES
-
-
-_SCALAR_TYPES = frozenset(
-    {
-        OperandType.FLOAT32,
-        OperandType.INT32,
-        OperandType.UINT32,
-        OperandType.BOOL,
-        OperandType.FLOAT16,
-        OperandType.MODEL,
-    }
-)
-_QUANT_TYPES = frozenset(
-    {
-        OperandType.TENSOR_QUANT8_ASYMM,
-        OperandType.TENSOR_QUANT8_ASYMM_SIGNED,
-        OperandType.TENSOR_QUANT8_SYMM,
-        OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL,
-        OperandType.TENSOR_QUANT16_ASYMM,
-        OperandType.TENSOR_QUANT16_SYMM,
-    }
-)
 
 
 class OperationType(enum.IntEnum):
@@ -257,3 +204,15 @@ class DurationCode(enum.IntEnum):
     IN_DRIVER = 1
     FENCED_ON_HARDWARE = 2
     FENCED_IN_DRIVER = 3
+
+
+class Lifetime(enum.Enum):
+    """Where an operand's value comes from (the HAL's OperandLifeTime)."""
+
+    TEMPORARY_VARIABLE = 0
+    SUBGRAPH_INPUT = 1
+    SUBGRAPH_OUTPUT = 2
+    CONSTANT_COPY = 3
+    CONSTANT_REFERENCE = 4
+    NO_VALUE = 5
+    SUBGRAPH = 6

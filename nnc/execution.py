@@ -71,7 +71,6 @@ import numpy as np
 
 from nnc.burst import Burst
 from nnc.compilation import Compilation, require_usable
-from nnc.dialects.rules import OperandInfo
 from nnc.enums import (
     DEFAULT_LOOP_TIMEOUT_NS,
     MAXIMUM_LOOP_TIMEOUT_NS,
@@ -94,7 +93,9 @@ from nnc.errors import (
 )
 from nnc.event import Event
 from nnc.memory import INPUT, OUTPUT, Memory, fully_known
-from nnc.model import Operand, dtype_of
+from nnc.model import Operand
+from nnc.operand_types import OperandInfo, dtype_of, is_int
+from nnc.runtime.abi import LOOP_TIMEOUT_STATUS
 
 _UINT32_MAX = 0xFFFFFFFF
 
@@ -182,16 +183,12 @@ def _product(dims) -> int:
     return math.prod(dims) if dims else 1
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int | np.integer) and not isinstance(v, bool)
-
-
 def _is_bool(v: object) -> bool:
     return isinstance(v, bool | np.bool_)
 
 
 def _uint64(fn: str, value: object, what: str) -> int:
-    if not _is_int(value) or not 0 <= int(value) <= UINT64_MAX:  # type: ignore[arg-type]
+    if not is_int(value) or not 0 <= int(value) <= UINT64_MAX:  # type: ignore[arg-type]
         raise BadDataError(fn, f"{what} must be an int in [0, 2**64 - 1], got {value!r}")
     return int(value)  # type: ignore[arg-type]
 
@@ -346,7 +343,7 @@ class Execution:
 
     # -- binding ---------------------------------------------------------------------------------------
     def _operand(self, fn: str, index: int, roles: list[int], what: str) -> Operand:
-        if not _is_int(index) or not 0 <= index < len(roles):
+        if not is_int(index) or not 0 <= index < len(roles):
             raise BadDataError(fn, f"{what} index {index} out of range [0, {len(roles)})")
         return self.model.operands[roles[int(index)]]
 
@@ -782,8 +779,6 @@ class Execution:
     def _raise_status(self, fn: str, status: int) -> None:
         """The error for a nonzero native status: a WHILE loop past the loop
         timeout (C149, C151), or operation k's invalid run-time data."""
-        from nnc.passes.lowering.control_flow import LOOP_TIMEOUT_STATUS
-
         if status == LOOP_TIMEOUT_STATUS:
             raise MissedDeadlineTransientError(
                 fn, f"a WHILE loop ran longer than the loop timeout ({self._loop_timeout_ns} ns) and was stopped"
@@ -806,7 +801,7 @@ class Execution:
     def _output_shape(self, fn: str, index: int) -> tuple[tuple[int, ...], bool]:
         outcome = self._completed(fn)
         assert outcome.shapes is not None
-        if not _is_int(index) or not 0 <= index < len(outcome.shapes):
+        if not is_int(index) or not 0 <= index < len(outcome.shapes):
             raise BadDataError(fn, f"output index {index} out of range [0, {len(outcome.shapes)})")
         ok = outcome.sufficient[int(index)] if outcome.sufficient else True
         return outcome.shapes[int(index)], ok
@@ -834,7 +829,7 @@ class Execution:
         computation; BAD_STATE unless it succeeded with timing measured (C107)."""
         fn = _DURATION
         try:
-            code = DurationCode(code) if _is_int(code) else None
+            code = DurationCode(code) if is_int(code) else None
         except ValueError:
             code = None
         if code is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import func
@@ -30,9 +31,11 @@ from xdsl.dialects.builtin import IntAttr, ModuleOp, NoneType, StringAttr, Symbo
 from xdsl.ir import Block, Region, SSAValue
 
 from nnc.dialects import nnapi
-from nnc.dialects.rules import OperandInfo
-from nnc.enums import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, OperandType, OperationType
-from nnc.model import Lifetime, Model
+from nnc.enums import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, Lifetime, OperandType, OperationType
+from nnc.operand_types import OperandInfo
+
+if TYPE_CHECKING:
+    from nnc.model import Model
 
 POOL_ALIGN = 64
 
@@ -63,8 +66,6 @@ def _arg_info(info: OperandInfo) -> OperandInfo:
     return info
 
 
-#: Attribute marking a function imported from a referenced model (IF/WHILE).
-SUBGRAPH_ATTR = "nnapi.subgraph"
 #: Role names of the MODEL inputs of IF and WHILE, by input position.
 _ROLES = {OperationType.IF: {1: "then", 2: "else"}, OperationType.WHILE: {0: "cond", 1: "body"}}
 
@@ -179,7 +180,7 @@ class _GraphImporter:
                 graph.values[idx] = copy.results[0]
         fn = graph.build(block, ops)
         fn.sym_visibility = StringAttr("private")
-        fn.attributes[SUBGRAPH_ATTR] = UnitAttr()
+        fn.attributes[nnapi.SUBGRAPH_ATTR] = UnitAttr()
         return [fn, *graph.subgraphs]
 
 

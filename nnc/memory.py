@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnc.compilation import Compilation
 from nnc.enums import OperandType
 from nnc.errors import (
     BadDataError,
@@ -54,6 +55,8 @@ from nnc.errors import (
     UnmappableError,
     ndk,
 )
+from nnc.model import ConstantMemory
+from nnc.operand_types import element_bytes, is_int, unify_dims
 
 _CREATE_FD = "ANeuralNetworksMemory_createFromFd"
 _CREATE_DESC = "ANeuralNetworksMemory_createFromDesc"
@@ -65,35 +68,8 @@ INPUT, OUTPUT = "input", "output"
 _PROT_MASK = mmap.PROT_READ | mmap.PROT_WRITE
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int | np.integer) and not isinstance(v, bool)
-
-
-def combine_dims(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> tuple[int, ...] | None:
-    """NNAPI's combineDimensions: None is an unknown rank, 0 an unknown
-    dimension.  Raises ValueError when the two contradict each other."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if len(a) != len(b):
-        raise ValueError(f"rank {len(a)} vs {len(b)}")
-    out = []
-    for x, y in zip(a, b):
-        if x and y and x != y:
-            raise ValueError(f"dimensions {list(a)} vs {list(b)}")
-        out.append(x or y)
-    return tuple(out)
-
-
 def fully_known(dims: tuple[int, ...] | None) -> bool:
     return dims is not None and all(d > 0 for d in dims)
-
-
-def _element_size(t: OperandType) -> int:
-    from nnc.model import dtype_of
-
-    return dtype_of(t).itemsize
 
 
 @dataclass(frozen=True)
@@ -110,7 +86,7 @@ class OperandMeta:
         if not fully_known(dims):
             return 0
         assert dims is not None
-        return math.prod(dims) * _element_size(self.type)
+        return math.prod(dims) * element_bytes(self.type)
 
 
 def _aligned_zeros(n: int, align: int = 64) -> np.ndarray:
@@ -122,7 +98,7 @@ def _aligned_zeros(n: int, align: int = 64) -> np.ndarray:
 # -- Memory ---------------------------------------------------------------------------------------
 
 
-class Memory:
+class Memory(ConstantMemory):
     """ANeuralNetworksMemory: a region shared with the runtime.
 
     Create one with :meth:`from_fd` or :meth:`from_desc`.  ``size`` is the
@@ -161,7 +137,7 @@ class Memory:
         descriptor is duplicated; the caller keeps (and closes) its own."""
         fn = _CREATE_FD
         for name, v in (("size", size), ("protect", protect), ("fd", fd), ("offset", offset)):
-            if not _is_int(v):
+            if not is_int(v):
                 raise BadDataError(fn, f"{name} must be an int, got {type(v).__name__}")
         size, protect, fd, offset = int(size), int(protect), int(fd), int(offset)
         if size <= 0 or fd < 0:
@@ -283,7 +259,7 @@ class Memory:
 
     def _check_range(self, fn: str, offset: int, length: int) -> None:
         """SizedMemoryValidator: a region inside the mapping, size not implied."""
-        if not _is_int(offset) or not _is_int(length):
+        if not is_int(offset) or not is_int(length):
             raise BadDataError(fn, "offset and length must be ints")
         offset, length = int(offset), int(length)
         if offset < 0 or length < 0:
@@ -331,12 +307,12 @@ class Memory:
         offset and length 0 (the whole memory), compatible dimensions (C175, C176)."""
         if (id(compilation), io, index) not in self._roles:
             raise BadDataError(fn, f"the device memory was not described with this compilation's {io} {index} role")
-        if not (_is_int(offset) and _is_int(length) and int(offset) == 0 and int(length) == 0):  # type: ignore
+        if not (is_int(offset) and is_int(length) and int(offset) == 0 and int(length) == 0):  # type: ignore
             raise BadDataError(
                 fn, f"device memory takes offset 0 and length 0 (the whole memory), got {offset}, {length}"
             )
         try:
-            combine_dims(dims, self._initial_dims)
+            unify_dims(dims, self._initial_dims)
         except ValueError as e:
             raise BadDataError(fn, f"dimensions incompatible with the device memory's: {e}") from None
 
@@ -357,7 +333,7 @@ class Memory:
         assert self._meta is not None
         with self._lock:
             try:
-                combine_dims(tuple(shape), self._initial_dims)
+                unify_dims(tuple(shape), self._initial_dims)
             except ValueError:
                 return None
             nbytes = self._meta.byte_size(tuple(shape))
@@ -483,7 +459,7 @@ def _copy_checked(fn: str, src: Memory, dst: Memory) -> tuple[int, ...] | None:
         if meta is not None and meta != dst._meta:
             raise BadDataError(fn, f"operand types differ: {meta} vs {dst._meta}")
         try:
-            shape = combine_dims(dims, dst._initial_dims)
+            shape = unify_dims(dims, dst._initial_dims)
         except ValueError as e:
             raise BadDataError(fn, f"incompatible dimensions: {e}") from None
         if size != dst._meta.byte_size(shape):
@@ -557,15 +533,13 @@ class MemoryDesc:
 
     def _add_role(self, fn: str, compilation, io: str, index: int, frequency: float) -> None:
         """MemoryBuilder::addRole, checks in the runtime's order (C188-C196)."""
-        from nnc.compilation import Compilation
-
         if compilation is None:
             raise UnexpectedNullError(fn, "the compilation is null")
         if self._finished:
             raise BadStateError(fn, "the memory descriptor is already finished")
         if not isinstance(compilation, Compilation):
             raise BadDataError(fn, f"expected an nnc.Compilation, got {type(compilation).__name__}")
-        if not _is_int(index):
+        if not is_int(index):
             raise BadDataError(fn, f"{io} index must be an int, got {type(index).__name__}")
         key = (id(compilation), io, int(index))
         if key in self._roles:
@@ -582,7 +556,7 @@ class MemoryDesc:
         if operand.type.is_scalar and self._dims:
             raise BadDataError(fn, f"a scalar role on a descriptor with dimensions {list(self._dims)}")
         try:
-            dims = combine_dims(self._dims, operand.dims)
+            dims = unify_dims(self._dims, operand.dims)
         except ValueError as e:
             raise BadDataError(fn, f"incompatible dimensions: {e}") from None
         if isinstance(frequency, bool) or not isinstance(frequency, int | float | np.floating | np.integer):
@@ -610,7 +584,7 @@ class MemoryDesc:
         if self._meta is not None and self._meta.type.is_scalar and dims:
             raise BadDataError(fn, f"dimensions {list(dims)} for a scalar role")
         try:
-            self._dims = combine_dims(self._dims, dims or None)
+            self._dims = unify_dims(self._dims, dims or None)
         except ValueError as e:
             raise BadDataError(fn, f"incompatible dimensions: {e}") from None
 

@@ -25,53 +25,37 @@ order they were added in (:attr:`Model.operations_as_added`).
 
 from __future__ import annotations
 
-import enum
+import abc
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from nnc import modelfile
+from nnc.device import check_device_entries, device_list
 from nnc.dialects.optable import SPECS
-from nnc.dialects.rules import OpCall, OperandInfo, RuleError, Unsupported, infer
-from nnc.enums import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, OperandType, OperationType
+from nnc.dialects.rules import OpCall, RuleError, Unsupported, infer
+from nnc.enums import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, Lifetime, OperandType, OperationType
 from nnc.errors import BadDataError, BadStateError, NNError, UnexpectedNullError, error_for, ndk
+from nnc.operand_types import DimensionMismatch, OperandInfo, dtype_of, element_bytes, is_int, unify_dims
 
 T = OperandType
 _UINT32_MAX = 0xFFFFFFFF
 
 
-class Lifetime(enum.Enum):
-    TEMPORARY_VARIABLE = 0
-    SUBGRAPH_INPUT = 1
-    SUBGRAPH_OUTPUT = 2
-    CONSTANT_COPY = 3
-    CONSTANT_REFERENCE = 4
-    NO_VALUE = 5
-    SUBGRAPH = 6
+class ConstantMemory(abc.ABC):
+    """A memory a model constant can be read from: :class:`nnc.Memory` is the
+    one implementation.  Declared here because the memory module sits above
+    this one (a memory descriptor takes compilations, which take models), so
+    :meth:`Model.set_operand_value_from_memory` checks its argument against
+    this base instead of importing :mod:`nnc.memory`."""
 
+    size: int
 
-_ELEMENT_BYTES: dict[OperandType, int] = {
-    T.FLOAT32: 4, T.INT32: 4, T.UINT32: 4, T.BOOL: 1, T.FLOAT16: 2,
-    T.TENSOR_FLOAT32: 4, T.TENSOR_INT32: 4, T.TENSOR_QUANT8_ASYMM: 1, T.TENSOR_QUANT16_SYMM: 2,
-    T.TENSOR_FLOAT16: 2, T.TENSOR_BOOL8: 1, T.TENSOR_QUANT8_SYMM_PER_CHANNEL: 1,
-    T.TENSOR_QUANT16_ASYMM: 2, T.TENSOR_QUANT8_SYMM: 1, T.TENSOR_QUANT8_ASYMM_SIGNED: 1,
-}  # fmt: skip
-
-_NUMPY: dict[OperandType, np.dtype] = {
-    T.FLOAT32: np.dtype(np.float32), T.INT32: np.dtype(np.int32), T.UINT32: np.dtype(np.uint32),
-    T.BOOL: np.dtype(np.bool_), T.FLOAT16: np.dtype(np.float16),
-    T.TENSOR_FLOAT32: np.dtype(np.float32), T.TENSOR_INT32: np.dtype(np.int32),
-    T.TENSOR_QUANT8_ASYMM: np.dtype(np.uint8), T.TENSOR_QUANT16_SYMM: np.dtype(np.int16),
-    T.TENSOR_FLOAT16: np.dtype(np.float16), T.TENSOR_BOOL8: np.dtype(np.bool_),
-    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: np.dtype(np.int8), T.TENSOR_QUANT16_ASYMM: np.dtype(np.uint16),
-    T.TENSOR_QUANT8_SYMM: np.dtype(np.int8), T.TENSOR_QUANT8_ASYMM_SIGNED: np.dtype(np.int8),
-}  # fmt: skip
-
-
-def dtype_of(t: OperandType) -> np.dtype:
-    """The numpy dtype used for values of operand type ``t``."""
-    return _NUMPY[t]
+    @abc.abstractmethod
+    def view(self, offset: int, length: int, function: str) -> memoryview:
+        """``length`` bytes at ``offset`` (an NNError if they cannot be read)."""
 
 
 @dataclass
@@ -116,7 +100,7 @@ class Operand:
         n = 1
         for d in self.dims:
             n *= d
-        return n * _ELEMENT_BYTES[self.type]
+        return n * element_bytes(self.type)
 
 
 @dataclass
@@ -127,11 +111,6 @@ class Operation:
 
 
 # -- argument checks shared by the builder methods ------------------------------------------------
-
-
-def is_int(x: object) -> bool:
-    """An integer argument (a bool is not an index or a count)."""
-    return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
 
 
 def int_arg(fn: str, x: object, what: str) -> int:
@@ -191,7 +170,7 @@ def _check_byte_size(fn: str, t: OperandType, dims: tuple[int, ...] | None) -> N
     uint32 (C30)."""
     if t == T.MODEL or not dims:
         return
-    n = _ELEMENT_BYTES[t]
+    n = element_bytes(t)
     for d in dims:
         if d:
             n *= d
@@ -206,10 +185,10 @@ def _compatible(a: Operand, b: Operand) -> str | None:
     if a.type != b.type:
         return f"type {a.type.name} vs {b.type.name}"
     if a.dims and b.dims:
-        if len(a.dims) != len(b.dims):
-            return f"rank {len(a.dims)} vs {len(b.dims)}"
-        if any(x and y and x != y for x, y in zip(a.dims, b.dims)):
-            return f"dimensions {list(a.dims)} vs {list(b.dims)}"
+        try:
+            unify_dims(a.dims, b.dims)
+        except DimensionMismatch as e:
+            return str(e)  # "rank 2 vs 3", "dimensions [1, 2] vs [1, 3]"
     if a.scale != b.scale or a.zero_point != b.zero_point:
         return f"quantisation ({a.scale}, {a.zero_point}) vs ({b.scale}, {b.zero_point})"
     if a.channel_quant != b.channel_quant:
@@ -336,7 +315,7 @@ class Model:
     def _coerce(fn: str, op: Operand, value) -> np.ndarray:
         """A private numpy array of the operand's type holding ``value``
         (C40, C43, C44); nothing is copied before the size is known good."""
-        dtype = _NUMPY[op.type]
+        dtype = dtype_of(op.type)
         expected = op.byte_size()
         if expected is None:
             raise BadDataError(fn, "cannot set the value of an operand with unspecified dimensions")
@@ -374,14 +353,12 @@ class Model:
         it compiles); the memory must stay open until then.  NNAPI requires
         data in a memory to be aligned to its element size; Android does not
         check it, nnc does (BAD_DATA, C50), as for execution arguments."""
-        from nnc.memory import Memory
-
         fn = "ANeuralNetworksModel_setOperandValueFromMemory"
         if memory is None:
             raise UnexpectedNullError(fn, "memory is null")
         self._mutable(fn)
         op = self._operand(fn, index)
-        if not isinstance(memory, Memory):
+        if not isinstance(memory, ConstantMemory):
             raise BadDataError(fn, f"expected an nnc.Memory, got {type(memory).__name__}")
         if op.type == T.MODEL:
             raise BadDataError(fn, "a MODEL operand takes its value from set_operand_value_from_model")
@@ -397,8 +374,8 @@ class Model:
         size = int(memory.size)
         if offset < 0 or offset > size or offset + length > size:
             raise BadDataError(fn, f"[{offset}, {offset + length}) is outside the {size}-byte memory")
-        if offset % _ELEMENT_BYTES[op.type]:
-            raise BadDataError(fn, f"offset {offset} is not aligned to the {_ELEMENT_BYTES[op.type]}-byte "
+        if offset % element_bytes(op.type):
+            raise BadDataError(fn, f"offset {offset} is not aligned to the {element_bytes(op.type)}-byte "
                                    f"elements of {op.type.name}")  # fmt: skip
         op.memory, op.value, op.subgraph = (memory, offset, length), None, None
         op.lifetime = Lifetime.CONSTANT_REFERENCE
@@ -637,7 +614,7 @@ class Model:
                 raise error_for(e.code, fn, f"operand {k}: cannot read its value from memory: {e.message}") from e
             if len(raw) != length:
                 raise BadDataError(fn, f"operand {k}: memory gave {len(raw)} bytes, expected {length}")
-            op.value = np.frombuffer(raw, dtype=_NUMPY[op.type]).copy().reshape(op.dims or ())
+            op.value = np.frombuffer(raw, dtype=dtype_of(op.type)).copy().reshape(op.dims or ())
             op.memory = None
 
     @ndk("ANeuralNetworksModel_getSupportedOperationsForDevices")
@@ -650,8 +627,6 @@ class Model:
         ``Compilation.finish`` will decide: the operation has a lowering for
         these operand types and parameters.  The model must be finished and
         valid (C20); the device list follows C77."""
-        from nnc.device import check_device_entries, device_list
-
         fn = "ANeuralNetworksModel_getSupportedOperationsForDevices"
         items = device_list(fn, devices)
         if self.closed or not self.finished or self._invalid is not None:
@@ -679,16 +654,12 @@ class Model:
     # -- files ---------------------------------------------------------------------------------
     def save(self, path) -> None:
         """Write the model in nnc's model file format (see nnc.modelfile)."""
-        from nnc import modelfile
-
         modelfile.save(self, path)
 
     @staticmethod
     def load(path) -> Model:
         """Read, validate and finish a model file (BadDataError if corrupt)."""
-        from nnc import modelfile
-
-        return modelfile.load(path)
+        return modelfile.load(path, Model)
 
     # -- conveniences ------------------------------------------------------------------------
     def call_for(self, index: int, op: Operation) -> OpCall:
@@ -761,9 +732,10 @@ def check_outputs(call: OpCall, inferred: list[OperandInfo], fn: str, shapes: bo
         if shapes and decl.dims is not None and inf.dims is not None:
             if len(decl.dims) != len(inf.dims):
                 raise BadDataError(fn, f"{what}: rank {len(decl.dims)}, expected {len(inf.dims)}")
-            for a, b in zip(decl.dims, inf.dims):
-                if a and b and a != b:
-                    raise BadDataError(fn, f"{what}: dimensions {list(decl.dims)}, expected {list(inf.dims)}")
+            try:
+                unify_dims(decl.dims, inf.dims)
+            except DimensionMismatch:
+                raise BadDataError(fn, f"{what}: dimensions {list(decl.dims)}, expected {list(inf.dims)}") from None
 
 
 def _toposort(model: Model, writer: dict[int, int], fn: str) -> list[int]:

@@ -22,13 +22,16 @@ from __future__ import annotations
 import base64
 import json
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nnc.enums import OperandType, OperationType
+from nnc.enums import Lifetime, OperandType, OperationType
 from nnc.errors import BadDataError, NNError
-from nnc.model import Lifetime, Model, dtype_of
+
+if TYPE_CHECKING:
+    from nnc.model import Model
 
 FORMAT = "nnc-model"
 VERSION = 1
@@ -79,23 +82,23 @@ def save(model: Model, path: str | os.PathLike) -> None:
     os.replace(tmp, path)
 
 
-def from_dict(data: Any) -> Model:
+def from_dict(data: Any, new_model: Callable[[], Model]) -> Model:
     """Rebuild and finish a model; any malformation is BadDataError."""
     try:
-        return _from_dict(data)
+        return _from_dict(data, new_model)
     except NNError:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
         raise BadDataError(_LOAD, f"malformed model file: {type(e).__name__}: {e}") from None
 
 
-def _from_dict(data: Any) -> Model:
+def _from_dict(data: Any, new_model: Callable[[], Model]) -> Model:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BadDataError(_LOAD, "not an nnc model file")
     if data.get("version") != VERSION:
         raise BadDataError(_LOAD, f"unsupported model file version {data.get('version')!r}")
-    subgraphs = [_from_dict(s) for s in data.get("subgraphs", [])]
-    model = Model()
+    subgraphs = [_from_dict(s, new_model) for s in data.get("subgraphs", [])]
+    model = new_model()
     for entry in data["operands"]:
         t = OperandType[entry["type"]]
         model.add_operand(t, entry["dimensions"], entry["scale"], entry["zero_point"])
@@ -125,8 +128,10 @@ def _from_dict(data: Any) -> Model:
     return model
 
 
-def load(path: str | os.PathLike) -> Model:
-    """Read and validate a model file."""
+def load(path: str | os.PathLike, new_model: Callable[[], Model]) -> Model:
+    """Read and validate a model file, building it with ``new_model()`` (the
+    :class:`nnc.Model` class: this module sits below it, which saves and loads
+    through here)."""
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -136,7 +141,5 @@ def load(path: str | os.PathLike) -> Model:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise BadDataError(_LOAD, f"{path} is not a valid model file: {e}") from None
-    return from_dict(data)
+    return from_dict(data, new_model)
 
-
-_ = dtype_of

@@ -42,9 +42,11 @@ from typing import Any
 import numpy as np
 
 from nnc.dialects.optable import OPS
+from nnc.dialects.rules import RuleError, Unsupported
 from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
 from nnc.errors import BadDataError, NNError, OpFailedError
 from nnc.model import Model
+from nnc.passes.lowering import unsupported_reason
 
 FN = "nnc.import_tflite"
 T = OperandType
@@ -753,9 +755,6 @@ def _convert(imp: _Importer, fb, sub) -> list[tuple[int, str, str]]:
 
 def _nnc_support(imp: _Importer, earlier: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
     """Operators that map to NNAPI but that nnc cannot compile yet."""
-    from nnc.dialects.rules import RuleError, Unsupported
-    from nnc.passes.lowering import unsupported_reason
-
     seen = {k for k, _, _ in earlier}
     problems = []
     for j, op in enumerate(imp.model.operations):

@@ -56,22 +56,11 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
-from nnc.dialects.nnapi import op_call
+from nnc.dialects.nnapi import SUBGRAPH_ATTR, memref_type, op_call
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
-from nnc.importer import SUBGRAPH_ATTR
 from nnc.passes.lowering import LOWERINGS, LoweringContext, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
-
-
-def memref_type(t: Attribute) -> MemRefType:
-    """The memref holding a statically shaped nnapi tensor."""
-    if not isinstance(t, TensorType):
-        raise PassFailedException(f"expected a ranked tensor, got {t}")
-    shape = list(t.get_shape())
-    if any(d < 0 for d in shape):
-        raise PassFailedException(f"shape of {t} is not static: run nnapi-shape-inference first")
-    return MemRefType(nnapi.element_storage_type(t), shape)
 
 
 class _FunctionLowering:

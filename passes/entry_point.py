@@ -40,9 +40,9 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.passes.lowering.control_flow import CLOCK_FUNCTION, LOOP_TIMEOUT_ARG_ATTR
+from nnc.runtime.abi import ENTRY_NAME as ENTRY
 
 PTR = llvm.LLVMPointerType()
-ENTRY = "nnc_run"
 
 
 #: clock_gettime's clock id for CLOCK_MONOTONIC on Linux

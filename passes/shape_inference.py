@@ -36,7 +36,9 @@ from xdsl.utils.exceptions import PassFailedException
 from nnc.dialects import nnapi
 from nnc.dialects.rules import OperandInfo, RuleError, Unsupported, infer
 from nnc.enums import OperandType, OperationType
-from nnc.importer import SUBGRAPH_ATTR
+from nnc.dialects.nnapi import SUBGRAPH_ATTR
+from nnc.operand_types import DimensionMismatch, unify_dims
+from nnc.passes.lowering import unsupported_reason
 
 _CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
 
@@ -55,10 +57,10 @@ def merge(declared: OperandInfo, inferred: OperandInfo) -> OperandInfo:
     if declared.dims is not None and dims is not None:
         if len(declared.dims) != len(dims):
             raise RuleError(f"declared rank {len(declared.dims)}, inferred {len(dims)}")
-        for a, b in zip(declared.dims, dims):
-            if a and b and a != b:
-                raise RuleError(f"declared dimensions {list(declared.dims)}, inferred {list(dims)}")
-        dims = tuple(b or a for a, b in zip(declared.dims, dims))
+        try:
+            dims = unify_dims(declared.dims, dims)
+        except DimensionMismatch:
+            raise RuleError(f"declared dimensions {list(declared.dims)}, inferred {list(dims)}") from None
     return replace(declared, dims=dims if dims is not None else declared.dims)
 
 
@@ -110,8 +112,6 @@ class ShapeInferencePass(ModulePass):
     def check_supported(call) -> None:
         """Inside a referenced model, what nnc cannot compile is found here
         (the compilation's support check sees only the outer operation)."""
-        from nnc.passes.lowering import unsupported_reason
-
         reason = unsupported_reason(call)
         if reason is not None:
             raise Unsupported(reason)

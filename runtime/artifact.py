@@ -23,15 +23,21 @@ module* generated here with ``llvmlite.ir``:
 The model's functions are optimised first (``runtime.jit.optimize``, which
 internalises everything but ``nnc_run``), that ``nnc_run`` is renamed
 ``nnc_run_with_loop_timeout`` and the ABI module is linked in afterwards, so
-its machine code is the same as the runtime's for the same target.  :func:`header_text` documents the result for C callers,
+its machine code is the same as the runtime's for the same target.
+:func:`header_text` documents the result for C callers (the text is the
+template ``artifact_header.h.in``, package data next to this module), and
 :func:`link_shared` turns the object into a shared library with the system C
 compiler.
+
+Only the native side is here: choosing the target CPU is
+:mod:`nnc.runtime.cpu_probe`, compiling a model up to LLVM IR and the whole
+``nnc compile`` job is the driver's (:mod:`nnc.driver`), and the progress
+indicator is the command line's (:mod:`nnc.cli`), which passes it in.
+The ABI constants are :mod:`nnc.runtime.abi`.
 """
 
 from __future__ import annotations
 
-import difflib
-import io
 import json
 import os
 import re
@@ -40,35 +46,30 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from importlib import resources
+from string import Template
+from typing import Protocol
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from nnc.dialects.rules import OperandInfo
-from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS, OperandType, OperationType
-from nnc.errors import BadDataError, NNError, OpFailedError, OutOfMemoryError, UnsupportedOperationError
-from nnc.model import Model, dtype_of
-from nnc.passes.lowering.control_flow import LOOP_TIMEOUT_STATUS
-from nnc.runtime.executable import ARTIFACT_ENTRY_NAME, CompiledIR, NativeCode, lower_shaped, shaped_module
-from nnc.runtime.jit import Target, emit_object, initialize, optimize
+from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS, OperandType
+from nnc.operand_types import OperandInfo, dtype_of
+from nnc.runtime.abi import ABI_VERSION, ALIGNMENT, ARTIFACT_ENTRY_NAME, STATUS
+from nnc.runtime.executable import CompiledIR, NativeCode
+from nnc.runtime.jit import Target, emit_object, optimize
 
-#: Bumped when a function of the artifact ABI changes meaning or signature
-#: (2: nnc_run_with_loop_timeout, NNC_MODEL_ERROR_LOOP_TIMEOUT).
-ABI_VERSION = 2
-#: Alignment of the arena nnc_model_run allocates and of embedded weights.
-ALIGNMENT = 64
-#: nnc_model_run / nnc_model_check_weights status codes (nnc_run itself
-#: returns 0, k + 1 for operation k, or NNC_MODEL_ERROR_LOOP_TIMEOUT).
-STATUS = {"NNC_MODEL_OK": 0, "NNC_MODEL_ERROR_OUT_OF_MEMORY": -1,
-          "NNC_MODEL_ERROR_NO_WEIGHTS": -2, "NNC_MODEL_ERROR_BAD_WEIGHTS": -3,
-          "NNC_MODEL_ERROR_LOOP_TIMEOUT": LOOP_TIMEOUT_STATUS}  # fmt: skip
-_FN = "ANeuralNetworksCompilation_finish"
+#: The C header of an artifact, a ``string.Template`` (package data of nnc.runtime).
+_HEADER_TEMPLATE = Template(resources.files(__package__).joinpath("artifact_header.h.in").read_text(encoding="utf-8"))
+
+
+class Progress(Protocol):
+    """What the build reports its stages to (the CLI's progress indicator)."""
+
+    def stage(self, name: str) -> None: ...
 
 
 class ArtifactError(Exception):
@@ -81,148 +82,12 @@ class ArtifactUsageError(ArtifactError):
     same.  The command line reports this as bad usage (exit status 2)."""
 
 
-# -- what gets compiled ---------------------------------------------------------------------------
-
-
-def static_input_infos(model: Model) -> list[OperandInfo]:
-    """The inputs' infos, if every one is a fully specified tensor whose value
-    is a run-time input (scalars and tensors read as shapes are compiled into
-    the code by nnc, so they cannot be inputs of a native artifact)."""
-    from nnc.compilation import specialised_inputs
-
-    specialised = specialised_inputs(model)
-    infos = []
-    for k, idx in enumerate(model.inputs):
-        op = model.operands[idx]
-        info = op.info(with_value=False)
-        if op.type.is_scalar:
-            raise ArtifactUsageError(
-                f"input_{k} is a scalar ({op.type.name}); nnc compiles scalar input values into the code, "
-                "so a native artifact cannot take it at run time (make it a constant of the model)"
-            )
-        if not info.shape_known:
-            raise ArtifactUsageError(
-                f"input_{k} has unspecified dimensions ({info.describe()}); nnc compile needs every input "
-                "fully specified (set its dimensions in the model and save it again)"
-            )
-        if k in specialised:
-            raise ArtifactUsageError(
-                f"input_{k} is read as a shape by an operation, so nnc compiles its value into the code; "
-                "a native artifact cannot take it at run time (make it a constant of the model)"
-            )
-        infos.append(OperandInfo(info.type, tuple(info.dims), info.scale, info.zero_point, info.channel_quant))
-    return infos
-
-
-def _as_nn_errors(model: Model):
-    """Compiler failures as the NNAPI errors Compilation.finish would raise."""
-    from nnc.compilation import compiler_errors
-
-    return compiler_errors(model, _FN)
-
-
-def shaped_nnapi(model: Model, infos: Sequence[OperandInfo]):
-    """(nnapi module after shape inference, constant pool), errors as NNError."""
-    with _as_nn_errors(model):
-        return shaped_module(model, infos)
-
-
-def lower(model: Model, infos: Sequence[OperandInfo], progress: Progress | None = None) -> CompiledIR:
-    """Check support and run the whole pipeline to LLVM IR, errors as NNError."""
-    from nnc.compilation import check_support
-
-    check_support(model, _FN)
-    module, weights = shaped_nnapi(model, infos)
-    if progress:
-        progress.stage("lowering")
-    with _as_nn_errors(model):
-        return lower_shaped(module, weights, infos)
-
-
-# -- target CPU -------------------------------------------------------------------------------------
-
-_PROBE = r"""
-import json, os, sys, tempfile
-import llvmlite.binding as llvm
-llvm.initialize_native_target(); llvm.initialize_native_asmprinter()
-t = llvm.Target.from_triple(sys.argv[1])
-def machine(cpu):
-    sys.stderr.flush()
-    with tempfile.TemporaryFile() as f:
-        saved = os.dup(2); os.dup2(f.fileno(), 2)
-        try:
-            tm = t.create_target_machine(cpu=cpu, features="", opt=3, reloc="pic")
-        finally:
-            os.dup2(saved, 2); os.close(saved)
-        f.seek(0)
-        return tm, f.read().decode(errors="replace")
-if sys.argv[2] == "help":
-    print(json.dumps({"listing": machine("help")[1]}))
-    sys.exit(0)
-tm, warnings = machine(sys.argv[2])
-if "not a recognized processor" in warnings:
-    _, listing = machine("help")
-    print(json.dumps({"unknown": True, "listing": listing}))
-    sys.exit(0)
-m = llvm.parse_assembly("define i32 @f(i32 %x) {\n  %y = add i32 %x, 1\n  ret i32 %y\n}")
-m.triple = sys.argv[1]
-tm.emit_object(m)
-print(json.dumps({"unknown": False}))
-"""
-
-
-def _probe(cpu: str) -> tuple[subprocess.CompletedProcess, str]:
-    initialize()
-    triple = llvm.get_process_triple()
-    proc = subprocess.run([sys.executable, "-c", _PROBE, triple, cpu], capture_output=True, text=True, timeout=120)
-    return proc, triple
-
-
-def _cpu_names(listing: str) -> list[str]:
-    return re.findall(r"^\s+(\S+)\s+- Select the", listing, re.M)
-
-
-def known_cpus() -> list[str]:
-    """The CPU names LLVM accepts for this machine's triple."""
-    proc, triple = _probe("help")
-    if proc.returncode != 0:
-        raise ArtifactError(f"cannot list the CPUs LLVM knows for {triple}: {proc.stderr.strip()}")
-    return _cpu_names(json.loads(proc.stdout.strip().splitlines()[-1])["listing"])
-
-
-def target_for_cpu(cpu: str | None) -> Target:
-    """The host target, or the host triple for ``cpu``.  The CPU is checked in
-    a child process first: LLVM aborts the process on some CPU names (a
-    32-bit-only CPU for a 64-bit triple) instead of reporting an error."""
-    if cpu is None or cpu in ("host", "native"):
-        return Target.host()
-    if not cpu or cpu == "help" or cpu.startswith("-") or any(c.isspace() for c in cpu):
-        raise ArtifactUsageError(f"--target-cpu {cpu!r} is not a CPU name (--target-cpu help lists them)")
-    proc, triple = _probe(cpu)
-    if proc.returncode != 0:
-        why = (proc.stderr.strip().splitlines() or ["LLVM aborted"])[-1]
-        raise ArtifactUsageError(f"--target-cpu {cpu!r} cannot generate code for {triple}: {why}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    if result["unknown"]:
-        near = difflib.get_close_matches(cpu, _cpu_names(result["listing"]), n=3)
-        hint = f"; did you mean {', '.join(near)}?" if near else " (--target-cpu help lists them)"
-        raise ArtifactUsageError(f"--target-cpu {cpu!r} is not a CPU LLVM knows for {triple}{hint}")
-    return Target.for_cpu(cpu)
-
-
 # -- the ABI module ---------------------------------------------------------------------------------
 
 
 def _pointer_bits(data_layout: str) -> int:
     m = re.search(r"(?:^|-)p(?:0)?:(\d+)", data_layout)
     return int(m.group(1)) if m else 64
-
-
-def byte_size(info: OperandInfo) -> int:
-    n = dtype_of(info.type).itemsize
-    for d in info.dims or ():
-        n *= d
-    return n
 
 
 def abi_module(code: CompiledIR, target: Target, embed_weights: bool) -> ir.Module:
@@ -275,7 +140,7 @@ def abi_module(code: CompiledIR, target: Target, embed_weights: bool) -> ir.Modu
             for k, i in enumerate(infos)
         ]
         table_fn(f"nnc_model_{kind}_dims", ptr, dims, ir.Constant(ptr, None))
-        table_fn(f"nnc_model_{kind}_size", size_t, [byte_size(i) for i in infos], 0)
+        table_fn(f"nnc_model_{kind}_size", size_t, [i.byte_size for i in infos], 0)
         table_fn(f"nnc_model_{kind}_scale", f32, [float(i.scale) for i in infos], 0.0)
         table_fn(f"nnc_model_{kind}_zero_point", i32, [int(i.zero_point) for i in infos], 0)
 
@@ -494,7 +359,7 @@ _C_TYPES = {"float32": "float", "float16": "uint16_t (IEEE half)", "int32": "int
 def _describe(kind: str, k: int, info: OperandInfo) -> str:
     dims = ", ".join(str(d) for d in info.dims or ())
     ctype = _C_TYPES.get(dtype_of(info.type).name, dtype_of(info.type).name)
-    text = f"{kind}_{k}: {info.type.name} [{dims}], {ctype}, {byte_size(info)} bytes"
+    text = f"{kind}_{k}: {info.type.name} [{dims}], {ctype}, {info.byte_size} bytes"
     if info.type.is_quantized:
         text += f", scale {info.scale!r}, zero point {info.zero_point}"
     return text
@@ -548,264 +413,21 @@ def header_text(
         for k, info in enumerate(infos):
             defines[f"NNC_MODEL_{kind}_{k}_TYPE"] = f"{int(info.type)}"
             defines[f"NNC_MODEL_{kind}_{k}_RANK"] = f"{len(info.dims or ())}"
-            defines[f"NNC_MODEL_{kind}_{k}_SIZE"] = f"((size_t){byte_size(info)}u)"
+            defines[f"NNC_MODEL_{kind}_{k}_SIZE"] = f"((size_t){info.byte_size}u)"
     defines.update({k: f"({v})" for k, v in STATUS.items()})
     width = max(len(k) for k in defines) + 1
     lines = "\n".join(f"#define {k.ljust(width)}{v}" for k, v in defines.items())
     types = "\n".join(f"#define NNC_TYPE_{t.name} {int(t)}" for t in OperandType if t != OperandType.MODEL)
-    return f"""\
-/* {header_name}: generated by nnc from {model_name}; do not edit.
- *
- * Native code for one NNAPI model, compiled ahead of time into {library}
- * for {target.triple}, CPU {target.cpu or "generic"}: the code may use every instruction of that
- * CPU (`nnc compile --target-cpu generic`, or an older CPU, for other machines).
- *
- * Operands (C-contiguous, row-major, native byte order):
-{chr(10).join(" *   " + x for x in ios)}
- *
-{weights_doc} *
- * Running it:
- *
- *   const void *inputs[NNC_MODEL_NUM_INPUTS] = {{ ... }};
- *   void *outputs[NNC_MODEL_NUM_OUTPUTS] = {{ ... }};
- *   int status = nnc_model_run(inputs, outputs, weights);
- *
- * Each buffer holds the operand's byte size (nnc_model_input_size(i),
- * nnc_model_output_size(i)), aligned for its element type; outputs are written
- * in place and must not overlap the inputs.  nnc_model_run allocates a
- * {ALIGNMENT}-byte aligned arena of nnc_model_arena_size() bytes on the heap per call
- * and is safe to call from several threads at once.  To reuse your own arena,
- * call nnc_run(inputs, outputs, weights, arena) with NNC_MODEL_ARENA_SIZE bytes
- * aligned to NNC_MODEL_ARENA_ALIGNMENT (one arena per concurrent call).
- *
- * WHILE loops: each loop stops when it has run longer than the loop timeout
- * (NNC_MODEL_LOOP_TIMEOUT_NS for nnc_run and nnc_model_run; choose it
- * with nnc_run_with_loop_timeout, nanoseconds per loop; NNAPI allows at most
- * NNC_MODEL_MAX_LOOP_TIMEOUT_NS) and the call returns
- * NNC_MODEL_ERROR_LOOP_TIMEOUT.
- *
- * Status: 0 on success; k + 1 when operation k of the model met invalid
- * run-time data (an index out of range, say: outputs are then unspecified but
- * no memory outside the buffers was touched); NNC_MODEL_ERROR_LOOP_TIMEOUT
- * from every run function (outputs unspecified); the other negative
- * NNC_MODEL_ERROR_* codes below from nnc_model_run / nnc_model_check_weights only.
- */
-#ifndef {guard}
-#define {guard}
-
-#include <stddef.h>
-#include <stdint.h>
-
-#ifdef __cplusplus
-extern "C" {{
-#endif
-
-{lines}
-
-#ifndef NNC_TYPE_TENSOR_FLOAT32
-/* NNAPI operand type codes (ANEURALNETWORKS_*), as returned by nnc_model_*_type. */
-{types}
-#endif
-
-/* The model: inputs[i] / outputs[i] point to operand i's buffer; weights to the
- * weights (NULL: the embedded ones, if any); arena to NNC_MODEL_ARENA_SIZE
- * bytes of scratch memory (64-byte aligned). */
-int32_t nnc_run(void *const *inputs, void *const *outputs, const void *weights, void *arena);
-/* nnc_run with the WHILE loop timeout in nanoseconds (per loop). */
-int32_t nnc_run_with_loop_timeout(void *const *inputs, void *const *outputs, const void *weights, void *arena,
-                                  uint64_t loop_timeout_ns);
-/* nnc_run with an arena from the heap.  Returns as nnc_run, or
- * NNC_MODEL_ERROR_OUT_OF_MEMORY, or NNC_MODEL_ERROR_NO_WEIGHTS (weights NULL
- * while the model needs them and has none embedded). */
-int nnc_model_run(const void *const *inputs, void *const *outputs, const void *weights);
-
-/* Interface queries (the same values as the macros above, for code that loads
- * the library with dlopen).  An index out of range gives -1 (type, rank),
- * NULL (dims), 0 (size, scale, zero_point). */
-int nnc_model_abi_version(void);
-int nnc_model_num_inputs(void);
-int nnc_model_num_outputs(void);
-int nnc_model_input_type(int index);              /* NNC_TYPE_* */
-int nnc_model_input_rank(int index);
-const uint32_t *nnc_model_input_dims(int index);  /* rank entries */
-size_t nnc_model_input_size(int index);           /* bytes */
-float nnc_model_input_scale(int index);           /* quantised types */
-int32_t nnc_model_input_zero_point(int index);
-int nnc_model_output_type(int index);
-int nnc_model_output_rank(int index);
-const uint32_t *nnc_model_output_dims(int index);
-size_t nnc_model_output_size(int index);
-float nnc_model_output_scale(int index);
-int32_t nnc_model_output_zero_point(int index);
-size_t nnc_model_arena_size(void);
-
-/* Weights: size in bytes, the embedded copy (NULL when not embedded), and a
- * check of a buffer the caller loaded: NNC_MODEL_OK when size and CRC-32
- * match what this code was compiled with, else NNC_MODEL_ERROR_BAD_WEIGHTS. */
-size_t nnc_model_weights_size(void);
-const void *nnc_model_embedded_weights(void);
-int nnc_model_check_weights(const void *weights, size_t size);
-
-#ifdef __cplusplus
-}}
-#endif
-
-#endif /* {guard} */
-"""
-
-
-# -- progress -----------------------------------------------------------------------------------------
-
-
-class Progress:
-    """A progress indicator on ``stream`` (stderr) for slow compilations.
-
-    Nothing is shown for the first ``delay`` seconds.  On a terminal a single
-    line then shows the current stage and the elapsed time, redrawn in place
-    and erased at the end; otherwise (CI logs) one line says the compilation
-    is under way and one more says when it finished.
-    """
-
-    SPIN = "|/-\\"
-
-    def __init__(self, label: str, stream: TextIO | None = None, delay: float = 1.5, interval: float = 0.1):
-        self.label = label
-        self.stream = stream if stream is not None else sys.stderr
-        self.delay = delay
-        self.interval = interval
-        isatty = getattr(self.stream, "isatty", None)
-        self.tty = bool(isatty and isatty())
-        self._stage = "importing"
-        self._start = time.monotonic()
-        self._shown = False
-        self._width = 0
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def stage(self, name: str) -> None:
-        with self._lock:
-            self._stage = name
-
-    def __enter__(self) -> Progress:
-        self._start = time.monotonic()
-        self._thread = threading.Thread(target=self._run, name="nnc-progress", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        with self._lock:
-            if not self._shown:
-                return
-            if self.tty:
-                self._write("\r" + " " * self._width + "\r")
-            elif exc_type is None:
-                self._write(f"nnc: compiled {self.label} in {time.monotonic() - self._start:.1f} s\n")
-
-    def _run(self) -> None:
-        if self._stop.wait(self.delay):
-            return
-        n = 0
-        while True:
-            with self._lock:
-                if self._stop.is_set():
-                    return
-                elapsed = time.monotonic() - self._start
-                if self.tty:
-                    text = f"nnc: compiling {self.label}: {self._stage} {self.SPIN[n % 4]} {elapsed:.0f} s"
-                    self._write("\r" + text.ljust(self._width))
-                    self._width = max(self._width, len(text))
-                elif not self._shown:
-                    self._write(f"nnc: compiling {self.label} ({self._stage})...\n")
-                self._shown = True
-            if not self.tty or self._stop.wait(self.interval):
-                return
-            n += 1
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (OSError, ValueError):
-            pass
-
-
-# -- the whole job ---------------------------------------------------------------------------------
-
-
-EMITS = ("mlir", "llvm", "obj", "shared")
-
-
-def compile_artifact(
-    model: Model,
-    out: str,
-    *,
-    emit: str = "shared",
-    target: Target | None = None,
-    header: str | None = None,
-    embed_weights: bool = False,
-    model_name: str = "model",
-    progress: Progress | None = None,
-    stdout: TextIO | None = None,
-) -> list[str]:
-    """Compile ``model`` and write ``out`` (``-`` = ``stdout`` for mlir/llvm),
-    plus the header and weights file for obj/shared.  Returns the paths written."""
-    if emit not in EMITS:
-        raise ValueError(f"emit must be one of {EMITS}")
-    infos = static_input_infos(model)
-    stage: Callable[[str], None] = progress.stage if progress else (lambda name: None)
-
-    def put(text: str) -> list[str]:
-        if out == "-":
-            (stdout or sys.stdout).write(text if text.endswith("\n") else text + "\n")
-            return []
-        write_file(out, text if text.endswith("\n") else text + "\n")
-        return [out]
-
-    binary = emit in ("obj", "shared")
-    header = (header or header_path(out)) if binary else None
-    wpath = weights_path(out) if binary and not embed_weights else None
-    files = [p for p in (out, header, wpath) if p is not None and p != "-"]
-    if len({os.path.realpath(p) for p in files}) != len(files):
-        raise ArtifactUsageError(f"output files would overwrite each other ({', '.join(files)}); choose another -o or --header")
-    for path in files:  # fail before the slow part
-        if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise ArtifactError(f"cannot write {path}: no directory {os.path.dirname(path)!r}")
-    if emit == "mlir":
-        from xdsl.printer import Printer
-
-        module, _ = shaped_nnapi(model, infos)
-        buf = io.StringIO()
-        Printer(stream=buf).print_op(module)
-        return put(buf.getvalue())
-    cc = c_compiler() if emit == "shared" else None
-    target = target or Target.host()
-    code = lower(model, infos, progress)
-    with _as_nn_errors(model):
-        art = build(code, target, embed_weights, progress)
-    if emit == "llvm":
-        return put(art.llvm_ir)
-    stage("writing" if emit == "obj" else "linking")
-    if emit == "obj":
-        write_file(out, art.code.object_code)
-    else:
-        link_shared(art.code.object_code, out, cc)
-    written = [out]
-    if wpath is not None:
-        write_file(wpath, code.weights)
-        written.append(wpath)
-    assert header is not None
-    text = header_text(
-        art.code,
-        header_name=os.path.basename(header),
-        library=os.path.basename(out),
+    return _HEADER_TEMPLATE.substitute(
+        header_name=header_name,
         model_name=model_name,
-        embedded=embed_weights,
-        weights_file=wpath,
+        library=library,
+        triple=target.triple,
+        cpu=target.cpu or "generic",
+        operands="\n".join(" *   " + x for x in ios),
+        weights_doc=weights_doc,
+        alignment=ALIGNMENT,
+        guard=guard,
+        defines=lines,
+        types=types,
     )
-    write_file(header, text)
-    written.append(header)
-    return written

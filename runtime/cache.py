@@ -29,8 +29,9 @@ changes the compiled result or that NNAPI requires to separate entries:
 * the name and version string of each device compiled for (NNAPI's key
   includes both; nnc has no partitioning, so the whole model is the one
   partition and the model fingerprint covers it);
-* the compiler (:func:`compiler_id`): ``nnc.__version__``, a digest of nnc's
-  own Python sources (so a changed lowering never loads code an older nnc
+* the compiler (:func:`compiler_id`): ``nnc.__version__`` (from
+  :mod:`nnc.version`), a digest of nnc's own sources (Python modules and
+  templates) (so a changed lowering never loads code an older nnc
   built, even without a version bump), and the xDSL, llvmlite and LLVM
   versions;
 * the input signature: per model input its type, dimensions, quantisation
@@ -118,8 +119,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nnc.dialects.rules import OperandInfo
+from nnc import version
 from nnc.enums import OperandType
+from nnc.operand_types import OperandInfo, is_int
 from nnc.runtime.executable import NativeCode
 from nnc.runtime.jit import Target
 
@@ -232,20 +234,23 @@ def _source_roots() -> list[Path]:
     return roots
 
 
+#: What counts as nnc's source: its Python modules and the templates shipped as
+#: package data (the C header of native artifacts, ``runtime/artifact_header.h.in``).
+_SOURCE_SUFFIXES = (".py", ".in")
+
+
 @functools.cache
 def compiler_id() -> str:
     """Identifies the compiler that produces cached code: nnc's version, a
-    digest of its Python sources, and the xDSL, llvmlite and LLVM versions."""
+    digest of its sources (Python and templates), and the xDSL, llvmlite and LLVM versions."""
     import importlib.metadata
 
     import llvmlite
     import llvmlite.binding as llvm
 
-    import nnc
-
     h = hashlib.sha256()
     for root in _source_roots():
-        for path in sorted(root.rglob("*.py")):
+        for path in sorted(p for p in root.rglob("*") if p.suffix in _SOURCE_SUFFIXES):
             h.update(str(path.relative_to(root.parent)).encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
     try:
@@ -254,7 +259,7 @@ def compiler_id() -> str:
         xdsl_version = "?"
     llvm_version = ".".join(str(v) for v in llvm.llvm_version_info)
     return (
-        f"nnc {nnc.__version__} src {h.hexdigest()[:16]} xdsl {xdsl_version} "
+        f"nnc {version.__version__} src {h.hexdigest()[:16]} xdsl {xdsl_version} "
         f"llvmlite {llvmlite.__version__} llvm {llvm_version}"
     )
 
@@ -326,19 +331,15 @@ def _want(cond: bool, what: str) -> None:
         raise CacheCorrupt(f"bad header: {what}")
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _info_from_json(d) -> OperandInfo:
     _want(isinstance(d, dict), "operand is not an object")
-    _want(_is_int(d.get("type")), "operand type")
+    _want(is_int(d.get("type")), "operand type")
     dims = d.get("dims")
-    _want(dims is None or (isinstance(dims, list) and all(_is_int(x) and x >= 0 for x in dims)), "dims")
-    _want(isinstance(d.get("scale"), int | float) and _is_int(d.get("zero_point")), "quantisation")
+    _want(dims is None or (isinstance(dims, list) and all(is_int(x) and x >= 0 for x in dims)), "dims")
+    _want(isinstance(d.get("scale"), int | float) and is_int(d.get("zero_point")), "quantisation")
     cq = d.get("channel_quant")
     if cq is not None:
-        _want(isinstance(cq, list) and len(cq) == 2 and isinstance(cq[0], list) and _is_int(cq[1]), "channel_quant")
+        _want(isinstance(cq, list) and len(cq) == 2 and isinstance(cq[0], list) and is_int(cq[1]), "channel_quant")
         _want(all(isinstance(s, int | float) for s in cq[0]), "channel scales")
         cq = (tuple(float(s) for s in cq[0]), cq[1])
     _want(isinstance(d.get("omitted"), bool), "omitted")
@@ -374,10 +375,8 @@ def encode_data(key: str, weights: bytes) -> bytes:
 
 def encode_model(key: str, code: NativeCode, data_file: bytes) -> bytes:
     """The model cache file of entry ``key``, bound to ``data_file``."""
-    import nnc
-
     header = {
-        "nnc_version": nnc.__version__,
+        "nnc_version": version.__version__,
         "compiler": compiler_id(),
         "target": {"triple": code.target.triple, "cpu": code.target.cpu, "features": code.target.features},
         "arena_size": int(code.arena_size),
@@ -430,8 +429,8 @@ def _parse_model(key: str, model_file: bytes, target: Target) -> tuple[dict, sli
     except (UnicodeDecodeError, ValueError) as e:
         raise CacheCorrupt(f"bad header: {e}") from None
     _want(isinstance(header, dict), "not an object")
-    _want(_is_int(header.get("arena_size")) and header["arena_size"] >= 0, "arena_size")
-    _want(_is_int(header.get("data_size")) and header["data_size"] >= 0, "data_size")
+    _want(is_int(header.get("arena_size")) and header["arena_size"] >= 0, "arena_size")
+    _want(is_int(header.get("data_size")) and header["data_size"] >= 0, "data_size")
     _want(isinstance(header.get("data_sha256"), str), "data_sha256")
     _want(isinstance(header.get("inputs"), list) and isinstance(header.get("outputs"), list), "operands")
     t = header.get("target")

@@ -1,18 +1,18 @@
 """A model compiled for one input-shape signature, and how to run it.
 
-:func:`compile_model` drives the whole pipeline for a finished model and the
-shapes (and specialised values) of its inputs: import to the nnapi dialect,
-the pass pipeline, LLVM IR, O3 for the target CPU, an object file
-(:class:`NativeCode`, the unit that caches and native artifacts store), and
-loading that object into the process.  The resulting :class:`Executable` knows its output shapes, so an
-execution can check the caller's buffers *before* entering native code; its
-:meth:`Executable.run` is one native call for the whole model.
+The driver (:func:`nnc.driver.compile_model`) runs the pipeline up to LLVM IR
+(:class:`CompiledIR`); :func:`generate_code` turns that into an object file
+for the target CPU (:class:`NativeCode`, the unit that caches and native
+artifacts store), and :class:`Executable` loads it into the process.  An
+Executable knows its output shapes, so an execution can check the caller's
+buffers *before* entering native code; its :meth:`Executable.run` is one
+native call for the whole model.
 
-The native entry (see :mod:`nnc.passes.entry_point`) is
-``int32_t nnc_run(inputs, outputs, weights, arena, uint64_t loop_timeout_ns)``:
+The native entry (see :mod:`nnc.passes.entry_point` and :mod:`nnc.runtime.abi`)
+is ``int32_t nnc_run(inputs, outputs, weights, arena, uint64_t loop_timeout_ns)``:
 it returns 0, ``k + 1`` when operation ``k`` met invalid run-time data, or
-:data:`LOOP_TIMEOUT_STATUS` when a WHILE loop ran longer than the loop
-timeout.
+:data:`~nnc.runtime.abi.LOOP_TIMEOUT_STATUS` when a WHILE loop ran longer
+than the loop timeout.
 
 Thread safety (C7): an Executable is immutable once loaded and shared by every
 execution of its compilation (and, through the in-process cache, by equal
@@ -28,22 +28,15 @@ emitting and loading native code is serialised by :data:`LLVM_LOCK`.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import IntAttr, ModuleOp
 
-from nnc.dialects import nnapi
-from nnc.dialects.rules import OperandInfo
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
-from nnc.importer import import_model
-from nnc.model import Model, dtype_of
-from nnc.passes.lowering.control_flow import LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
-from nnc.passes.pipeline import DEFAULT_PIPELINE, context, run_passes, to_llvm_ir
+from nnc.operand_types import OperandInfo, dtype_of
+from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
 from nnc.runtime.jit import NativeModule, Target, emit_object, optimize
 
 
@@ -56,44 +49,6 @@ class CompiledIR:
     arena_size: int
     inputs: list[OperandInfo]
     outputs: list[OperandInfo]
-
-
-def shaped_module(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[ModuleOp, bytes]:
-    """The nnapi module specialised to ``input_infos``, after shape inference."""
-    imported = import_model(model, input_infos)
-    run_passes(imported.module, ["nnapi-shape-inference"], context())
-    return imported.module, imported.weights
-
-
-def lower_to_llvm(model: Model, input_infos: Sequence[OperandInfo]) -> CompiledIR:
-    """Run the whole pass pipeline; raises ShapeInferenceError / PassFailedException."""
-    module, weights = shaped_module(model, input_infos)
-    return lower_shaped(module, weights, input_infos)
-
-
-def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[OperandInfo]) -> CompiledIR:
-    """The pipeline after shape inference."""
-    main = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
-    run_passes(module, DEFAULT_PIPELINE[1:], context())
-    arena = module.attributes.get("nnc.arena_size")
-    return CompiledIR(
-        to_llvm_ir(module),
-        weights,
-        arena.data if isinstance(arena, IntAttr) else 0,
-        list(input_infos),
-        outputs,
-    )
-
-
-#: int32_t nnc_run(void *const *inputs, void *const *outputs, const void *weights,
-#:                 void *arena, uint64_t loop_timeout_ns)
-ENTRY = ctypes.CFUNCTYPE(
-    ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64
-)
-#: The same entry in a native artifact, whose exported nnc_run is the
-#: four-argument C ABI (see :mod:`nnc.runtime.artifact`).
-ARTIFACT_ENTRY_NAME = "nnc_run_with_loop_timeout"
 
 
 @dataclass
@@ -142,7 +97,7 @@ class Executable:
     def _entry_address(self) -> int:
         """The five-argument entry: an artifact's ``nnc_run_with_loop_timeout``
         if the object is an artifact, else ``nnc_run``."""
-        return self.native.address(ARTIFACT_ENTRY_NAME) or self.native.address("nnc_run")
+        return self.native.address(ARTIFACT_ENTRY_NAME) or self.native.address(ENTRY_NAME)
 
     def run(
         self,
@@ -179,32 +134,3 @@ def _aligned(n: int, align: int = 64) -> np.ndarray:
     raw = np.empty(n + align, dtype=np.uint8)
     off = (-raw.ctypes.data) % align
     return raw[off : off + n]
-
-
-#: In-process cache: identical specialised modules share native code.  The key
-#: is the shape-inferred nnapi module's text plus a digest of its constant pool,
-#: so equal models built separately (e.g. the same model with declared and with
-#: unspecified output shapes) compile once per process.
-_CACHE: dict[tuple[str, str], Executable] = {}
-_CACHE_LOCK = threading.Lock()
-_CACHE_LIMIT = 256
-
-
-def compile_model(model: Model, input_infos: Sequence[OperandInfo], target: Target | None = None) -> Executable:
-    module, weights = shaped_module(model, input_infos)
-    target = target or Target.host()
-    key = (str(module) + repr(target), hashlib.sha256(weights).hexdigest())
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-    if hit is not None:
-        return hit
-    exe = Executable(generate_code(lower_shaped(module, weights, input_infos), target))
-    with _CACHE_LOCK:
-        # Another thread may have compiled the same module meanwhile: share one.
-        hit = _CACHE.get(key)
-        if hit is not None:
-            return hit
-        if len(_CACHE) >= _CACHE_LIMIT:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = exe
-    return exe

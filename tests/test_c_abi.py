@@ -22,8 +22,10 @@ import pytest
 
 import nnc
 from nnc import FuseCode, OperandType as T, OperationType as Op
+from nnc import driver
+from nnc.cli import Progress
 from nnc.cli import main as nnc_main
-from nnc.model import dtype_of
+from nnc.operand_types import dtype_of
 from nnc.runtime import artifact
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
@@ -252,7 +254,7 @@ def test_shared_library_from_c_matches_python_runtime(name, models, tmp_path):
     weights = lib + ".weights"
     assert os.path.exists(header) and os.path.exists(weights)
     model = nnc.Model.load(path)
-    code = artifact.lower(model, artifact.static_input_infos(model))
+    code = driver.lower(model, driver.static_input_infos(model))
     assert open(weights, "rb").read() == code.weights
 
     exe = build_caller(tmp_path, header, [lib, f"-Wl,-rpath,{tmp_path}"])
@@ -313,8 +315,8 @@ def test_artifact_object_loads_in_the_python_runtime(models):
     from nnc.runtime.executable import Executable
 
     model = nnc.Model.load(models["two_io"])
-    infos = artifact.static_input_infos(model)
-    art = artifact.build(artifact.lower(model, infos), artifact.Target.host(), embed_weights=True)
+    infos = driver.static_input_infos(model)
+    art = artifact.build(driver.lower(model, infos), artifact.Target.host(), embed_weights=True)
     exe = Executable(art.code)
     inputs = random_inputs(model, seed=2)
     outs = [np.zeros(s, d) for s, d in zip(exe.output_shapes, exe.output_dtypes)]
@@ -346,7 +348,7 @@ def test_emit_mlir_llvm_obj(tmp_path, capsys):
 def test_header_compiles_standalone(tmp_path):
     """The header is self-contained C99, and may be included twice."""
     model = nnc.Model.load(EXAMPLE)
-    code = artifact.lower(model, artifact.static_input_infos(model))
+    code = driver.lower(model, driver.static_input_infos(model))
     native = artifact.NativeCode(b"", code.weights, code.arena_size, code.inputs, code.outputs, artifact.Target.host())
     text = artifact.header_text(native, header_name="x.h", library="libx.so", model_name="tiny_cnn.nnc",
                                 embedded=False, weights_file="libx.so.weights")  # fmt: skip
@@ -420,19 +422,19 @@ class _Stream(io.StringIO):
 
 def test_progress_indicator():
     quiet = _Stream(tty=False)
-    with artifact.Progress("m.nnc", quiet, delay=5):
+    with Progress("m.nnc", quiet, delay=5):
         pass
     assert quiet.getvalue() == ""  # fast compilations print nothing
 
     log = _Stream(tty=False)
-    with artifact.Progress("m.nnc", log, delay=0, interval=0.01) as p:
+    with Progress("m.nnc", log, delay=0, interval=0.01) as p:
         p.stage("lowering")
         time.sleep(0.1)
     lines = log.getvalue().splitlines()
     assert len(lines) == 2 and lines[0].startswith("nnc: compiling m.nnc") and "compiled m.nnc in" in lines[1]
 
     tty = _Stream(tty=True)
-    with artifact.Progress("m.nnc", tty, delay=0, interval=0.01) as p:
+    with Progress("m.nnc", tty, delay=0, interval=0.01) as p:
         p.stage("optimising")
         time.sleep(0.1)
     text = tty.getvalue()

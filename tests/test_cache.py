@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import nnc
-import nnc.runtime.executable as executable_mod
+import nnc.driver as executable_mod  # the pipeline (compile_model, shaped_module, ...) is the driver's
 from nnc import FuseCode, PaddingCode
 from nnc import OperandType as T
 from nnc import OperationType as Op
@@ -196,7 +196,7 @@ def test_key_covers_everything_that_changes_the_result(monkeypatch):
     assert len(set(variants.values())) == len(variants)
 
     # nnc's version is part of the key.
-    monkeypatch.setattr(nnc, "__version__", "999.0")
+    monkeypatch.setattr(nnc.version, "__version__", "999.0")
     cache.compiler_id.cache_clear()
     try:
         assert cache.compiler_id().startswith("nnc 999.0 ")

@@ -34,6 +34,7 @@ from nnc.dialects.rules import OpCall
 from nnc.enums import FuseCode
 from nnc.passes.lowering import LoweringContext, identity_map
 from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.quant_elementwise import FLOAT_UNARY, float_unary_table
 from nnc.passes.pipeline import DEFAULT_PIPELINE, run_passes, to_llvm_ir
 from nnc.runtime.jit import NativeModule, Target, optimize
 
@@ -564,3 +565,33 @@ def test_model_quantize(t, data):
     x = np.array(special + halves + rnd, np.float32)
     got = run_model(Op.QUANTIZE, [(T.TENSOR_FLOAT32, x, 0.0, 0)], (t, scale, zp))
     assert [int(v) for v in got] == [q.quantize_value(float(v), t, scale, zp) for v in x]
+
+
+# -- quantised RSQRT (feature level 7): Android's makeQuantized, per element ------------------
+
+
+def _rsqrt_reference(v: int, t: T, in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> int:
+    """Elementwise.cpp's makeQuantized(1.f / std::sqrt) for one stored value,
+    written with Python floats rounded to float32 at each C++ float operation."""
+    lo, hi = q.QRANGE[t]
+    real = q.f32((v - in_zp) * q.f32(in_scale))
+    if real < 0 or math.isnan(real):
+        return hi  # NaN: std::min(hi, NaN) is hi
+    y = math.inf if real == 0 else q.f32(1.0 / q.f32(math.sqrt(real)))
+    y = q.f32(y / q.f32(out_scale))
+    if math.isinf(y):
+        return hi
+    return int(min(max(out_zp + q.round_half_away(y), lo), hi))
+
+
+@pytest.mark.parametrize("t", [T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED])
+@pytest.mark.parametrize("params", [(0.25, 0, 0.25, 0), (0.125, 10, 0.01, 75), (0.5, -3, 0.003, -100)])
+def test_rsqrt_table_matches_reference(t: T, params: tuple[float, int, float, int]) -> None:
+    in_scale, in_zp, out_scale, out_zp = params
+    lo, hi = q.QRANGE[t]
+    in_zp, out_zp = min(max(in_zp, lo), hi), min(max(out_zp, lo), hi)
+    table = float_unary_table(FLOAT_UNARY[Op.RSQRT], t, in_scale, in_zp, out_scale, out_zp)
+    for v in range(lo, hi + 1):
+        got = int(table[v & 0xFF]) & 0xFF
+        want = _rsqrt_reference(v, t, in_scale, in_zp, out_scale, out_zp) & 0xFF
+        assert got == want, (v, got, want)

@@ -19,11 +19,12 @@ bottom of this file fill :data:`RULES`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from nnc.enums import OperandType, OperationType
+from nnc.operand_types import DimensionMismatch, OperandInfo, unify_dim
 
 T = OperandType
 
@@ -34,34 +35,6 @@ class RuleError(Exception):
 
 class Unsupported(Exception):
     """Valid NNAPI that nnc does not implement (-> UnsupportedOperationError)."""
-
-
-@dataclass(frozen=True)
-class OperandInfo:
-    """What is known about one operand at validation or compile time."""
-
-    type: OperandType
-    dims: tuple[int, ...] | None = ()
-    scale: float = 0.0
-    zero_point: int = 0
-    channel_quant: tuple[tuple[float, ...], int] | None = None
-    value: np.ndarray | None = field(default=None, compare=False, hash=False)
-    omitted: bool = False
-
-    @property
-    def rank(self) -> int | None:
-        return None if self.dims is None else len(self.dims)
-
-    @property
-    def shape_known(self) -> bool:
-        return self.dims is not None and all(d > 0 for d in self.dims)
-
-    def with_dims(self, dims: Sequence[int] | None) -> OperandInfo:
-        return replace(self, dims=None if dims is None else tuple(int(d) for d in dims), value=None)
-
-    def describe(self) -> str:
-        dims = "?" if self.dims is None else "x".join(str(d) for d in self.dims)
-        return f"{self.type.name}[{dims}]"
 
 
 @dataclass
@@ -172,9 +145,10 @@ def expect_rank(call: OpCall, i: int, ranks: Iterable[int] | int) -> None:
 
 def same_dim(a: int, b: int, what: str) -> int:
     """Unify two dimensions where 0 means unknown."""
-    if a and b and a != b:
-        raise RuleError(f"{what}: {a} != {b}")
-    return a or b
+    try:
+        return unify_dim(a, b)
+    except DimensionMismatch:
+        raise RuleError(f"{what}: {a} != {b}") from None
 
 
 def broadcast_dims(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> tuple[int, ...] | None:

@@ -23,9 +23,9 @@ from nnc.dialects.rules import (
     rule,
     same_dim,
 )
-from nnc.dialects.optable import QUANT8
 from nnc.enums import FuseCode
 from nnc.enums import OperationType as Op
+from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8
 
 FLOAT_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
 
@@ -136,7 +136,7 @@ UNARY_TYPES: dict[Op, tuple[T, ...]] = {
     Op.NEG: (*FLOAT_TYPES, T.TENSOR_INT32),
     Op.EXP: FLOAT_TYPES,
     Op.LOG: FLOAT_TYPES,
-    Op.RSQRT: FLOAT_TYPES,
+    Op.RSQRT: (*FLOAT_TYPES, *QUANT8),  # quantised since feature level 7
     Op.SIN: FLOAT_TYPES,
     Op.SQRT: FLOAT_TYPES,
     Op.LOGICAL_NOT: (T.TENSOR_BOOL8,),

@@ -35,6 +35,8 @@ from nnc.enums import OperationType as Op
 
 #: Tensor types of the layout/shape ops (FLOAT32, FLOAT16, QUANT8 ASYMM and SIGNED).
 DATA_TYPES = (*FLOAT_TYPES, *QUANT8)
+#: RESHAPE also takes TENSOR_INT32 (since feature level 6)
+RESHAPE_TYPES = (*DATA_TYPES, T.TENSOR_INT32)
 
 
 def normalize_axis(axis: int, rank: int) -> int:
@@ -82,7 +84,7 @@ def concatenation(call: OpCall) -> list[OperandInfo]:
 def reshape(call: OpCall) -> list[OperandInfo]:
     """Output shape from the (constant) 1-D shape tensor; one -1 is inferred."""
     expect_count(call, (2,))
-    x = expect_type(call, 0, DATA_TYPES)
+    x = expect_type(call, 0, RESHAPE_TYPES)
     if x.rank is not None and x.rank > 4:
         raise RuleError(f"input has rank {x.rank} > 4")
     expect_type(call, 1, (T.TENSOR_INT32,))

@@ -130,8 +130,11 @@ def expand_dims(call: OpCall) -> list[OperandInfo]:
 # -- PAD_V2, MIRROR_PAD ---------------------------------------------------------------------
 
 
-def _pad_common(call: OpCall, types: tuple[T, ...]) -> tuple[OperandInfo, list[int] | None]:
-    x = _data(call, types, max_rank=4)
+def _pad_common(
+    call: OpCall, types: tuple[T, ...], max_rank: int | None = 4
+) -> tuple[OperandInfo, list[int] | None]:
+    """PAD_V2 takes rank <= 4; MIRROR_PAD any rank from 1 (its spec tests rank 10)."""
+    x = _data(call, types, max_rank=max_rank)
     info = int_tensor(call, 1, 2, "paddings")
     expect_dims(info, 1, (x.rank or 0, 2), "paddings")
     same_quant_output(call, x)
@@ -160,7 +163,9 @@ def pad_v2(call: OpCall) -> list[OperandInfo]:
 def mirror_pad(call: OpCall) -> list[OperandInfo]:
     """mode 0 = REFLECT (paddings < dim), 1 = SYMMETRIC (paddings <= dim)."""
     expect_count(call, (3,))
-    x, dims = _pad_common(call, DATA_TYPES)
+    x, dims = _pad_common(call, DATA_TYPES, max_rank=None)
+    if x.rank == 0:
+        raise RuleError("input 0 must have rank 1 or more")
     mode = int_param(call, 2)
     if mode not in (0, 1):
         raise RuleError(f"mode must be 0 (REFLECT) or 1 (SYMMETRIC), got {mode}")

@@ -39,7 +39,9 @@ builtin.module {
 // CHECK:         %[[MAX:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x4xf32>
 // CHECK:         arith.constant -3.40282347e+38 : f32
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, 0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X]] : memref<2x3x4xf32>) outs(%[[MAX]] : memref<2x1x4xf32>)
-// CHECK:           arith.maxnumf
+// CHECK:           ^{{.*}}(%[[XV:.*]]: f32, %[[ACCV:.*]]: f32):
+// CHECK:             %[[GT:.*]] = arith.cmpf ogt, %[[XV]], %[[ACCV]] : f32
+// CHECK:             arith.select %[[GT]], %[[XV]], %[[ACCV]] : f32
 // CHECK:         %[[SUM:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x4xf32>
 // CHECK:         arith.constant 0.000000e+00 : f32
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X]], %[[MAX]] : memref<2x3x4xf32>, memref<2x1x4xf32>) outs(%[[OUT]], %[[SUM]] : memref<2x3x4xf32>, memref<2x1x4xf32>)

@@ -43,9 +43,10 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
 
-from nnc.dialects.optable import QUANT8, SPECS  # noqa: F401  (QUANT8: for the lowering families)
+from nnc.dialects.optable import SPECS
 from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperandType, OperationType
+from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # 8-bit asymmetric (stored as i8)
 
 Value = SSAValue
 IndexLike = SSAValue | int

@@ -54,17 +54,16 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
+from nnc.dialects.nnapi import memref_type
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
 from nnc.passes.lowering import LoweringContext, lowering
+from nnc.runtime.abi import LOOP_TIMEOUT_STATUS
 
 if TYPE_CHECKING:
     from nnc.dialects.nnapi import NNAPIOperation
     from nnc.passes.convert_nnapi_to_linalg import _FunctionLowering
 
-#: Status ``nnc_run`` returns when a WHILE loop ran longer than the loop
-#: timeout (operation errors are ``k + 1 > 0``).  Part of the C ABI.
-LOOP_TIMEOUT_STATUS = -4
 #: The monotonic clock in nanoseconds: ``int64_t nnc_monotonic_ns(void)``.
 CLOCK_FUNCTION = "nnc_monotonic_ns"
 #: Module attribute: index of main's loop-timeout argument (-1: none).
@@ -152,8 +151,6 @@ def _data(fl: _FunctionLowering, op: NNAPIOperation, first: int) -> list[SSAValu
 
 def _buffer(fl: _FunctionLowering, tensor_type) -> SSAValue:
     """A new buffer for a value of ``tensor_type`` (placed by the planner)."""
-    from nnc.passes.convert_nnapi_to_linalg import memref_type  # (that module imports this one)
-
     t = memref_type(tensor_type)
     return fl._alloc(t.get_shape(), t.element_type)
 

@@ -107,7 +107,7 @@ _UNARY_V1_2: dict[Op, Callable[[Emitter, Value], Value]] = {
 @lowering(*_UNARY_V1_2, check=quant.check_unary_v1_2)
 def unary_v1_2(ctx: LoweringContext) -> None:
     if ctx.info(0).type in quant.QUANT8:
-        quant.hard_swish(ctx)
+        (quant.float_unary if ctx.call.type in quant.FLOAT_UNARY else quant.hard_swish)(ctx)
         return
     fn = _UNARY_V1_2[ctx.call.type]
     ctx.elementwise(ctx.output(), [ctx.input(0)], lambda e, a: fn(e, a[0]))

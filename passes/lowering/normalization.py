@@ -113,6 +113,21 @@ def reduce_axis(
     return acc
 
 
+def running_max(e: Emitter, acc: Value, v: Value) -> Value:
+    """``(v > acc) ? v : acc``, the fold of SOFTMAX's and LOG_SOFTMAX's maximum.
+
+    Not ``llvm.maxnum``: LLVM 22's loop vectorizer aborts on a maxnum
+    reduction of some trip counts for some CPUs (``computeBestVF``: "VPlan
+    cost model and legacy cost model disagreed"; SOFTMAX over 30 or 31
+    elements on znver3), and llvmlite's LLVM has assertions on, so that
+    abort kills the process.  The compare-and-select reduction is the form
+    REDUCE_MAX and Android's kernels use; it differs from maxnum only in
+    which zero it keeps (acc starts at FLOAT_LOWEST, never NaN, and a NaN
+    element leaves it unchanged in both forms).
+    """
+    return e.select(e.cmp("gt", v, acc), v, acc)
+
+
 def _scaled_exp(e: Emitter, v: Value, m: Value, beta: float) -> Value:
     d = e.sub(v, m)
     if beta != 1.0:
@@ -141,7 +156,7 @@ def softmax(ctx: LoweringContext) -> None:
     shape = ctx.shape(x)
     rank = len(shape)
     full, red = identity_map(rank), reduced_map(rank, axis)
-    mx = reduce_axis(ctx, x, axis, FLOAT_LOWEST, Emitter.max)
+    mx = reduce_axis(ctx, x, axis, FLOAT_LOWEST, running_max)
     total = ctx.alloc(reduced_shape(shape, axis), f32)
     ctx.fill(total, 0.0)
 
@@ -443,7 +458,7 @@ def log_softmax(ctx: LoweringContext) -> None:
     shape = ctx.shape(x)
     rank = len(shape)
     full, red = identity_map(rank), reduced_map(rank, axis)
-    mx = reduce_axis(ctx, x, axis, FLOAT_LOWEST, Emitter.max)
+    mx = reduce_axis(ctx, x, axis, FLOAT_LOWEST, running_max)
     total = ctx.alloc(reduced_shape(shape, axis), f32)
     ctx.fill(total, 0.0)
     ctx.generic(shape, [(x, full), (mx, red)], [(total, red)],

@@ -39,47 +39,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, i8, i16, i32, i64
+from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE  # noqa: F401 (re-exported)
 from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT, TANH_OUTPUT  # noqa: F401  (the rule's fact; quant_elementwise and tests read q.*_OUTPUT)
 from nnc.enums import FuseCode, OperandType
+from nnc.operand_types import QRANGE, QUANT8_TYPES, UNSIGNED_QUANT_TYPES  # noqa: F401 (QRANGE, QUANT8_TYPES re-exported)
 
 T = OperandType
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
-
-#: quantised types nnc stores in 8 bits (signedness in :data:`QRANGE`)
-QUANT8_TYPES = (
-    T.TENSOR_QUANT8_ASYMM,
-    T.TENSOR_QUANT8_ASYMM_SIGNED,
-    T.TENSOR_QUANT8_SYMM,
-    T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
-)
-
-#: representable range of each quantised (or scaled integer) tensor type
-QRANGE: dict[OperandType, tuple[int, int]] = {
-    T.TENSOR_QUANT8_ASYMM: (0, 255),
-    T.TENSOR_QUANT8_ASYMM_SIGNED: (-128, 127),
-    T.TENSOR_QUANT8_SYMM: (-128, 127),
-    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: (-128, 127),
-    T.TENSOR_QUANT16_ASYMM: (0, 65535),
-    T.TENSOR_QUANT16_SYMM: (-32768, 32767),
-}
-
-#: the storage integer type of each quantised type
-STORAGE: dict[OperandType, IntegerType] = {
-    T.TENSOR_QUANT8_ASYMM: i8,
-    T.TENSOR_QUANT8_ASYMM_SIGNED: i8,
-    T.TENSOR_QUANT8_SYMM: i8,
-    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: i8,
-    T.TENSOR_QUANT16_ASYMM: i16,
-    T.TENSOR_QUANT16_SYMM: i16,
-}
-
-_UNSIGNED = (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT16_ASYMM)
-
 
 class QuantError(ValueError):
     """Quantisation parameters the reference implementation rejects."""
@@ -118,7 +89,7 @@ def _saturate_int32(x: int) -> int:
 
 
 def is_unsigned(t: OperandType) -> bool:
-    return t in _UNSIGNED
+    return t in UNSIGNED_QUANT_TYPES
 
 
 # -- multipliers (OperationsUtils.cpp) -------------------------------------------------------

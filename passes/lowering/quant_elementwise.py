@@ -11,7 +11,10 @@
   (double arithmetic, std::round); PRELU uses tflite-style fixed point
   (two QuantizeMultiplier multipliers); HARD_SWISH is tflite's int16
   fixed-point reference kernel with the parameters of Android's
-  ``hardSwishQuant``.
+  ``hardSwishQuant``; RSQRT (feature level 7) is Android's ``makeQuantized``:
+  dequantize, ``1.f / std::sqrt`` in float32, requantize with std::round.
+  Its 256 possible results are computed when the op is lowered and read
+  from a constant table (:func:`float_unary`).
 
 This module registers no lowering: the element-wise family
 (:mod:`nnc.passes.lowering.elementwise`) calls it for quantised operands.
@@ -290,6 +293,8 @@ def _hard_swish_params(call: OpCall) -> _HardSwishParams:
 def check_unary_v1_2(call: OpCall) -> str | None:
     if call.inputs[0].type not in QUANT8:
         return None
+    if call.type in FLOAT_UNARY:
+        return None
     if call.type != Op.HARD_SWISH:
         return f"{call.type.name} has no quantised form"
     try:
@@ -341,5 +346,51 @@ def hard_swish(ctx: LoweringContext) -> None:
         y = _srdhm16(e, r, pre_out, rounding=False)
         y = ops.rdbpot(y, -p.out_exp)
         return q.store_q(e, e.add(y, e.i32(out_zp)), ot)
+
+    ctx.elementwise(ctx.output(), [ctx.input(0)], body)
+
+
+# -- quantised unary ops computed in float (Android's makeQuantized) ---------------------------
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.float32(1.0) / np.sqrt(x)
+
+
+#: quantised unary ops whose reference dequantizes, applies a float32 function
+#: and requantizes each element (Elementwise.cpp ``makeQuantized``)
+FLOAT_UNARY: dict[Op, Callable[[np.ndarray], np.ndarray]] = {Op.RSQRT: _rsqrt}
+
+
+def float_unary_table(fn: Callable[[np.ndarray], np.ndarray], t: T, x_scale: float, x_zp: int,
+                      out_scale: float, out_zp: int) -> np.ndarray:  # fmt: skip
+    """The stored output byte for each stored input byte 0..255 (the raw bits:
+    entry k is the value k of QUANT8_ASYMM, or k - 256 above 127 of _SIGNED).
+
+    float32 throughout, as the C++: ``(int32)(q - zp) * scale``, ``fn``,
+    ``zp + std::round(y / scale)`` (half away from zero), clamped to the
+    type's range with std::min/std::max, which send NaN (and +inf) to the
+    maximum."""
+    lo, hi = q.QRANGE[t]
+    raw = np.arange(256, dtype=np.int32)
+    values = raw if q.is_unsigned(t) else np.where(raw > 127, raw - 256, raw)
+    real = (values - np.int32(x_zp)).astype(np.float32) * np.float32(x_scale)
+    y = fn(real).astype(np.float32) / np.float32(out_scale)
+    rounded = np.sign(y) * np.floor(np.abs(y) + np.float32(0.5))
+    out = np.float32(out_zp) + rounded.astype(np.float32)
+    out = np.where(np.isnan(out), np.float32(hi), np.clip(out, lo, hi)).astype(np.int32)
+    return (out & 0xFF).astype(np.uint8).view(np.int8)
+
+
+def float_unary(ctx: LoweringContext) -> None:
+    """``out[i] = table[bits(in[i])]`` with the table of :func:`float_unary_table`."""
+    x, out = ctx.info(0), ctx.out_info(0)
+    values = float_unary_table(FLOAT_UNARY[ctx.call.type], x.type, x.scale, x.zero_point, out.scale, out.zero_point)
+    table = ctx.constant(values, q.storage_type(x.type))
+
+    def body(e: Emitter, a: list[Value]) -> Value:
+        k = e.index_cast(e.op(arith.ExtUIOp(a[0], i32)))
+        return e.load(table, [k])
 
     ctx.elementwise(ctx.output(), [ctx.input(0)], body)

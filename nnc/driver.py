@@ -1,0 +1,335 @@
+"""The compiler driver: a finished model to native code, with NNAPI errors.
+
+Below the public API and above the compiler, this is the one place that runs
+the pipeline on a model:
+
+1. :func:`import_model` (:mod:`nnc.importer`): the model as an ``nnapi``
+   dialect module specialised to the shapes (and values) of its inputs;
+2. the passes (:mod:`nnc.passes.pipeline`): shape inference, lowering to
+   linalg/scf/memref, buffer planning, the entry point, LLVM dialect, LLVM IR;
+3. LLVM (:mod:`nnc.runtime.executable`, :mod:`nnc.runtime.jit`): an
+   optimised object file, loaded into the process or linked into a native
+   artifact (:mod:`nnc.runtime.artifact`).
+
+It also decides what the compiler can take: :func:`check_support` (before
+compiling), :func:`specialised_inputs` (inputs whose values are compiled in),
+and :func:`compiler_errors`, which turns what the compiler raises into the
+NNAPI error the calling NDK function reports.  ``nnc.Compilation`` (the NDK
+API), ``nnc compile`` (native artifacts) and the device's supported-operations
+query all go through here, so they agree by construction.
+
+Layering: this module imports the dialects, the passes and the runtime, never
+the public API modules; a model is used through its attributes (``operands``,
+``operations``, ``inputs``, ``call_for``), so :mod:`nnc.model` is imported
+for type checking only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Protocol, TextIO
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntAttr, ModuleOp
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import PassFailedException
+
+from nnc.dialects import nnapi
+from nnc.dialects.optable import SPECS
+from nnc.dialects.rules import OpCall, RuleError, Unsupported
+from nnc.enums import OperationType
+from nnc.errors import BadDataError, NNError, OpFailedError, OutOfMemoryError, UnsupportedOperationError
+from nnc.importer import import_model
+from nnc.operand_types import OperandInfo
+from nnc.passes import lowering
+from nnc.passes.pipeline import DEFAULT_PIPELINE, context, run_passes, to_llvm_ir
+from nnc.passes.shape_inference import ShapeInferenceError
+from nnc.runtime.artifact import (
+    ArtifactError,
+    ArtifactUsageError,
+    Progress,
+    build,
+    c_compiler,
+    header_path,
+    header_text,
+    link_shared,
+    weights_path,
+    write_file,
+)
+from nnc.runtime.executable import CompiledIR, Executable, generate_code
+from nnc.runtime.jit import Target
+
+if TYPE_CHECKING:
+    from nnc.model import Model
+
+#: Prefix of the OP_FAILED message for a bug in nnc itself (reported, never hidden).
+INTERNAL_ERROR = "internal compiler error"
+#: The NDK function whose errors ``nnc compile`` reports (it is a compilation).
+_FINISH = "ANeuralNetworksCompilation_finish"
+
+
+# -- what the compiler can take -------------------------------------------------------------------
+
+
+class SupportOracle(Protocol):
+    """Anything that says why it cannot run an operation (a device)."""
+
+    def unsupported_reason(self, call: OpCall) -> str | None: ...
+
+
+def unsupported_reason(call: OpCall) -> str | None:
+    """Why nnc's compiler cannot compile ``call`` (None if it can).  A rule
+    that cannot judge the operation with what is known counts as a reason."""
+    try:
+        return lowering.unsupported_reason(call)
+    except (RuleError, Unsupported, ValueError) as e:
+        return str(e) or type(e).__name__
+
+
+class _Compiler:
+    """nnc's compiler as a :class:`SupportOracle` (what the CPU device answers)."""
+
+    def unsupported_reason(self, call: OpCall) -> str | None:
+        return unsupported_reason(call)
+
+
+COMPILER: SupportOracle = _Compiler()
+
+
+def check_support(model: Model, fn: str, devices: Sequence[SupportOracle] = (COMPILER,)) -> None:
+    """Raise UnsupportedOperationError for the first operation (in the order
+    operations were added, the numbering get_supported_operations_for_devices
+    uses) that none of ``devices`` (default: nnc's compiler) can compile."""
+    ops = model.operations_as_added or model.operations
+    for k, op in enumerate(ops):
+        call = model.call_for(k, op)
+        reasons = [d.unsupported_reason(call) for d in devices]
+        if all(r is not None for r in reasons):
+            raise UnsupportedOperationError(
+                fn, k, OperationType(op.type), [i.describe() for i in call.inputs], "; ".join(dict.fromkeys(reasons))
+            )
+
+
+def specialised_inputs(model: Model) -> set[int]:
+    """Model input positions whose *values* are compiled in: scalars, and
+    tensors that some operation reads as a shape (RESHAPE's shape, ...)."""
+    by_operand = {idx: k for k, idx in enumerate(model.inputs)}
+    result = {k for k, idx in enumerate(model.inputs) if model.operands[idx].type.is_scalar}
+    for op in model.operations:
+        for pos in SPECS[OperationType(op.type)].shape_inputs:
+            if pos < len(op.inputs) and op.inputs[pos] in by_operand:
+                result.add(by_operand[op.inputs[pos]])
+    return result
+
+
+@contextmanager
+def compiler_errors(model: Model, fn: str) -> Iterator[None]:
+    """Map compiler failures to the NNAPI errors ``fn`` reports: rule
+    violations found with the actual shapes -> BAD_DATA, unimplemented cases
+    -> UnsupportedOperationError, anything else -> OP_FAILED (a bug in nnc is
+    labelled INTERNAL_ERROR, never passed off as a rejection)."""
+    try:
+        yield
+    except NNError:
+        raise
+    except ShapeInferenceError as e:
+        op = model.operations[e.index] if 0 <= e.index < len(model.operations) else None
+        if e.unsupported and op is not None:
+            call = model.call_for(e.index, op)
+            raise UnsupportedOperationError(
+                fn, e.index, OperationType(op.type), [i.describe() for i in call.inputs], str(e)
+            ) from None
+        raise BadDataError(fn, str(e)) from None
+    except PassFailedException as e:
+        raise OpFailedError(fn, f"compilation failed: {e}") from None
+    except MemoryError:
+        raise OutOfMemoryError(fn, "out of memory while compiling") from None
+    except Exception as e:  # noqa: BLE001 - a compiler bug must not crash the caller
+        raise OpFailedError(fn, f"{INTERNAL_ERROR}: {type(e).__name__}: {e}") from e
+
+
+# -- the pipeline ----------------------------------------------------------------------------------
+
+
+def shaped_module(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[ModuleOp, bytes]:
+    """The nnapi module specialised to ``input_infos``, after shape inference."""
+    imported = import_model(model, input_infos)
+    run_passes(imported.module, ["nnapi-shape-inference"], context())
+    return imported.module, imported.weights
+
+
+def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[OperandInfo]) -> CompiledIR:
+    """The pipeline after shape inference, up to LLVM IR."""
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
+    run_passes(module, DEFAULT_PIPELINE[1:], context())
+    arena = module.attributes.get("nnc.arena_size")
+    return CompiledIR(
+        to_llvm_ir(module),
+        weights,
+        arena.data if isinstance(arena, IntAttr) else 0,
+        list(input_infos),
+        outputs,
+    )
+
+
+def lower_to_llvm(model: Model, input_infos: Sequence[OperandInfo]) -> CompiledIR:
+    """Run the whole pass pipeline; raises ShapeInferenceError / PassFailedException."""
+    module, weights = shaped_module(model, input_infos)
+    return lower_shaped(module, weights, input_infos)
+
+
+#: In-process cache: identical specialised modules share native code.  The key
+#: is the shape-inferred nnapi module's text plus a digest of its constant pool,
+#: so equal models built separately (e.g. the same model with declared and with
+#: unspecified output shapes) compile once per process.
+_CACHE: dict[tuple[str, str], Executable] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_LIMIT = 256
+
+
+def compile_model(model: Model, input_infos: Sequence[OperandInfo], target: Target | None = None) -> Executable:
+    """The model compiled for ``input_infos`` and loaded (compiler errors raised as they are)."""
+    module, weights = shaped_module(model, input_infos)
+    target = target or Target.host()
+    key = (str(module) + repr(target), hashlib.sha256(weights).hexdigest())
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    exe = Executable(generate_code(lower_shaped(module, weights, input_infos), target))
+    with _CACHE_LOCK:
+        # Another thread may have compiled the same module meanwhile: share one.
+        hit = _CACHE.get(key)
+        if hit is not None:
+            return hit
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = exe
+    return exe
+
+
+# -- native artifacts (``nnc compile``) ------------------------------------------------------------
+
+
+def static_input_infos(model: Model) -> list[OperandInfo]:
+    """The inputs' infos, if every one is a fully specified tensor whose value
+    is a run-time input (scalars and tensors read as shapes are compiled into
+    the code by nnc, so they cannot be inputs of a native artifact)."""
+    specialised = specialised_inputs(model)
+    infos = []
+    for k, idx in enumerate(model.inputs):
+        op = model.operands[idx]
+        info = op.info(with_value=False)
+        if op.type.is_scalar:
+            raise ArtifactUsageError(
+                f"input_{k} is a scalar ({op.type.name}); nnc compiles scalar input values into the code, "
+                "so a native artifact cannot take it at run time (make it a constant of the model)"
+            )
+        if not info.shape_known:
+            raise ArtifactUsageError(
+                f"input_{k} has unspecified dimensions ({info.describe()}); nnc compile needs every input "
+                "fully specified (set its dimensions in the model and save it again)"
+            )
+        if k in specialised:
+            raise ArtifactUsageError(
+                f"input_{k} is read as a shape by an operation, so nnc compiles its value into the code; "
+                "a native artifact cannot take it at run time (make it a constant of the model)"
+            )
+        infos.append(OperandInfo(info.type, tuple(info.dims), info.scale, info.zero_point, info.channel_quant))
+    return infos
+
+
+def shaped_nnapi(model: Model, infos: Sequence[OperandInfo]) -> tuple[ModuleOp, bytes]:
+    """(nnapi module after shape inference, constant pool), errors as NNError."""
+    with compiler_errors(model, _FINISH):
+        return shaped_module(model, infos)
+
+
+def lower(model: Model, infos: Sequence[OperandInfo], progress: Progress | None = None) -> CompiledIR:
+    """Check support and run the whole pipeline to LLVM IR, errors as NNError."""
+    check_support(model, _FINISH)
+    module, weights = shaped_nnapi(model, infos)
+    if progress:
+        progress.stage("lowering")
+    with compiler_errors(model, _FINISH):
+        return lower_shaped(module, weights, infos)
+
+
+EMITS = ("mlir", "llvm", "obj", "shared")
+
+
+def compile_artifact(
+    model: Model,
+    out: str,
+    *,
+    emit: str = "shared",
+    target: Target | None = None,
+    header: str | None = None,
+    embed_weights: bool = False,
+    model_name: str = "model",
+    progress: Progress | None = None,
+    stdout: TextIO | None = None,
+) -> list[str]:
+    """Compile ``model`` and write ``out`` (``-`` = ``stdout`` for mlir/llvm),
+    plus the header and weights file for obj/shared.  Returns the paths written."""
+    if emit not in EMITS:
+        raise ValueError(f"emit must be one of {EMITS}")
+    infos = static_input_infos(model)
+    stage: Callable[[str], None] = progress.stage if progress else (lambda name: None)
+
+    def put(text: str) -> list[str]:
+        if out == "-":
+            (stdout or sys.stdout).write(text if text.endswith("\n") else text + "\n")
+            return []
+        write_file(out, text if text.endswith("\n") else text + "\n")
+        return [out]
+
+    binary = emit in ("obj", "shared")
+    header = (header or header_path(out)) if binary else None
+    wpath = weights_path(out) if binary and not embed_weights else None
+    files = [p for p in (out, header, wpath) if p is not None and p != "-"]
+    if len({os.path.realpath(p) for p in files}) != len(files):
+        raise ArtifactUsageError(f"output files would overwrite each other ({', '.join(files)}); choose another -o or --header")
+    for path in files:  # fail before the slow part
+        if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise ArtifactError(f"cannot write {path}: no directory {os.path.dirname(path)!r}")
+    if emit == "mlir":
+        module, _ = shaped_nnapi(model, infos)
+        buf = io.StringIO()
+        Printer(stream=buf).print_op(module)
+        return put(buf.getvalue())
+    cc = c_compiler() if emit == "shared" else None
+    target = target or Target.host()
+    code = lower(model, infos, progress)
+    with compiler_errors(model, _FINISH):
+        art = build(code, target, embed_weights, progress)
+    if emit == "llvm":
+        return put(art.llvm_ir)
+    stage("writing" if emit == "obj" else "linking")
+    if emit == "obj":
+        write_file(out, art.code.object_code)
+    else:
+        link_shared(art.code.object_code, out, cc)
+    written = [out]
+    if wpath is not None:
+        write_file(wpath, code.weights)
+        written.append(wpath)
+    assert header is not None
+    text = header_text(
+        art.code,
+        header_name=os.path.basename(header),
+        library=os.path.basename(out),
+        model_name=model_name,
+        embedded=embed_weights,
+        weights_file=wpath,
+    )
+    write_file(header, text)
+    written.append(header)
+    return written

@@ -1,0 +1,238 @@
+"""Operand-type facts: the one table every layer reads.
+
+This is the bottom of nnc's import graph (with :mod:`nnc.enums`, which
+re-exports :class:`OperandType`, :mod:`nnc.errors` and :mod:`nnc.version`):
+it imports nothing of nnc, so the runtime, the dialects, the passes, the
+driver and the public API can all use it without importing upwards.  Every
+fact about an NNAPI operand type -- its element kind, numpy dtype, byte size,
+whether it is a scalar, its quantisation kind and representable range -- is
+one row of :data:`FACTS`; the other tables (the dialect's xDSL storage types,
+the lowerings' quantised ranges, the C header's element types) are derived
+from it, so adding float16 or a new quantised type is one row here.
+
+It also holds the small value helpers more than one layer needs
+(:class:`OperandInfo`, :func:`is_int`, :func:`unify_dim`/:func:`unify_dims`),
+so each exists once.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+
+class OperandType(enum.IntEnum):
+    """ANEURALNETWORKS_* operand codes."""
+
+    FLOAT32 = 0
+    INT32 = 1
+    UINT32 = 2
+    TENSOR_FLOAT32 = 3
+    TENSOR_INT32 = 4
+    TENSOR_QUANT8_ASYMM = 5
+    BOOL = 6
+    TENSOR_QUANT16_SYMM = 7
+    TENSOR_FLOAT16 = 8
+    TENSOR_BOOL8 = 9
+    FLOAT16 = 10
+    TENSOR_QUANT8_SYMM_PER_CHANNEL = 11
+    TENSOR_QUANT16_ASYMM = 12
+    TENSOR_QUANT8_SYMM = 13
+    TENSOR_QUANT8_ASYMM_SIGNED = 14
+    MODEL = 15
+
+    @property
+    def facts(self) -> OperandTypeFacts:
+        return FACTS[self]
+
+    @property
+    def is_scalar(self) -> bool:
+        return FACTS[self].scalar
+
+    @property
+    def is_tensor(self) -> bool:
+        return not FACTS[self].scalar
+
+    @property
+    def is_quantized(self) -> bool:
+        return FACTS[self].quant is not None
+
+
+class ElementKind(enum.Enum):
+    """What the stored numbers mean (before any quantisation)."""
+
+    FLOAT = "float"
+    INT = "int"  # signed or unsigned integer, by the dtype
+    BOOL = "bool"  # stored as one byte, 0 or 1
+    MODEL = "model"  # a reference to a subgraph: no element
+
+
+class QuantKind(enum.Enum):
+    """How a quantised type maps stored integers to reals."""
+
+    ASYMM = "asymm"  # real = scale * (q - zero_point)
+    SYMM = "symm"  # zero_point is 0
+    SYMM_PER_CHANNEL = "symm_per_channel"  # one scale per channel, zero_point 0
+
+
+@dataclass(frozen=True)
+class OperandTypeFacts:
+    """One row of :data:`FACTS`."""
+
+    kind: ElementKind
+    #: numpy dtype of values (what users pass and what the constant pool holds);
+    #: None for MODEL
+    dtype: np.dtype | None
+    scalar: bool
+    quant: QuantKind | None = None
+
+    @property
+    def byte_size(self) -> int:
+        """Bytes per element (0 for MODEL)."""
+        return 0 if self.dtype is None else self.dtype.itemsize
+
+    @property
+    def qrange(self) -> tuple[int, int] | None:
+        """Representable range of a quantised type's stored integers."""
+        if self.quant is None or self.dtype is None:
+            return None
+        info = np.iinfo(self.dtype)
+        return int(info.min), int(info.max)
+
+
+def _row(kind: ElementKind, dtype, scalar: bool, quant: QuantKind | None = None) -> OperandTypeFacts:
+    return OperandTypeFacts(kind, None if dtype is None else np.dtype(dtype), scalar, quant)
+
+
+_F, _I, _B = ElementKind.FLOAT, ElementKind.INT, ElementKind.BOOL
+T = OperandType
+
+#: Every operand type's facts (NeuralNetworksTypes.h, OperandCode).
+FACTS: dict[OperandType, OperandTypeFacts] = {
+    T.FLOAT32: _row(_F, np.float32, True),
+    T.INT32: _row(_I, np.int32, True),
+    T.UINT32: _row(_I, np.uint32, True),
+    T.BOOL: _row(_B, np.bool_, True),
+    T.FLOAT16: _row(_F, np.float16, True),
+    T.MODEL: _row(ElementKind.MODEL, None, True),
+    T.TENSOR_FLOAT32: _row(_F, np.float32, False),
+    T.TENSOR_FLOAT16: _row(_F, np.float16, False),
+    T.TENSOR_INT32: _row(_I, np.int32, False),
+    T.TENSOR_BOOL8: _row(_B, np.bool_, False),
+    T.TENSOR_QUANT8_ASYMM: _row(_I, np.uint8, False, QuantKind.ASYMM),
+    T.TENSOR_QUANT8_ASYMM_SIGNED: _row(_I, np.int8, False, QuantKind.ASYMM),
+    T.TENSOR_QUANT8_SYMM: _row(_I, np.int8, False, QuantKind.SYMM),
+    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: _row(_I, np.int8, False, QuantKind.SYMM_PER_CHANNEL),
+    T.TENSOR_QUANT16_ASYMM: _row(_I, np.uint16, False, QuantKind.ASYMM),
+    T.TENSOR_QUANT16_SYMM: _row(_I, np.int16, False, QuantKind.SYMM),
+}
+
+#: Operand types that hold values (every type but MODEL).
+VALUE_TYPES: tuple[OperandType, ...] = tuple(t for t, f in FACTS.items() if f.dtype is not None)
+#: Representable range of each quantised type's stored integers.
+QRANGE: dict[OperandType, tuple[int, int]] = {t: f.qrange for t, f in FACTS.items() if f.qrange is not None}
+#: Asymmetric quantised types stored in 8 bits (QUANT8_ASYMM and its signed twin).
+QUANT8_ASYMM_TYPES: tuple[OperandType, ...] = tuple(
+    t for t, f in FACTS.items() if f.quant == QuantKind.ASYMM and f.byte_size == 1
+)
+#: Quantised types stored in 8 bits.
+QUANT8_TYPES: tuple[OperandType, ...] = tuple(t for t, f in FACTS.items() if f.quant and f.byte_size == 1)
+#: Quantised types whose stored integers are unsigned.
+UNSIGNED_QUANT_TYPES: tuple[OperandType, ...] = tuple(t for t, r in QRANGE.items() if r[0] == 0)
+
+
+def dtype_of(t: OperandType) -> np.dtype:
+    """The numpy dtype used for values of operand type ``t`` (KeyError for MODEL)."""
+    dtype = FACTS[t].dtype
+    if dtype is None:
+        raise KeyError(t)
+    return dtype
+
+
+def element_bytes(t: OperandType) -> int:
+    """Bytes per element of operand type ``t`` (KeyError for MODEL)."""
+    return dtype_of(t).itemsize
+
+
+# -- what is known about one operand ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OperandInfo:
+    """What is known about one operand at validation or compile time.  Shared by
+    the rules, the passes, the runtime's ABI tables and the cache, so it lives
+    at the bottom."""
+
+    type: OperandType
+    dims: tuple[int, ...] | None = ()
+    scale: float = 0.0
+    zero_point: int = 0
+    channel_quant: tuple[tuple[float, ...], int] | None = None
+    value: np.ndarray | None = field(default=None, compare=False, hash=False)
+    omitted: bool = False
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+    @property
+    def shape_known(self) -> bool:
+        return self.dims is not None and all(d > 0 for d in self.dims)
+
+    @property
+    def byte_size(self) -> int:
+        """Bytes of the whole operand (its dims must be known)."""
+        n = element_bytes(self.type)
+        for d in self.dims or ():
+            n *= d
+        return n
+
+    def with_dims(self, dims: Sequence[int] | None) -> OperandInfo:
+        return replace(self, dims=None if dims is None else tuple(int(d) for d in dims), value=None)
+
+    def describe(self) -> str:
+        dims = "?" if self.dims is None else "x".join(str(d) for d in self.dims)
+        return f"{self.type.name}[{dims}]"
+
+
+# -- value helpers -----------------------------------------------------------------------------------
+
+
+def is_int(x: object) -> bool:
+    """An integer argument: a Python or numpy integer, but not a bool.
+
+    ``bool`` is a subclass of ``int`` in Python, and a flag passed where an
+    index, a count or a type code is expected is a caller's mistake, so it is
+    refused.  ``np.bool_`` needs no special case: it is not an ``np.integer``
+    (nor an ``int``), so it is refused as well.  JSON and NDK callers only
+    ever pass ``int``; the numpy case is for values taken from arrays."""
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
+
+
+class DimensionMismatch(ValueError):
+    """Two shapes (or dimensions) contradict each other."""
+
+
+def unify_dim(a: int, b: int) -> int:
+    """One dimension from two descriptions of it, where 0 means unknown."""
+    if a and b and a != b:
+        raise DimensionMismatch(f"{a} != {b}")
+    return a or b
+
+
+def unify_dims(a: Sequence[int] | None, b: Sequence[int] | None) -> tuple[int, ...] | None:
+    """NNAPI's combineDimensions: one shape from two descriptions of it, where
+    None is an unknown rank and 0 an unknown dimension.  Raises
+    :class:`DimensionMismatch` when the ranks or a known dimension differ."""
+    if a is None:
+        return None if b is None else tuple(b)
+    if b is None:
+        return tuple(a)
+    if len(a) != len(b):
+        raise DimensionMismatch(f"rank {len(a)} vs {len(b)}")
+    if any(x and y and x != y for x, y in zip(a, b)):
+        raise DimensionMismatch(f"dimensions {list(a)} vs {list(b)}")
+    return tuple(x or y for x, y in zip(a, b))

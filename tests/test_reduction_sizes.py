@@ -1,0 +1,105 @@
+"""Every reduction-style lowering compiles at every last-dimension size 1..130.
+
+LLVM's loop vectorizer has assertions on in llvmlite's build; a reduction loop
+of an unlucky trip count once aborted the whole process inside
+``computeBestVF`` (SOFTMAX over 30 or 31 floats on znver3, issue 17).  Which
+sizes trigger such a bug depends on the loop's shape and the CPU's cost model,
+so each operation is compiled at every size from 1 to 130, as one model per
+operation (one compilation instead of 130).  The compilation runs in a forked
+child so that an abort fails this test instead of killing the test run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import nnc
+from nnc import OperandType as T
+from nnc import OperationType as Op
+
+SIZES = range(1, 131)
+ROWS = 2
+
+
+def _scalar(m: nnc.Model, t: T, value: float | int | bool) -> int:
+    o = m.add_operand(t)
+    m.set_operand_value(o, value)
+    return o
+
+
+def _axes(m: nnc.Model, axes: list[int]) -> int:
+    v = np.asarray(axes, np.int32)
+    o = m.add_operand(T.TENSOR_INT32, [v.size])
+    m.set_operand_value(o, v)
+    return o
+
+
+def _add(m: nnc.Model, op: Op, n: int) -> tuple[int, int]:
+    """``op`` reducing (or normalising along) a last dimension of size ``n``."""
+    shape, out_type = [ROWS, n], T.TENSOR_FLOAT32
+    if op == Op.INSTANCE_NORMALIZATION:
+        shape = [1, ROWS, n, 1]  # NHWC: the statistics run over H x W
+    x = m.add_operand(T.TENSOR_FLOAT32, shape)
+    out_shape = shape
+    if op == Op.SOFTMAX:
+        ins = [x, _scalar(m, T.FLOAT32, 1.0)]
+    elif op == Op.LOG_SOFTMAX:
+        ins = [x, _scalar(m, T.FLOAT32, 1.0), _scalar(m, T.INT32, -1)]
+    elif op == Op.L2_NORMALIZATION:
+        ins = [x]
+    elif op == Op.LOCAL_RESPONSE_NORMALIZATION:
+        ins = [x, _scalar(m, T.INT32, 2), *(_scalar(m, T.FLOAT32, v) for v in (1.0, 1.0, 0.5))]
+    elif op == Op.INSTANCE_NORMALIZATION:
+        ins = [x, *(_scalar(m, T.FLOAT32, v) for v in (1.0, 0.0, 1e-5)), _scalar(m, T.BOOL, False)]
+    elif op == Op.MEAN:
+        ins, out_shape = [x, _axes(m, [1]), _scalar(m, T.INT32, 0)], [ROWS]
+    elif op in (Op.ARGMAX, Op.ARGMIN):
+        ins, out_shape, out_type = [x, _scalar(m, T.INT32, 1)], [ROWS], T.TENSOR_INT32
+    else:  # REDUCE_*
+        ins, out_shape = [x, _axes(m, [1]), _scalar(m, T.BOOL, False)], [ROWS]
+    y = m.add_operand(out_type, out_shape)
+    m.add_operation(op, ins, [y])
+    return x, y
+
+
+def _model(op: Op) -> nnc.Model:
+    m = nnc.Model()
+    pairs = [_add(m, op, n) for n in SIZES]
+    m.identify_inputs_and_outputs([x for x, _ in pairs], [y for _, y in pairs])
+    m.finish()
+    return m
+
+
+def _compiles_in_child(model: nnc.Model) -> int:
+    """The child's wait status: 0 when ``nnc.compile`` returned."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child never returns
+        code = 1
+        try:
+            nnc.compile(model)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return status
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        Op.SOFTMAX, Op.LOG_SOFTMAX, Op.L2_NORMALIZATION, Op.LOCAL_RESPONSE_NORMALIZATION,
+        Op.INSTANCE_NORMALIZATION, Op.MEAN, Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX,
+        Op.REDUCE_MIN, Op.ARGMAX, Op.ARGMIN,
+    ],
+    ids=lambda op: op.name,
+)  # fmt: skip
+def test_reduction_compiles_at_every_size(op: Op) -> None:
+    status = _compiles_in_child(_model(op))
+    if os.WIFSIGNALED(status):
+        sig = signal.Signals(os.WTERMSIG(status)).name
+        pytest.fail(f"compiling {op.name} over last dimensions {SIZES.start}..{SIZES.stop - 1} died with {sig}")
+    assert os.WEXITSTATUS(status) == 0, f"compiling {op.name} raised (see the child's output above)"
