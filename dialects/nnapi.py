@@ -44,7 +44,6 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerType,
     MemRefType,
-    NoneType,
     Signedness,
     StringAttr,
     TensorType,

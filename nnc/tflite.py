@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from nnc.dialects.optable import OPS
 from nnc.dialects.rules import RuleError, Unsupported
 from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
 from nnc.errors import BadDataError, NNError, OpFailedError
@@ -305,39 +306,24 @@ def converts(*names: str) -> Callable[[Converter], Converter]:
     return register
 
 
-#: TFLite builtins whose inputs and outputs map one to one onto an NNAPI operation.
-_DIRECT = {
-    "ABS": Op.ABS, "CAST": Op.CAST, "DEQUANTIZE": Op.DEQUANTIZE, "EQUAL": Op.EQUAL, "EXP": Op.EXP,
-    "FLOOR": Op.FLOOR, "GREATER": Op.GREATER, "GREATER_EQUAL": Op.GREATER_EQUAL,
-    "HARD_SWISH": Op.HARD_SWISH, "LESS": Op.LESS, "LESS_EQUAL": Op.LESS_EQUAL, "LOG": Op.LOG,
-    "LOGICAL_AND": Op.LOGICAL_AND, "LOGICAL_NOT": Op.LOGICAL_NOT, "LOGICAL_OR": Op.LOGICAL_OR,
-    "LOGISTIC": Op.LOGISTIC, "MAXIMUM": Op.MAXIMUM, "MINIMUM": Op.MINIMUM, "NEG": Op.NEG,
-    "NOT_EQUAL": Op.NOT_EQUAL, "POW": Op.POW, "PRELU": Op.PRELU, "QUANTIZE": Op.QUANTIZE,
-    "RELU": Op.RELU, "RELU6": Op.RELU6, "RELU_N1_TO_1": Op.RELU1, "RSQRT": Op.RSQRT,
-    "SELECT": Op.SELECT, "SELECT_V2": Op.SELECT, "SIN": Op.SIN, "SQRT": Op.SQRT, "TANH": Op.TANH,
-    "EMBEDDING_LOOKUP": Op.EMBEDDING_LOOKUP, "HASHTABLE_LOOKUP": Op.HASHTABLE_LOOKUP,
-    "TRANSPOSE": Op.TRANSPOSE, "PAD": Op.PAD, "SLICE": Op.SLICE, "TILE": Op.TILE,
-}  # fmt: skip
+#: TFLite builtin -> the NNAPI operation whose record lists it (``OpSpec.tflite``).
+TFLITE_OPS: dict[str, OperationType] = {name: spec.type for spec in OPS for name in spec.tflite}
 
 
 def _direct(c: _Call) -> None:
-    c.emit(_DIRECT[c.name], [c.input(k) for k in range(len(c.ins))])
+    """A builtin whose inputs and outputs map one to one onto the operation's."""
+    c.emit(TFLITE_OPS[c.name], [c.input(k) for k in range(len(c.ins))])
 
 
-for _name in _DIRECT:
-    CONVERTERS[_name] = _direct
-
-#: Binary arithmetic with a fused activation: (TFLite name, NNAPI op, options class).
-_ARITH = {"ADD": (Op.ADD, "AddOptions"), "SUB": (Op.SUB, "SubOptions"),
-          "MUL": (Op.MUL, "MulOptions"), "DIV": (Op.DIV, "DivOptions")}  # fmt: skip
+#: Binary arithmetic with a fused activation: TFLite name -> its options class.
+_ARITH_OPTIONS = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions", "DIV": "DivOptions"}
 
 
-@converts(*_ARITH)
+@converts(*_ARITH_OPTIONS)
 def _arith(c: _Call) -> None:
-    op, cls = _ARITH[c.name]
-    opts = _options(c.op, cls)
+    opts = _options(c.op, _ARITH_OPTIONS[c.name])
     act = _fuse(opts.FusedActivationFunction()) if opts is not None else FuseCode.NONE
-    c.emit(op, [c.input(0), c.input(1), c.imp.int32(act)])
+    c.emit(TFLITE_OPS[c.name], [c.input(0), c.input(1), c.imp.int32(act)])
 
 
 def _bias(c: _Call, k: int, out_channels: int) -> int:
@@ -391,15 +377,12 @@ def _fully_connected(c: _Call) -> None:
                                 c.imp.int32(_fuse(o.FusedActivationFunction()))])  # fmt: skip
 
 
-_POOLS = {"AVERAGE_POOL_2D": Op.AVERAGE_POOL_2D, "MAX_POOL_2D": Op.MAX_POOL_2D, "L2_POOL_2D": Op.L2_POOL_2D}
-
-
-@converts(*_POOLS)
+@converts("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
 def _pool(c: _Call) -> None:
     o = c.options("Pool2DOptions")
     i = c.imp.int32
-    c.emit(_POOLS[c.name], [c.input(0), i(_PADDING[o.Padding()]), i(o.StrideW()), i(o.StrideH()),
-                            i(o.FilterWidth()), i(o.FilterHeight()), i(_fuse(o.FusedActivationFunction()))])  # fmt: skip
+    c.emit(TFLITE_OPS[c.name], [c.input(0), i(_PADDING[o.Padding()]), i(o.StrideW()), i(o.StrideH()),
+                                i(o.FilterWidth()), i(o.FilterHeight()), i(_fuse(o.FusedActivationFunction()))])  # fmt: skip
 
 
 @converts("SOFTMAX")
@@ -442,17 +425,13 @@ def _squeeze(c: _Call) -> None:
     c.emit(Op.SQUEEZE, [c.input(0), axes])
 
 
-#: reductions: TFLite name -> NNAPI op (MEAN's keep_dims is INT32, the others' BOOL)
-_REDUCE = {"MEAN": Op.MEAN, "SUM": Op.REDUCE_SUM, "REDUCE_MAX": Op.REDUCE_MAX, "REDUCE_MIN": Op.REDUCE_MIN,
-           "REDUCE_PROD": Op.REDUCE_PROD, "REDUCE_ANY": Op.REDUCE_ANY}  # fmt: skip
-
-
-@converts(*_REDUCE)
+@converts("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY")
 def _reduce(c: _Call) -> None:
+    """MEAN's keep_dims is an INT32, the REDUCE_* operations' a BOOL."""
     o = _options(c.op, "ReducerOptions")
     keep = bool(o.KeepDims()) if o is not None else False
     flag = c.imp.int32(int(keep)) if c.name == "MEAN" else c.imp.bool8(keep)
-    c.emit(_REDUCE[c.name], [c.input(0), c.input(1), flag])
+    c.emit(TFLITE_OPS[c.name], [c.input(0), c.input(1), flag])
 
 
 @converts("STRIDED_SLICE")
@@ -507,7 +486,7 @@ def _expand_dims(c: _Call) -> None:
 def _arg(c: _Call) -> None:
     if c.imp.tensors[c.outs[0]].tfl_type != 2:
         raise _Unsupported("NNAPI ARGMAX/ARGMIN output only int32")
-    c.emit(Op.ARGMAX if c.name == "ARG_MAX" else Op.ARGMIN, [c.input(0), _scalar_input(c, 1, "axis")])
+    c.emit(TFLITE_OPS[c.name], [c.input(0), _scalar_input(c, 1, "axis")])
 
 
 @converts("SPLIT")
@@ -527,8 +506,7 @@ def _pad_v2(c: _Call) -> None:
 @converts("SPACE_TO_DEPTH", "DEPTH_TO_SPACE")
 def _block(c: _Call) -> None:
     cls = "SpaceToDepthOptions" if c.name == "SPACE_TO_DEPTH" else "DepthToSpaceOptions"
-    op = Op.SPACE_TO_DEPTH if c.name == "SPACE_TO_DEPTH" else Op.DEPTH_TO_SPACE
-    c.emit(op, [c.input(0), c.imp.int32(c.options(cls).BlockSize())])
+    c.emit(TFLITE_OPS[c.name], [c.input(0), c.imp.int32(c.options(cls).BlockSize())])
 
 
 @converts("BATCH_TO_SPACE_ND")
@@ -553,7 +531,7 @@ def _resize(c: _Call) -> None:
     flags = []
     if o.AlignCorners() or o.HalfPixelCenters():
         flags = [c.imp.bool8(False), c.imp.bool8(bool(o.AlignCorners())), c.imp.bool8(bool(o.HalfPixelCenters()))]
-    c.emit(Op.RESIZE_BILINEAR if bilinear else Op.RESIZE_NEAREST_NEIGHBOR, [c.input(0), i(w), i(h), *flags])
+    c.emit(TFLITE_OPS[c.name], [c.input(0), i(w), i(h), *flags])
 
 
 @converts("L2_NORMALIZATION")
@@ -605,6 +583,11 @@ def _fuse_lstm(code: int) -> int:
     raise _Unsupported(f"LSTM activation {code} has no NNAPI equivalent")
 
 
+#: every other builtin a record lists maps one to one (the converters above
+#: handle those that need options, constants or a different operand order)
+CUSTOM_CONVERTERS = frozenset(CONVERTERS)
+for _name in TFLITE_OPS.keys() - CUSTOM_CONVERTERS:
+    CONVERTERS[_name] = _direct
 
 
 # -- reading the file ------------------------------------------------------------------------------

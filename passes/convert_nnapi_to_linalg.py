@@ -228,7 +228,7 @@ class _FunctionLowering:
             self.buffers[r] = dst
             outs.append(dst)
         ins = [self.buffers.get(a) for a in op.args]
-        LOWERINGS[call.type].fn(self._ctx(call, ins, outs))
+        LOWERINGS[call.type](self._ctx(call, ins, outs))
 
     def lower_constant(self, op: nnapi.ConstantOp) -> SSAValue | None:
         t = op.result.type

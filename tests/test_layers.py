@@ -203,24 +203,8 @@ def test_runtime_and_passes_never_import_the_api() -> None:
     assert not bad, bad
 
 
-#: The two operation registries still import in a cycle *inside* their own
-#: package: the package's ``__init__`` imports its family modules at the bottom
-#: (so importing the package fills the registry) and the family modules import
-#: the package's ``@rule``/``@lowering`` machinery (and ``rules.elementwise``
-#: imports ``rules.normalization`` inside a function).  Those files belong to
-#: the one-operation-record work of issue 10 (another branch), which replaces
-#: the registries; when it lands this must become empty.  Only a cycle wholly
-#: inside one of these packages is tolerated: any cycle that crosses a package
-#: boundary fails.
-REGISTRY_PACKAGES: tuple[str, ...] = ("nnc.dialects.rules", "nnc.passes.lowering")
-
-
-def _inside_registry(component: list[str]) -> bool:
-    return any(all(m == p or m.startswith(p + ".") for m in component) for p in REGISTRY_PACKAGES)
-
-
 def test_no_import_cycles() -> None:
-    found = [c for c in cycles(GRAPH) if not _inside_registry(c)]
+    found = cycles(GRAPH)
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 

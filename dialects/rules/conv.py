@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnc.dialects.rules import (
+from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
     RuleError,
     T,
+    check_present,
     expect_rank,
     expect_type,
     like,
@@ -42,14 +43,6 @@ def scalar_param(call: OpCall, i: int, types: Iterable[OperandType], default=Non
         return default
     expect_type(call, i, types)
     return call.scalar(i, default)
-
-
-def check_present(call: OpCall, optional: Iterable[int] = ()) -> None:
-    """Tensor inputs may be omitted only at the ``optional`` indexes."""
-    optional = set(optional)
-    for i, info in enumerate(call.inputs):
-        if info.omitted and info.type.is_tensor and i not in optional:
-            raise RuleError(f"input {i} is required but omitted")
 
 
 def int_param(call: OpCall, i: int, default: int | None = None) -> int:

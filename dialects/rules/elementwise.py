@@ -11,12 +11,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from nnc.dialects.rules import (
+from nnc.dialects.rules.base import (
+    check_output_quant,
     OpCall,
     OperandInfo,
     RuleError,
     T,
     broadcast_dims,
+    expect_count,
     expect_type,
     like,
     rule,
@@ -70,13 +72,12 @@ def unary_same_shape(call: OpCall) -> list[OperandInfo]:
     if x.dims is not None and len(x.dims) > 4:
         raise RuleError(f"input 0 has rank {len(x.dims)} > 4")
     if call.type in (Op.LOGISTIC, Op.TANH):
-        from nnc.dialects.rules.normalization import check_output_quant
-
         check_output_quant(call, LOGISTIC_OUTPUT if call.type == Op.LOGISTIC else TANH_OUTPUT)
     return [like(x, x.dims)]
 
 
-#: output (scale, zeroPoint) of quantised LOGISTIC and TANH
+#: output (scale, zeroPoint) of quantised LOGISTIC and TANH (also read by the
+#: quantised lowering in passes/lowering/quant.py)
 LOGISTIC_OUTPUT = {T.TENSOR_QUANT8_ASYMM: (1 / 256, 0), T.TENSOR_QUANT8_ASYMM_SIGNED: (1 / 256, -128)}
 TANH_OUTPUT = {T.TENSOR_QUANT8_ASYMM: (1 / 128, 128), T.TENSOR_QUANT8_ASYMM_SIGNED: (1 / 128, 0)}
 
@@ -95,6 +96,35 @@ def quantize(call: OpCall) -> list[OperandInfo]:
         )
     info = replace(x.with_dims(x.dims), type=out.type, scale=out.scale, zero_point=out.zero_point)
     return [replace(info, channel_quant=None, omitted=False)]
+
+
+DEQUANTIZE_INPUTS = (
+    T.TENSOR_QUANT8_ASYMM,
+    T.TENSOR_QUANT8_ASYMM_SIGNED,
+    T.TENSOR_QUANT8_SYMM,
+    T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
+)
+
+
+@rule(Op.DEQUANTIZE)
+def dequantize(call: OpCall) -> list[OperandInfo]:
+    """Same shape; the float output type (FLOAT32/FLOAT16) is the declared one."""
+    expect_count(call, (1,))
+    x = expect_type(call, 0, DEQUANTIZE_INPUTS)
+    if x.rank is not None and x.rank > 4:
+        raise RuleError(f"input has rank {x.rank} > 4")
+    out_type = call.outputs[0].type if call.outputs else T.TENSOR_FLOAT32
+    if out_type not in FLOAT_TYPES:
+        raise RuleError(f"output must be TENSOR_FLOAT32 or TENSOR_FLOAT16, got {out_type.name}")
+    out = replace(
+        x.with_dims(x.dims),
+        type=out_type,
+        scale=0.0,
+        zero_point=0,
+        channel_quant=None,
+        omitted=False,
+    )
+    return [out]
 
 
 # -- NNAPI 1.2 / 1.3 element-wise operations -----------------------------------------------------

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnc.dialects.rules import (
+from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
     RuleError,

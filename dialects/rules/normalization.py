@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from nnc.dialects.rules import OpCall, OperandInfo, RuleError, T, expect_type, like, rule
+from nnc.dialects.rules.base import OpCall, OperandInfo, RuleError, T, check_output_quant, expect_type, like, rule
 from nnc.dialects.rules.conv import bool_param, int_param, scalar_param
 from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
@@ -27,21 +27,6 @@ def _check_rank_and_axis(call: OpCall, x: OperandInfo, axis_input: int | None) -
     if x.rank == 0:
         raise RuleError("input must have rank >= 1")
     normalize_axis(axis, x.rank)
-
-
-def check_output_quant(call: OpCall, scales: dict[T, tuple[float, int]]) -> None:
-    """Quantized outputs whose scale and zeroPoint the spec fixes."""
-    if not call.outputs:
-        return
-    out = call.outputs[0]
-    want = scales.get(out.type)
-    if want is None or (out.scale == 0 and out.zero_point == 0):
-        return  # not quantized, or quantization not declared
-    if not math.isclose(out.scale, want[0], rel_tol=1e-6) or out.zero_point != want[1]:
-        raise RuleError(
-            f"{out.type.name} output must have scale {want[0]} and zeroPoint {want[1]}, "
-            f"got {out.scale} and {out.zero_point}"
-        )
 
 
 @rule(Op.SOFTMAX)

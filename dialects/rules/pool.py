@@ -4,7 +4,7 @@ inputs) signatures; the optional last input selects the NCHW layout."""
 
 from __future__ import annotations
 
-from nnc.dialects.rules import (
+from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
     RuleError,

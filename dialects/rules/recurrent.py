@@ -1,24 +1,24 @@
-"""Rules for the recurrent and lookup operations: LSTM, RNN, SVDF,
-LSH_PROJECTION, HASHTABLE_LOOKUP, EMBEDDING_LOOKUP, and the sequence forms
-UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN.
+"""Rules for the recurrent operations: LSTM, RNN, SVDF, and the sequence forms
+UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN
+(EMBEDDING_LOOKUP and HASHTABLE_LOOKUP are in shape_ops, LSH_PROJECTION in
+hashing: the families of their lowerings).
 
 Optional inputs (LSTM's CIFG/peephole/projection/layer-norm tensors, SVDF's bias,
-LSH_PROJECTION's weight, the bidirectional ops' auxiliary input and weights) may
+the bidirectional ops' auxiliary input and weights) may
 be omitted (``OperandInfo.omitted``).  One LSTM cell's operands are described by
 a :class:`CellLayout` (where its 17 tensors, states, layer-norm and aux weights
 sit), shared by the four LSTM operations and their lowerings.  Shapes follow
 Android's reference implementation (``LSTM.cpp``, ``RNN.cpp``, ``SVDF.cpp``,
-``LSHProjection.cpp``, ``UnidirectionalSequence*.cpp``,
+``UnidirectionalSequence*.cpp``,
 ``BidirectionalSequence*.cpp``), which the conformance tests agree with.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nnc.dialects.rules import (
+from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
     RuleError,
@@ -319,82 +319,6 @@ def svdf(call: OpCall) -> list[OperandInfo]:
     batch = same_dim(d.get("batch"), dim(call.input(4), 0), "state batch")
     same_dim(memory * filters, dim(call.input(4), 1), "state size (memory_size * num_filters)")
     return [like(x, (batch, memory * filters)), like(x, (batch, units))]
-
-
-# -- LSH_PROJECTION, HASHTABLE_LOOKUP, EMBEDDING_LOOKUP ---------------------------------
-
-LSH_SPARSE_DEPRECATED, LSH_DENSE, LSH_SPARSE = 1, 2, 3
-
-
-@rule(Op.LSH_PROJECTION)
-def lsh_projection(call: OpCall) -> list[OperandInfo]:
-    """Inputs: hash [num_hash, num_bits], input, weight (optional), type."""
-    expect_count(call, (4,), optional=(2,))
-    h = expect_type(call, 0, FLOAT_TYPES)
-    x = expect_type(call, 1, (*FLOAT_TYPES, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM))
-    kind = int_param(call, 3)
-    if kind not in (LSH_SPARSE_DEPRECATED, LSH_DENSE, LSH_SPARSE):
-        raise RuleError(f"invalid projection type {kind}")
-    expect_rank(call, 0, 2)
-    if x.rank == 0:
-        raise RuleError("input must have rank >= 1")
-    num_hash, num_bits = dim(h, 0), dim(h, 1)
-    if num_bits > 32:
-        raise RuleError(f"at most 32 bits per hash function, got {num_bits}")
-    if kind != LSH_DENSE and num_hash and num_bits:
-        if num_bits + math.ceil(math.log2(num_hash)) > 32:
-            raise RuleError(
-                f"sparse projection needs num_bits + ceil(log2(num_hash)) <= 32 "
-                f"({num_bits} + ceil(log2({num_hash})))"
-            )
-    if call.has_input(2):
-        expect_type(call, 2, (h.type,))
-        expect_rank(call, 2, 1)
-        same_dim(dim(call.input(2), 0), dim(x, 0), "weight size differs from input dimension 0")
-    size = num_hash if kind != LSH_DENSE else num_hash * num_bits
-    return [OperandInfo(T.TENSOR_INT32, (size,))]
-
-
-@rule(Op.HASHTABLE_LOOKUP)
-def hashtable_lookup(call: OpCall) -> list[OperandInfo]:
-    """Inputs: lookups [k], keys [n], values [n, ...]; outputs: output [k, ...], hits [k]."""
-    expect_count(call, (3,))
-    expect_type(call, 0, (T.TENSOR_INT32,))
-    expect_type(call, 1, (T.TENSOR_INT32,))
-    values = expect_type(call, 2, (T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM))
-    expect_rank(call, 0, 1)
-    expect_rank(call, 1, 1)
-    if values.rank is not None and values.rank < 2:
-        raise RuleError(f"values must have rank >= 2, got {values.rank}")
-    same_dim(dim(call.input(1), 0), dim(values, 0), "keys and values differ in size")
-    k = dim(call.input(0), 0)
-    out = None if values.dims is None else (k, *values.dims[1:])
-    hits = OperandInfo(T.TENSOR_QUANT8_ASYMM, (k,), scale=1.0, zero_point=0)
-    return [like(values, out), hits]
-
-
-@rule(Op.EMBEDDING_LOOKUP)
-def embedding_lookup(call: OpCall) -> list[OperandInfo]:
-    """Inputs: lookups [k] (TENSOR_INT32), values [n, ...]; output [k, ...]."""
-    expect_count(call, (2,))
-    expect_type(call, 0, (T.TENSOR_INT32,))
-    values = expect_type(
-        call,
-        1,
-        (*FLOAT_TYPES, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED),
-    )
-    expect_rank(call, 0, 1)
-    if values.rank is not None and values.rank < 2:
-        raise RuleError(f"values must have rank >= 2, got {values.rank}")
-    lookups = call.input(0).value
-    rows = values.dims[0] if values.dims else 0
-    if lookups is not None and rows:
-        bad = [int(v) for v in lookups.reshape(-1) if not 0 <= int(v) < rows]
-        if bad:
-            raise RuleError(f"lookup value {bad[0]} is outside the {rows} rows of values")
-    k = dim(call.input(0), 0)
-    out = None if values.dims is None else (k, *values.dims[1:])
-    return [like(values, out)]
 
 
 # -- UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN -------------------------------------

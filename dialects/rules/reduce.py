@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nnc.dialects.rules import OpCall, OperandInfo, RuleError, T, expect_type, like, rule
+from nnc.dialects.rules.base import OpCall, OperandInfo, RuleError, T, expect_type, like, rule
 from nnc.dialects.rules.conv import bool_param, int_param
 from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
 from nnc.dialects.rules.layout import int_tensor, int_values, mean_axes, mean_out_dims, same_quant_output

@@ -1,19 +1,20 @@
 """Rules for the NNAPI 1.0 data-movement operations: CONCATENATION, RESHAPE,
-DEPTH_TO_SPACE, SPACE_TO_DEPTH, RESIZE_BILINEAR and DEQUANTIZE, and the NNAPI 1.2
-GATHER."""
+DEPTH_TO_SPACE, SPACE_TO_DEPTH, RESIZE_BILINEAR, the lookups EMBEDDING_LOOKUP and HASHTABLE_LOOKUP, and the
+NNAPI 1.2 GATHER."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
-from nnc.dialects.rules import (
+from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
     RuleError,
     T,
+    check_present,
+    expect_count,
     expect_rank,
     expect_type,
     like,
@@ -22,7 +23,6 @@ from nnc.dialects.rules import (
 )
 from nnc.dialects.rules.conv import (
     bool_param,
-    check_present,
     dim,
     int_param,
     join_layout,
@@ -37,16 +37,6 @@ from nnc.enums import OperationType as Op
 DATA_TYPES = (*FLOAT_TYPES, *QUANT8)
 #: RESHAPE also takes TENSOR_INT32 (since feature level 6)
 RESHAPE_TYPES = (*DATA_TYPES, T.TENSOR_INT32)
-
-
-def expect_count(call: OpCall, counts: tuple[int, ...], optional: tuple[int, ...] = ()) -> int:
-    """The number of inputs, one of ``counts``; tensor inputs other than the
-    ``optional`` ones must be present."""
-    n = len(call.inputs)
-    if n not in counts:
-        raise RuleError(f"expected {' or '.join(map(str, counts))} inputs, got {n}")
-    check_present(call, optional)
-    return n
 
 
 def normalize_axis(axis: int, rank: int) -> int:
@@ -219,33 +209,49 @@ def resize_bilinear(call: OpCall) -> list[OperandInfo]:
 
 #: DEQUANTIZE input types (QUANT8_SYMM and per-channel since feature level 3,
 #: QUANT8_ASYMM_SIGNED since feature level 4).
-DEQUANTIZE_INPUTS = (
-    T.TENSOR_QUANT8_ASYMM,
-    T.TENSOR_QUANT8_ASYMM_SIGNED,
-    T.TENSOR_QUANT8_SYMM,
-    T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
-)
+# -- EMBEDDING_LOOKUP, HASHTABLE_LOOKUP ------------------------------------------------------------
 
 
-@rule(Op.DEQUANTIZE)
-def dequantize(call: OpCall) -> list[OperandInfo]:
-    """Same shape; the float output type (FLOAT32/FLOAT16) is the declared one."""
-    expect_count(call, (1,))
-    x = expect_type(call, 0, DEQUANTIZE_INPUTS)
-    if x.rank is not None and x.rank > 4:
-        raise RuleError(f"input has rank {x.rank} > 4")
-    out_type = call.outputs[0].type if call.outputs else T.TENSOR_FLOAT32
-    if out_type not in FLOAT_TYPES:
-        raise RuleError(f"output must be TENSOR_FLOAT32 or TENSOR_FLOAT16, got {out_type.name}")
-    out = replace(
-        x.with_dims(x.dims),
-        type=out_type,
-        scale=0.0,
-        zero_point=0,
-        channel_quant=None,
-        omitted=False,
+@rule(Op.HASHTABLE_LOOKUP)
+def hashtable_lookup(call: OpCall) -> list[OperandInfo]:
+    """Inputs: lookups [k], keys [n], values [n, ...]; outputs: output [k, ...], hits [k]."""
+    expect_count(call, (3,))
+    expect_type(call, 0, (T.TENSOR_INT32,))
+    expect_type(call, 1, (T.TENSOR_INT32,))
+    values = expect_type(call, 2, (T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM))
+    expect_rank(call, 0, 1)
+    expect_rank(call, 1, 1)
+    if values.rank is not None and values.rank < 2:
+        raise RuleError(f"values must have rank >= 2, got {values.rank}")
+    same_dim(dim(call.input(1), 0), dim(values, 0), "keys and values differ in size")
+    k = dim(call.input(0), 0)
+    out = None if values.dims is None else (k, *values.dims[1:])
+    hits = OperandInfo(T.TENSOR_QUANT8_ASYMM, (k,), scale=1.0, zero_point=0)
+    return [like(values, out), hits]
+
+
+@rule(Op.EMBEDDING_LOOKUP)
+def embedding_lookup(call: OpCall) -> list[OperandInfo]:
+    """Inputs: lookups [k] (TENSOR_INT32), values [n, ...]; output [k, ...]."""
+    expect_count(call, (2,))
+    expect_type(call, 0, (T.TENSOR_INT32,))
+    values = expect_type(
+        call,
+        1,
+        (*FLOAT_TYPES, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED),
     )
-    return [out]
+    expect_rank(call, 0, 1)
+    if values.rank is not None and values.rank < 2:
+        raise RuleError(f"values must have rank >= 2, got {values.rank}")
+    lookups = call.input(0).value
+    rows = values.dims[0] if values.dims else 0
+    if lookups is not None and rows:
+        bad = [int(v) for v in lookups.reshape(-1) if not 0 <= int(v) < rows]
+        if bad:
+            raise RuleError(f"lookup value {bad[0]} is outside the {rows} rows of values")
+    k = dim(call.input(0), 0)
+    out = None if values.dims is None else (k, *values.dims[1:])
+    return [like(values, out)]
 
 
 # -- GATHER ---------------------------------------------------------------------------------

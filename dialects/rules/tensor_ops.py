@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nnc.dialects.rules import OpCall, OperandInfo, RuleError, T, expect_type, like, rule, same_dim
+from nnc.dialects.rules.base import OpCall, OperandInfo, RuleError, T, expect_type, like, rule, same_dim
 from nnc.dialects.rules.conv import dim, int_param, scalar_param
 from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
 from nnc.dialects.rules.layout import expect_dims, int_tensor, int_values, paddings_of, same_quant_output

@@ -40,7 +40,7 @@ from nnc.passes.kernels.vector import (
     tag,
     widths,
 )
-from nnc.passes.lowering import Emitter, LoweringContext, Value, activation
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value, activation
 
 # -- GEMM: out[m, n] = act(bias[n] + sum_k a[...] * b[k, n]) ---------------------------------
 

@@ -44,7 +44,7 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 from nnc.enums import FuseCode
-from nnc.passes.lowering import Emitter, LoweringContext, Value
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 from nnc.passes.outline_kernels import KERNEL_ATTR
 
 #: a float32 buffer inside a kernel: any length (kernels serve every layer)

@@ -55,9 +55,9 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects.nnapi import memref_type
-from nnc.dialects.rules import OpCall
-from nnc.enums import OperandType, OperationType
-from nnc.passes.lowering import LoweringContext, lowering
+from nnc.dialects.rules.base import OpCall
+from nnc.enums import OperationType
+from nnc.passes.lowering.base import LoweringContext, lowering
 from nnc.runtime.abi import LOOP_TIMEOUT_STATUS
 
 if TYPE_CHECKING:
@@ -89,9 +89,7 @@ def _lowered_by_the_function_lowering(ctx: LoweringContext) -> None:
     )
 
 
-# input 0: IF's condition, WHILE's condition model
-for _op, _first in ((OperationType.IF, OperandType.TENSOR_BOOL8), (OperationType.WHILE, OperandType.MODEL)):
-    lowering(_op, types=[_first], check=_scalar_outputs)(_lowered_by_the_function_lowering)
+lowering(OperationType.IF, OperationType.WHILE, check=_scalar_outputs)(_lowered_by_the_function_lowering)
 
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -46,14 +46,14 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import i32
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from nnc.dialects.rules import OpCall
+from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.conv import Window, _conv_window, join_layout
 from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels.f32 import Level, dot, dw_kernel, gemm
 from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, widths
-from nnc.passes.lowering import (
+from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
     LoweringContext,
@@ -297,7 +297,7 @@ def _check_fully_connected(call: OpCall) -> str | None:
 # -- CONV_2D -------------------------------------------------------------------------------
 
 
-@lowering(Op.CONV_2D, types=(T.TENSOR_FLOAT32, *QUANT8), check=_check_conv)
+@lowering(Op.CONV_2D, check=_check_conv)
 def conv_2d(ctx: LoweringContext) -> None:
     """out[n, oh, ow, oc] = bias[oc] + sum_{kh, kw, ic} xpad[n, oh*sh + kh*dh, ow*sw + kw*dw, ic]
     * filter[oc, kh, kw, ic] (filter [depth_out, fh, fw, depth_in] in either layout).
@@ -402,7 +402,7 @@ def _epilogue(ctx: LoweringContext, qc, acc: Value, out: Value, activation: int,
 # -- DEPTHWISE_CONV_2D ----------------------------------------------------------------------
 
 
-@lowering(Op.DEPTHWISE_CONV_2D, types=(T.TENSOR_FLOAT32, *QUANT8), check=_check_depthwise)
+@lowering(Op.DEPTHWISE_CONV_2D, check=_check_depthwise)
 def depthwise_conv_2d(ctx: LoweringContext) -> None:
     """out[n, oh, ow, ic*M + m] = bias[ic*M + m] + sum_{kh, kw}
     xpad[n, oh*sh + kh*dh, ow*sw + kw*dw, ic] * filter[0, kh, kw, ic*M + m]
@@ -523,7 +523,7 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
 # -- FULLY_CONNECTED ------------------------------------------------------------------------
 
 
-@lowering(Op.FULLY_CONNECTED, types=(T.TENSOR_FLOAT32, *QUANT8), check=_check_fully_connected)
+@lowering(Op.FULLY_CONNECTED, check=_check_fully_connected)
 def fully_connected(ctx: LoweringContext) -> None:
     """out[b, u] = bias[u] + sum_i x[b, i] * weights[u, i], the input flattened to
     [batch, input_size].

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import i32, i64
 
-from nnc.dialects.rules import OpCall
+from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperandType as T
-from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map
 from nnc.passes.lowering import quant as q
 
 

@@ -1,7 +1,8 @@
 """Element-wise operations: broadcasting binary arithmetic with a fused
 activation, and unary activations / math; the NNAPI 1.2/1.3 unary math and
 logic ops, MAXIMUM / MINIMUM / POW / PRELU / LOGICAL_AND / LOGICAL_OR, the
-comparisons, SELECT and CAST (one table row per op, shared builders).
+comparisons, SELECT and CAST (one table row per op, shared builders);
+DEQUANTIZE and QUANTIZE.
 
 Quantised operands (TENSOR_QUANT8_ASYMM / _SIGNED) of ADD, SUB, MUL, RELU*,
 LOGISTIC and TANH go to :mod:`nnc.passes.lowering.quant_elementwise`; the
@@ -14,10 +15,11 @@ from collections.abc import Callable
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import f32, i8, i32
 
-from nnc.dialects.rules.elementwise import CAST_IDENTITY_TYPES
+from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import Emitter, LoweringContext, Value, activation, lowering
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value, activation, affine_map, identity_map, lowering
+from nnc.passes.lowering import quant as q
 from nnc.passes.lowering import quant_elementwise as quant
 
 _BINARY = {
@@ -28,11 +30,7 @@ _BINARY = {
 }
 
 
-@lowering(
-    Op.ADD, Op.SUB, Op.MUL, Op.DIV,
-    types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, *quant.QUANT8),
-    check=quant.check_binary,
-)  # fmt: skip
+@lowering(Op.ADD, Op.SUB, Op.MUL, Op.DIV, check=quant.check_binary)
 def binary(ctx: LoweringContext) -> None:
     if ctx.info(0).type in quant.QUANT8:
         quant.binary(ctx)
@@ -56,7 +54,7 @@ _UNARY = {
 }
 
 
-@lowering(*_UNARY, types=(T.TENSOR_FLOAT32, *quant.QUANT8), check=quant.check_unary)
+@lowering(*_UNARY, check=quant.check_unary)
 def unary(ctx: LoweringContext) -> None:
     if ctx.info(0).type in quant.QUANT8:
         quant.unary(ctx)
@@ -106,11 +104,7 @@ _UNARY_V1_2: dict[Op, Callable[[Emitter, Value], Value]] = {
 }
 
 
-@lowering(
-    *_UNARY_V1_2,
-    types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_BOOL8, *quant.QUANT8),
-    check=quant.check_unary_v1_2,
-)
+@lowering(*_UNARY_V1_2, check=quant.check_unary_v1_2)
 def unary_v1_2(ctx: LoweringContext) -> None:
     if ctx.info(0).type in quant.QUANT8:
         (quant.float_unary if ctx.call.type in quant.FLOAT_UNARY else quant.hard_swish)(ctx)
@@ -119,7 +113,7 @@ def unary_v1_2(ctx: LoweringContext) -> None:
     ctx.elementwise(ctx.output(), [ctx.input(0)], lambda e, a: fn(e, a[0]))
 
 
-@lowering(Op.ELU, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.ELU)
 def elu(ctx: LoweringContext) -> None:
     """``max(0, x) + min(0, alpha * (exp(x) - 1))``, the spec's formula."""
     alpha = ctx.scalar(1)
@@ -161,11 +155,7 @@ _COMPARE_PRED = {
 }  # fmt: skip
 
 
-@lowering(
-    *_BINARY_V1_2,
-    types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_BOOL8, *quant.QUANT8),
-    check=quant.check_binary_v1_2,
-)
+@lowering(*_BINARY_V1_2, check=quant.check_binary_v1_2)
 def binary_v1_2(ctx: LoweringContext) -> None:
     if ctx.info(0).type in quant.QUANT8:
         quant.binary_v1_2(ctx)
@@ -174,7 +164,7 @@ def binary_v1_2(ctx: LoweringContext) -> None:
     ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], lambda e, a: fn(e, a[0], a[1]))
 
 
-@lowering(*_COMPARE_PRED, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_BOOL8, *quant.QUANT8))
+@lowering(*_COMPARE_PRED)
 def comparison(ctx: LoweringContext) -> None:
     """Float and int32 compare the values; TENSOR_BOOL8 the stored bytes as
     unsigned (Android compares ``uint8_t``); quantised operands compare their
@@ -197,7 +187,7 @@ def comparison(ctx: LoweringContext) -> None:
     ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], body)
 
 
-@lowering(Op.SELECT, types=(T.TENSOR_BOOL8,), check=quant.check_select)
+@lowering(Op.SELECT)
 def select(ctx: LoweringContext) -> None:
     """``out = c ? x : y``; quantised inputs are requantised to the output's
     scale and zero point first when theirs differ (Android's requantize)."""
@@ -235,7 +225,6 @@ def _cast_element(e: Emitter, x: Value, src: T, dst: T) -> Value:
 
 @lowering(
     Op.CAST,
-    types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, *CAST_IDENTITY_TYPES),
     check=lambda call: "float16 output not implemented" if call.outputs[0].type == T.TENSOR_FLOAT16 else None,
 )
 def cast(ctx: LoweringContext) -> None:
@@ -244,3 +233,68 @@ def cast(ctx: LoweringContext) -> None:
         ctx.copy(ctx.input(0), ctx.output())
         return
     ctx.elementwise(ctx.output(), [ctx.input(0)], lambda e, a: _cast_element(e, a[0], src, dst))
+
+
+# -- DEQUANTIZE / QUANTIZE ----------------------------------------------------------------------
+
+
+def _check_dequantize(call: OpCall) -> str | None:
+    if call.outputs[0].type != T.TENSOR_FLOAT32:
+        return f"{call.outputs[0].type.name} output not implemented"
+    return None
+
+
+@lowering(Op.DEQUANTIZE, check=_check_dequantize)
+def dequantize(ctx: LoweringContext) -> None:
+    """``out = scale * (q - zero_point)`` in float32; per-channel scales are
+    read from a small table indexed by the channel coordinate."""
+    info = ctx.info(0)
+    t = info.type
+    x, out = ctx.input(0), ctx.output()
+    shape = ctx.shape(out)
+    rank = len(shape)
+
+    if t != T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        scale, zp = q.f32(info.scale), info.zero_point
+
+        def body(e: Emitter, a: list[Value]) -> Value:
+            v = e.sub(q.load_q(e, a[0], t), e.i32(zp)) if zp else q.load_q(e, a[0], t)
+            return e.mul(e.f32(scale), e.to_float(v))
+
+        ctx.elementwise(out, [x], body)
+        return
+
+    assert info.channel_quant is not None
+    scales, dim = info.channel_quant
+    table = ctx.alloc([len(scales)], f32)
+    top = ctx.e
+    for k, s in enumerate(scales):
+        top.store(top.f32(q.f32(s)), table, [k])
+    ctx.generic(
+        shape,
+        [(x, identity_map(rank)), (table, affine_map(rank, lambda *d: (d[dim],)))],
+        [(out, identity_map(rank))],
+        lambda e, a, idx: [e.mul(a[1], e.to_float(q.load_q(e, a[0], t)))],
+    )
+
+
+@lowering(Op.QUANTIZE)
+def quantize(ctx: LoweringContext) -> None:
+    """``clamp(zero_point + round(x / scale))`` in float32, as Android's
+    Quantize.cpp: std::round (half away from zero), then std::min/std::max
+    against the type's range (NaN becomes the maximum)."""
+    out = ctx.out_info(0)
+    t = out.type
+    qmin, qmax = q.QRANGE[t]
+    scale = q.f32(out.scale)
+
+    def body(e: Emitter, a: list[Value]) -> Value:
+        v = e.op(math.RoundOp(e.div(a[0], e.f32(scale))))
+        v = e.add(e.f32(float(out.zero_point)), v)
+        hi = e.f32(float(qmax))
+        v = e.select(e.cmp("lt", v, hi), v, hi)  # std::min<float>(qmax, v)
+        lo = e.f32(float(qmin))
+        v = e.select(e.cmp("lt", lo, v), v, lo)  # std::max<float>(qmin, v)
+        return e.op(arith.TruncIOp(e.to_int(v, i32), q.STORAGE[t]))
+
+    ctx.elementwise(ctx.output(), [ctx.input(0)], body)

@@ -20,14 +20,13 @@ from collections.abc import Sequence
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32, f64, i8, i32, i64
 
-from nnc.enums import OperandType as T
+from nnc.dialects.rules.hashing import LSH_DENSE, LSH_SPARSE
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import Emitter, LoweringContext, Value, affine_map, element_bytes, lowering
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, element_bytes, lowering
 from nnc.passes.lowering.quant import wrap32
 
 # -- LSH_PROJECTION ----------------------------------------------------------------------------
 
-LSH_SPARSE_DEPRECATED, LSH_DENSE, LSH_SPARSE = 1, 2, 3
 
 _MASK64 = (1 << 64) - 1
 K0 = 0xC3A5C85C97CB3127
@@ -256,7 +255,7 @@ def _hash64_long(key: _Key) -> Value:
     )
 
 
-@lowering(Op.LSH_PROJECTION, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.LSH_PROJECTION)
 def lsh_projection(ctx: LoweringContext) -> None:
     """LSHProjection::Eval: each bit is the sign of sum_i weight[i] *
     double(int64(Fingerprint64(seed ++ input row i))); without a weight each

@@ -50,7 +50,7 @@ from nnc.dialects.rules.layout import (
 )
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 
 #: Element types whose bytes the data-movement ops copy (float16 is rejected before lowering).
 DATA_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
@@ -89,7 +89,7 @@ def _rem(e: Emitter, a: Value, b: Value) -> Value:
 # -- TRANSPOSE, STRIDED_SLICE, SQUEEZE -------------------------------------------------------
 
 
-@lowering(Op.TRANSPOSE, types=DATA_TYPES)
+@lowering(Op.TRANSPOSE)
 def transpose(ctx: LoweringContext) -> None:
     """out[i_0, ..., i_n-1] = in[j] with j[perm[k]] = i_k: one generic whose
     input map is the inverse permutation."""
@@ -97,14 +97,12 @@ def transpose(ctx: LoweringContext) -> None:
     oshape = ctx.shape(out)
     rank = len(oshape)
     perm = transpose_perm(ctx.call, rank)
-    if not all(oshape):
-        return
     inverse = [perm.index(j) for j in range(rank)]
     in_map = affine_map(rank, lambda *d: [d[inverse[j]] for j in range(rank)])
     ctx.generic(oshape, [(x, in_map)], [(out, identity_map(rank))], lambda e, a, idx: [a[0]])
 
 
-@lowering(Op.STRIDED_SLICE, types=DATA_TYPES)
+@lowering(Op.STRIDED_SLICE)
 def strided_slice(ctx: LoweringContext) -> None:
     """out[..., i_k, ...] = in[..., begin_d + stride_d * i_k, ...], a gather
     over the output; a shrunk input dimension d is read at the constant
@@ -113,8 +111,6 @@ def strided_slice(ctx: LoweringContext) -> None:
     x, out = ctx.input(0), ctx.output()
     ishape, oshape = ctx.shape(x), ctx.shape(out)
     axes = strided_slice_axes(ctx.call, ishape)
-    if not all(oshape):
-        return
     rank = len(oshape)
 
     def body(e: Emitter, args: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
@@ -136,27 +132,24 @@ def strided_slice(ctx: LoweringContext) -> None:
     ctx.generic(oshape, [], [(out, identity_map(rank))], body)
 
 
-@lowering(Op.SQUEEZE, types=DATA_TYPES)
+@lowering(Op.SQUEEZE)
 def squeeze(ctx: LoweringContext) -> None:
     """Same elements in the same order: a copy between 1-D views."""
     x, out = ctx.input(0), ctx.output()
-    if all(ctx.shape(out)):
-        ctx.copy(ctx.flat(x), ctx.flat(out))
+    ctx.copy(ctx.flat(x), ctx.flat(out))
 
 
 # -- PAD -----------------------------------------------------------------------------------------
 
 
-@lowering(Op.PAD, types=DATA_TYPES)
+@lowering(Op.PAD)
 def pad(ctx: LoweringContext) -> None:
     """Fill the output with 0 (the zero point if quantised), then copy the
     input into the subview at offsets ``before``."""
     x, out = ctx.input(0), ctx.output()
-    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    ishape = ctx.shape(x)
     rank = len(ishape)
     pairs = pad_paddings(ctx.call, rank)
-    if not all(oshape):
-        return
     if not any(b or a for b, a in pairs):
         ctx.copy(x, out)
         return
@@ -173,7 +166,7 @@ def pad(ctx: LoweringContext) -> None:
 # -- BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND ------------------------------------------------------
 
 
-@lowering(Op.BATCH_TO_SPACE_ND, types=DATA_TYPES)
+@lowering(Op.BATCH_TO_SPACE_ND)
 def batch_to_space_nd(ctx: LoweringContext) -> None:
     """tflite's BatchToSpaceND (no crops) as a gather:
     out[b, y, x, c] = in[((y % bh) * bw + x % bw) * B + b, y / bh, x / bw, c]."""
@@ -181,8 +174,6 @@ def batch_to_space_nd(ctx: LoweringContext) -> None:
     nchw = _layout(ctx, 2)
     x, out = ctx.input(0), ctx.output()
     oshape = ctx.shape(out)
-    if not all(oshape):
-        return
     out_batch = oshape[0]
 
     def body(e: Emitter, args: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
@@ -195,7 +186,7 @@ def batch_to_space_nd(ctx: LoweringContext) -> None:
     ctx.generic(oshape, [], [(out, identity_map(4))], body)
 
 
-@lowering(Op.SPACE_TO_BATCH_ND, types=DATA_TYPES)
+@lowering(Op.SPACE_TO_BATCH_ND)
 def space_to_batch_nd(ctx: LoweringContext) -> None:
     """tflite's SpaceToBatchND as a gather: output batch ob reads input batch
     ob % B at block offset (sy, sx) = divmod(ob / B, bw):
@@ -206,8 +197,6 @@ def space_to_batch_nd(ctx: LoweringContext) -> None:
     nchw = _layout(ctx, 3)
     x, out = ctx.input(0), ctx.output()
     ishape, oshape = ctx.shape(x), ctx.shape(out)
-    if not all(oshape):
-        return
     in_batch, in_h, in_w, _ = _split_idx(ishape, nchw)
     pad_value = _zero(ctx)
     if not all(ishape):
@@ -249,15 +238,13 @@ def _widen(e: Emitter, v: Value, unsigned: bool) -> Value:
     return e.op(arith.ExtUIOp(v, i32) if unsigned else arith.ExtSIOp(v, i32))
 
 
-@lowering(Op.MEAN, types=DATA_TYPES)
+@lowering(Op.MEAN)
 def mean(ctx: LoweringContext) -> None:
     x, out = ctx.input(0), ctx.output()
     ishape, oshape = ctx.shape(x), ctx.shape(out)
     rank = len(ishape)
     axes = mean_axes(ctx.call, rank)
     keep = keep_dims(ctx.call)
-    if not all(oshape):
-        return
     count = pymath.prod(ishape[a] for a in axes)
     if count == 0:
         ctx.fill(out, 0)  # Android leaves T() when no element is reduced
@@ -321,11 +308,11 @@ def _nearest(e: Emitter, i: Value, in_size: int, out_size: int, align: bool, hal
     return e.index_cast(r)
 
 
-@lowering(Op.RESIZE_NEAREST_NEIGHBOR, types=DATA_TYPES)
+@lowering(Op.RESIZE_NEAREST_NEIGHBOR)
 def resize_nearest_neighbor(ctx: LoweringContext) -> None:
     x, out = ctx.input(0), ctx.output()
     ishape, oshape = ctx.shape(x), ctx.shape(out)
-    if not all(oshape) or not all(ishape):
+    if not all(ishape):
         return
     n = len(ctx.call.inputs)
     nchw = _layout(ctx, 3) if n > 3 else False

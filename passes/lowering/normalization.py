@@ -52,11 +52,11 @@ from xdsl.dialects.builtin import f32, i32, i64
 from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineMap
 
-from nnc.dialects.rules import OpCall
+from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.shape_ops import normalize_axis
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import (
+from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
     LoweringContext,
@@ -145,7 +145,7 @@ def _check_softmax(call: OpCall) -> str | None:
     return None
 
 
-@lowering(Op.SOFTMAX, types=(T.TENSOR_FLOAT32, *QUANT8), check=_check_softmax)
+@lowering(Op.SOFTMAX, check=_check_softmax)
 def softmax(ctx: LoweringContext) -> None:
     if ctx.info(0).type in QUANT8:
         softmax_quant(ctx)
@@ -181,7 +181,7 @@ def softmax(ctx: LoweringContext) -> None:
     )
 
 
-@lowering(Op.L2_NORMALIZATION, types=(T.TENSOR_FLOAT32, *QUANT8))
+@lowering(Op.L2_NORMALIZATION)
 def l2_normalization(ctx: LoweringContext) -> None:
     if ctx.info(0).type in QUANT8:
         l2_normalization_quant(ctx)
@@ -212,7 +212,7 @@ def axis_window(e: Emitter, pos: Value, radius: int, size: int) -> tuple[Value, 
     return start, end
 
 
-@lowering(Op.LOCAL_RESPONSE_NORMALIZATION, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.LOCAL_RESPONSE_NORMALIZATION)
 def local_response_normalization(ctx: LoweringContext) -> None:
     x, out = ctx.input(0), ctx.output()
     radius = int(ctx.scalar(1))
@@ -306,8 +306,6 @@ def softmax_quant(ctx: LoweringContext) -> None:
     axis = axis_param(ctx, 2)
     shape = ctx.shape(x)
     rank = len(shape)
-    if not all(shape):
-        return
     qmin, qmax = q.QRANGE[t]
     out_offset = 0 if t == T.TENSOR_QUANT8_ASYMM else -128
     multiplier, left_shift, diff_min = softmax_quant_params(ctx.call)
@@ -402,8 +400,6 @@ def l2_normalization_quant(ctx: LoweringContext) -> None:
     axis = axis_param(ctx, 1)
     shape = ctx.shape(x)
     rank = len(shape)
-    if not all(shape):
-        return
     signed = t == T.TENSOR_QUANT8_ASYMM_SIGNED
     # int8 along the last axis runs reference_integer_ops::L2Normalization
     integer_ops = signed and axis == rank - 1
@@ -452,7 +448,7 @@ def l2_normalization_quant(ctx: LoweringContext) -> None:
 # -- LOG_SOFTMAX, INSTANCE_NORMALIZATION (NNAPI 1.2, float32) -----------------------------------
 
 
-@lowering(Op.LOG_SOFTMAX, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.LOG_SOFTMAX)
 def log_softmax(ctx: LoweringContext) -> None:
     """Android's LogSoftmax: ``(x - max) * beta - log(sum(exp((x - max) * beta)))``
     along the axis."""
@@ -460,8 +456,6 @@ def log_softmax(ctx: LoweringContext) -> None:
     beta = float(ctx.scalar(1))
     axis = axis_param(ctx, 2)
     shape = ctx.shape(x)
-    if not all(shape):
-        return
     rank = len(shape)
     full, red = identity_map(rank), reduced_map(rank, axis)
     mx = reduce_axis(ctx, x, axis, FLOAT_LOWEST, running_max)
@@ -480,7 +474,7 @@ def log_softmax(ctx: LoweringContext) -> None:
     ctx.generic(shape, [(x, full), (mx, red), (total, red)], [(out, full)], body)
 
 
-@lowering(Op.INSTANCE_NORMALIZATION, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.INSTANCE_NORMALIZATION)
 def instance_normalization(ctx: LoweringContext) -> None:
     """Android's InstanceNormalization per (batch, channel):
     ``mean = sum / n``, ``var = sum((x - mean)^2) / n``,
@@ -489,8 +483,6 @@ def instance_normalization(ctx: LoweringContext) -> None:
     gamma, beta, eps = (float(ctx.scalar(i)) for i in (1, 2, 3))
     nchw = bool(ctx.scalar(4))
     shape = ctx.shape(x)
-    if not all(shape):
-        return
     spatial = (2, 3) if nchw else (1, 2)
     n = shape[spatial[0]] * shape[spatial[1]]
     full = identity_map(4)

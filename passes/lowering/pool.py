@@ -34,12 +34,11 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32, i32
 
-from nnc.dialects.rules import OpCall
+from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.conv import implicit_padding
 from nnc.dialects.rules.pool import pool_window
-from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import (
+from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
     LoweringContext,
@@ -178,11 +177,7 @@ def _check_pool(call: OpCall) -> str | None:
     return None
 
 
-@lowering(
-    Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.L2_POOL_2D,
-    types=(T.TENSOR_FLOAT32, *QUANT8),
-    check=_check_pool,
-)  # fmt: skip
+@lowering(Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.L2_POOL_2D, check=_check_pool)
 def pool(ctx: LoweringContext) -> None:
     if ctx.info(0).type in QUANT8:
         pool_quant(ctx)

@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE  # noqa: F401 (re-exported)
+from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT, TANH_OUTPUT  # noqa: F401  (the rule's fact; quant_elementwise and tests read q.*_OUTPUT)
 from nnc.enums import FuseCode, OperandType
 from nnc.operand_types import QRANGE, QUANT8_TYPES, UNSIGNED_QUANT_TYPES  # noqa: F401 (QRANGE, QUANT8_TYPES re-exported)
 
@@ -727,11 +728,6 @@ class SigmoidParams:
     input_range_radius: int
     input_multiplier: int
     input_left_shift: int
-
-
-#: the output quantisation LOGISTIC and TANH require (scale, zero point)
-LOGISTIC_OUTPUT = {T.TENSOR_QUANT8_ASYMM: (1.0 / 256, 0), T.TENSOR_QUANT8_ASYMM_SIGNED: (1.0 / 256, -128)}
-TANH_OUTPUT = {T.TENSOR_QUANT8_ASYMM: (1.0 / 128, 128), T.TENSOR_QUANT8_ASYMM_SIGNED: (1.0 / 128, 0)}
 
 
 def sigmoid_params(scale: float, zero_point: int) -> SigmoidParams:

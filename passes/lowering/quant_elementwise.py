@@ -1,5 +1,4 @@
-"""Quantised element-wise operations (TENSOR_QUANT8_ASYMM and _SIGNED) and the
-float <-> quant conversions, with Android's integer-only reference arithmetic
+"""Quantised element-wise operations (TENSOR_QUANT8_ASYMM and _SIGNED), with Android's integer-only reference arithmetic
 (see :mod:`nnc.passes.lowering.quant`).
 
 * ADD / SUB / MUL: :func:`binary`, called by the element-wise lowering for
@@ -16,9 +15,9 @@ float <-> quant conversions, with Android's integer-only reference arithmetic
   dequantize, ``1.f / std::sqrt`` in float32, requantize with std::round.
   Its 256 possible results are computed when the op is lowered and read
   from a constant table (:func:`float_unary`).
-* DEQUANTIZE (every 8-bit quantised type -> float32) and QUANTIZE
-  (float32 -> QUANT8_ASYMM / _SIGNED, rounding half away from zero) register
-  here.
+
+This module registers no lowering: the element-wise family
+(:mod:`nnc.passes.lowering.elementwise`) calls it for quantised operands.
 
 Each parameter record is computed when the op is lowered; a combination the
 reference implementation refuses at execution (a multiplier out of range, say)
@@ -34,11 +33,11 @@ import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import f32, f64, i32
 
-from nnc.dialects.rules import OpCall
+from nnc.dialects.rules.base import OpCall
 from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value
 from nnc.passes.lowering import quant as q
 
 
@@ -163,71 +162,6 @@ def unary(ctx: LoweringContext) -> None:
     ctx.elementwise(ctx.output(), [ctx.input(0)], body)
 
 
-# -- DEQUANTIZE / QUANTIZE ----------------------------------------------------------------------
-
-
-def _check_dequantize(call: OpCall) -> str | None:
-    if call.outputs[0].type != T.TENSOR_FLOAT32:
-        return f"{call.outputs[0].type.name} output not implemented"
-    return None
-
-
-@lowering(Op.DEQUANTIZE, types=q.QUANT8_TYPES, check=_check_dequantize)
-def dequantize(ctx: LoweringContext) -> None:
-    """``out = scale * (q - zero_point)`` in float32; per-channel scales are
-    read from a small table indexed by the channel coordinate."""
-    info = ctx.info(0)
-    t = info.type
-    x, out = ctx.input(0), ctx.output()
-    shape = ctx.shape(out)
-    rank = len(shape)
-
-    if t != T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
-        scale, zp = q.f32(info.scale), info.zero_point
-
-        def body(e: Emitter, a: list[Value]) -> Value:
-            v = e.sub(q.load_q(e, a[0], t), e.i32(zp)) if zp else q.load_q(e, a[0], t)
-            return e.mul(e.f32(scale), e.to_float(v))
-
-        ctx.elementwise(out, [x], body)
-        return
-
-    assert info.channel_quant is not None
-    scales, dim = info.channel_quant
-    table = ctx.alloc([len(scales)], f32)
-    top = ctx.e
-    for k, s in enumerate(scales):
-        top.store(top.f32(q.f32(s)), table, [k])
-    ctx.generic(
-        shape,
-        [(x, identity_map(rank)), (table, affine_map(rank, lambda *d: (d[dim],)))],
-        [(out, identity_map(rank))],
-        lambda e, a, idx: [e.mul(a[1], e.to_float(q.load_q(e, a[0], t)))],
-    )
-
-
-@lowering(Op.QUANTIZE, types=(T.TENSOR_FLOAT32,))
-def quantize(ctx: LoweringContext) -> None:
-    """``clamp(zero_point + round(x / scale))`` in float32, as Android's
-    Quantize.cpp: std::round (half away from zero), then std::min/std::max
-    against the type's range (NaN becomes the maximum)."""
-    out = ctx.out_info(0)
-    t = out.type
-    qmin, qmax = q.QRANGE[t]
-    scale = q.f32(out.scale)
-
-    def body(e: Emitter, a: list[Value]) -> Value:
-        v = e.op(math.RoundOp(e.div(a[0], e.f32(scale))))
-        v = e.add(e.f32(float(out.zero_point)), v)
-        hi = e.f32(float(qmax))
-        v = e.select(e.cmp("lt", v, hi), v, hi)  # std::min<float>(qmax, v)
-        lo = e.f32(float(qmin))
-        v = e.select(e.cmp("lt", lo, v), v, lo)  # std::max<float>(qmin, v)
-        return e.op(arith.TruncIOp(e.to_int(v, i32), q.STORAGE[t]))
-
-    ctx.elementwise(ctx.output(), [ctx.input(0)], body)
-
-
 # -- NNAPI 1.2 / 1.3: comparisons, MAXIMUM / MINIMUM, PRELU, SELECT, HARD_SWISH ----------------------
 
 
@@ -325,13 +259,6 @@ def binary_v1_2(ctx: LoweringContext) -> None:
             return q.store_q(e, e.add(r, e.i32(out.zero_point)), t)
 
     ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], body)
-
-
-def check_select(call: OpCall) -> str | None:
-    t = call.inputs[1].type
-    if t not in (T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8):
-        return f"operand type {t.name} not implemented for SELECT"
-    return None
 
 
 # HARD_SWISH: tflite reference_ops::HardSwish on int16 fixed point, with the

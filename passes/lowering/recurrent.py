@@ -37,9 +37,8 @@ from nnc.dialects.rules.recurrent import (
     SEQ_LSTM_CELL,
     SEQ_TIME_MAJOR,
 )
-from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import Emitter, LoweringContext, Value, affine_map, lowering
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, lowering
 from nnc.passes.lowering.recurrent_cells import (
     LstmCell,
     Slab,
@@ -66,7 +65,7 @@ def _cell_params(ctx: LoweringContext, first: int = ACTIVATION) -> tuple[int, fl
     return ctx.scalar(first), ctx.scalar(first + 1), ctx.scalar(first + 2)
 
 
-@lowering(Op.LSTM, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.LSTM)
 def lstm(ctx: LoweringContext) -> None:
     """One step of LSTMCell::LSTMStep (float32); the gates live in the scratch
     output, blocks of [batch, num_units] in Android's order (input,) cell,
@@ -101,7 +100,7 @@ def _state(ctx: LoweringContext, k: int, like: Value) -> Value:
     return ctx.alloc(ctx.shape(like), element_type(like))
 
 
-@lowering(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.UNIDIRECTIONAL_SEQUENCE_LSTM)
 def unidirectional_sequence_lstm(ctx: LoweringContext) -> None:
     """UnidirectionalSequenceLSTM: LSTMStep over each time step (an ``scf.for``),
     batch-major sequences transposed to time-major and back as Android does;
@@ -117,7 +116,7 @@ def unidirectional_sequence_lstm(ctx: LoweringContext) -> None:
         write_sequence(ctx, ys, out, time_major)
 
 
-@lowering(Op.UNIDIRECTIONAL_SEQUENCE_RNN, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.UNIDIRECTIONAL_SEQUENCE_RNN)
 def unidirectional_sequence_rnn(ctx: LoweringContext) -> None:
     """UnidirectionalSequenceRNN: RNNStep over each time step (an ``scf.for``);
     with 2 outputs the hidden state is carried in hidden_state_out."""
@@ -189,7 +188,7 @@ def _aux_sequence(ctx: LoweringContext, index: int, time_major: bool) -> Value |
     return time_major_input(ctx, ctx.input(index), time_major) if ctx.has_input(index) else None
 
 
-@lowering(Op.BIDIRECTIONAL_SEQUENCE_LSTM, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.BIDIRECTIONAL_SEQUENCE_LSTM)
 def bidirectional_sequence_lstm(ctx: LoweringContext) -> None:
     """BidirectionalSequenceLSTM: a forward and a backward :func:`lstm_sequence`.
 
@@ -226,7 +225,7 @@ def bidirectional_sequence_lstm(ctx: LoweringContext) -> None:
 _BIDI_RNN_CELLS, _BIDI_RNN_AUX_WEIGHTS = (1, 5), (10, 11)
 
 
-@lowering(Op.BIDIRECTIONAL_SEQUENCE_RNN, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.BIDIRECTIONAL_SEQUENCE_RNN)
 def bidirectional_sequence_rnn(ctx: LoweringContext) -> None:
     """BidirectionalSequenceRNN: a forward and a backward :func:`rnn_sequence`,
     with Android's linking modes (see BIDIRECTIONAL_SEQUENCE_LSTM)."""
@@ -254,7 +253,7 @@ def bidirectional_sequence_rnn(ctx: LoweringContext) -> None:
 # -- RNN -------------------------------------------------------------------------------------
 
 
-@lowering(Op.RNN, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.RNN)
 def rnn(ctx: LoweringContext) -> None:
     """RNN::RNNStep: output = act(bias + W x + R h); hidden_state_out = output."""
     x, w, r, bias, h = (ctx.input(i) for i in range(5))
@@ -266,7 +265,7 @@ def rnn(ctx: LoweringContext) -> None:
 # -- SVDF ------------------------------------------------------------------------------------
 
 
-@lowering(Op.SVDF, types=(T.TENSOR_FLOAT32,))
+@lowering(Op.SVDF)
 def svdf(ctx: LoweringContext) -> None:
     """SVDF::EvalFloat32, with Android's state layout [batch, num_filters, memory]:
     the newest activation enters at memory - 1 and the state shifts left."""

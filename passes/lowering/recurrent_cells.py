@@ -40,7 +40,7 @@ from xdsl.ir import Attribute
 
 from nnc.dialects.rules.recurrent import CellLayout
 from nnc.enums import FuseCode
-from nnc.passes.lowering import (
+from nnc.passes.lowering.base import (
     Emitter,
     LoweringContext,
     Value,

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import i32
 from nnc.dialects.rules.reduce import reduce_axes, reduce_keep_dims
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 from nnc.passes.lowering import quant as q
 
 #: types whose stored integers compare unsigned
@@ -35,10 +35,10 @@ def _pred(t: T, base: str) -> str:
     return ("u" + base) if t in _UNSIGNED else base
 
 
-@lowering(Op.ARGMAX, Op.ARGMIN, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8))
+@lowering(Op.ARGMAX, Op.ARGMIN)
 def arg_min_max(ctx: LoweringContext) -> None:
     x, out = ctx.input(0), ctx.output()
-    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    ishape = ctx.shape(x)
     rank = len(ishape)
     axis = ctx.scalar(1) % rank
     if not all(ishape):
@@ -99,18 +99,13 @@ def _combine(t: T, op: Op) -> Callable[[Emitter, Value, Value], Value]:
     return lambda e, acc, v: e.select(e.cmp(pred, v, acc), v, acc)
 
 
-@lowering(
-    Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REDUCE_ANY, Op.REDUCE_ALL,
-    types=(T.TENSOR_FLOAT32, T.TENSOR_BOOL8, *QUANT8),
-)  # fmt: skip
+@lowering(Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REDUCE_ANY, Op.REDUCE_ALL)
 def reduce(ctx: LoweringContext) -> None:
     x, out = ctx.input(0), ctx.output()
-    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    ishape = ctx.shape(x)
     rank = len(ishape)
     axes = reduce_axes(ctx.call, rank)
     keep = reduce_keep_dims(ctx.call)
-    if not all(oshape):
-        return
     t, op = ctx.info(0).type, ctx.call.type
     ctx.fill(out, _init(t, op))
     if not all(ishape):

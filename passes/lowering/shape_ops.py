@@ -31,10 +31,9 @@ from xdsl.dialects import math, memref
 from xdsl.dialects.builtin import f32, i1, i8, i32
 from xdsl.utils.exceptions import PassFailedException
 
-from nnc.dialects.rules import OpCall
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import (
+from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
     LoweringContext,
@@ -92,7 +91,7 @@ def _rescale_copy(
     ctx.elementwise(dst, [x], body)
 
 
-@lowering(Op.CONCATENATION, types=(T.TENSOR_FLOAT32, *QUANT8))
+@lowering(Op.CONCATENATION)
 def concatenation(ctx: LoweringContext) -> None:
     """One copy per input into its slice of the output along ``axis`` (a static
     ``memref.subview`` of the output, so every generic keeps identity maps).
@@ -125,7 +124,7 @@ def concatenation(ctx: LoweringContext) -> None:
         offset += shape[axis]
 
 
-@lowering(Op.RESHAPE, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8))
+@lowering(Op.RESHAPE)
 def reshape(ctx: LoweringContext) -> None:
     """A copy between 1-D views of the (contiguous) input and output."""
     ctx.copy(ctx.flat(ctx.input(0)), ctx.flat(ctx.output()))
@@ -153,7 +152,7 @@ def _join(b, y, x, c, nchw: bool) -> list:
     return [b, c, y, x] if nchw else [b, y, x, c]
 
 
-@lowering(Op.DEPTH_TO_SPACE, types=(T.TENSOR_FLOAT32, *QUANT8))
+@lowering(Op.DEPTH_TO_SPACE)
 def depth_to_space(ctx: LoweringContext) -> None:
     """out[b, oy, ox, oc] = in[b, oy/bs, ox/bs, ((oy%bs)*bs + ox%bs)*C_out + oc]."""
     bs = ctx.scalar(1)
@@ -172,7 +171,7 @@ def depth_to_space(ctx: LoweringContext) -> None:
     ctx.generic(oshape, [], [(out, identity_map(4))], body)
 
 
-@lowering(Op.SPACE_TO_DEPTH, types=(T.TENSOR_FLOAT32, *QUANT8))
+@lowering(Op.SPACE_TO_DEPTH)
 def space_to_depth(ctx: LoweringContext) -> None:
     """out[b, oy, ox, oc] = in[b, oy*bs + q/bs, ox*bs + q%bs, oc%C_in], q = oc/C_in."""
     bs = ctx.scalar(1)
@@ -219,7 +218,7 @@ def _source_coord(e: Emitter, i: Value, scale: float, half_pixel: bool, size: in
     return e.index_cast(lo), e.index_cast(hi), frac
 
 
-@lowering(Op.RESIZE_BILINEAR, types=(T.TENSOR_FLOAT32, *QUANT8))
+@lowering(Op.RESIZE_BILINEAR)
 def resize_bilinear(ctx: LoweringContext) -> None:
     """Bilinear interpolation exactly as tflite's reference ResizeBilinear, which
     Android's ResizeImageOps runs (the output size comes from shape inference,
@@ -235,8 +234,6 @@ def resize_bilinear(ctx: LoweringContext) -> None:
     _, in_h, in_w, _ = _nhwc(ctx.shape(x), nchw)
     oshape = ctx.shape(out)
     _, out_h, out_w, _ = _nhwc(oshape, nchw)
-    if not all(oshape):
-        return
     h_scale = _resize_scale(in_h, out_h, align_corners)
     w_scale = _resize_scale(in_w, out_w, align_corners)
     t = ctx.info(0).type
@@ -269,29 +266,12 @@ def resize_bilinear(ctx: LoweringContext) -> None:
 
 # -- EMBEDDING_LOOKUP ---------------------------------------------------------------------------
 
-#: value types whose rows are copied verbatim (float16 is rejected before lowering)
-_EMBEDDING_VALUES = (T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
-_HASHTABLE_VALUES = (T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM)
-
-
-def _values_check(position: int, allowed: tuple[T, ...]):
-    def check(call: OpCall) -> str | None:
-        if len(call.inputs) <= position:
-            return None  # the rule reports the missing input
-        t = call.inputs[position].type
-        if t not in allowed:
-            return f"values of type {t.name} not implemented for {call.type.name}"
-        return None
-
-    return check
-
-
 def _row_map(rank: int):
     """(d0, ..., dr-1) -> (d0): the lookup of output row d0."""
     return affine_map(rank, lambda *d: (d[0],))
 
 
-@lowering(Op.EMBEDDING_LOOKUP, types=(T.TENSOR_INT32,), check=_values_check(1, _EMBEDDING_VALUES))
+@lowering(Op.EMBEDDING_LOOKUP, on_empty=True)
 def embedding_lookup(ctx: LoweringContext) -> None:
     """out[i, ...] = values[lookups[i], ...].
 
@@ -351,7 +331,7 @@ def _out_of_range(e: Emitter, v: Value, n: int) -> Value:
 # -- HASHTABLE_LOOKUP ----------------------------------------------------------------------------
 
 
-@lowering(Op.HASHTABLE_LOOKUP, types=(T.TENSOR_INT32,), check=_values_check(2, _HASHTABLE_VALUES))
+@lowering(Op.HASHTABLE_LOOKUP)
 def hashtable_lookup(ctx: LoweringContext) -> None:
     """Binary search of each lookup in the ascending keys (as Android's bsearch);
     a hit copies the value row and sets hits[i] = 1, a miss writes a zero row
@@ -407,7 +387,7 @@ def hashtable_lookup(ctx: LoweringContext) -> None:
 # -- GATHER ---------------------------------------------------------------------------------------
 
 
-@lowering(Op.GATHER, types=(T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8))
+@lowering(Op.GATHER, on_empty=True)
 def gather(ctx: LoweringContext) -> None:
     """out[a..., i..., b...] = input[a..., indices[i...], b...] along ``axis``.
 

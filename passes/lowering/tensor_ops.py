@@ -23,7 +23,7 @@ from nnc.dialects.rules.layout import paddings_of
 from nnc.dialects.rules.tensor_ops import reverse_axis, slice_bounds
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering import QUANT8, Emitter, LoweringContext, Value, identity_map, lowering
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, identity_map, lowering
 
 #: element types moved as stored (float16 is rejected before lowering)
 DATA_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8)
@@ -42,7 +42,7 @@ def _gather(
     """``out[idx] = in[coords(idx)]`` over the whole output."""
     x, out = ctx.input(0), ctx.output()
     oshape = ctx.shape(out)
-    if not all(oshape) or not all(ctx.shape(x)):
+    if not all(ctx.shape(x)):
         return
     ctx.generic(oshape, [], [(out, identity_map(len(oshape)))], lambda e, a, idx: [e.load(x, coords(e, idx))])
 
@@ -50,15 +50,14 @@ def _gather(
 # -- SLICE, SPLIT, EXPAND_DIMS, PACK -----------------------------------------------------------
 
 
-@lowering(Op.SLICE, types=DATA_TYPES)
+@lowering(Op.SLICE)
 def slice_(ctx: LoweringContext) -> None:
     x, out = ctx.input(0), ctx.output()
     bounds = slice_bounds(ctx.call, ctx.shape(x))
-    if all(ctx.shape(out)):
-        ctx.copy(_window(ctx, x, [b for b, _ in bounds], [s for _, s in bounds]), out)
+    ctx.copy(_window(ctx, x, [b for b, _ in bounds], [s for _, s in bounds]), out)
 
 
-@lowering(Op.SPLIT, types=DATA_TYPES)
+@lowering(Op.SPLIT)
 def split(ctx: LoweringContext) -> None:
     x = ctx.input(0)
     shape = ctx.shape(x)
@@ -70,20 +69,16 @@ def split(ctx: LoweringContext) -> None:
             ctx.copy(_window(ctx, x, offsets, oshape), out)
 
 
-@lowering(Op.EXPAND_DIMS, types=DATA_TYPES)
+@lowering(Op.EXPAND_DIMS)
 def expand_dims(ctx: LoweringContext) -> None:
-    if all(ctx.shape(ctx.output())):
-        ctx.copy(ctx.flat(ctx.input(0)), ctx.flat(ctx.output()))
+    ctx.copy(ctx.flat(ctx.input(0)), ctx.flat(ctx.output()))
 
 
-@lowering(Op.PACK, types=(T.INT32,), check=lambda call: None if call.inputs[1].type in DATA_TYPES
-          else f"operand type {call.inputs[1].type.name} not implemented for PACK")  # fmt: skip
+@lowering(Op.PACK)
 def pack(ctx: LoweringContext) -> None:
     """Input i (after the axis) is the output's slice i along ``axis``."""
     out = ctx.output()
     oshape = ctx.shape(out)
-    if not all(oshape):
-        return
     axis = ctx.scalar(0) % len(oshape)
     sizes = [1 if k == axis else d for k, d in enumerate(oshape)]
     for i in range(1, len(ctx.inputs)):
@@ -99,13 +94,11 @@ def _stored(value: int, t: T) -> int:
     return value - 256 if t == T.TENSOR_QUANT8_ASYMM and value > 127 else value
 
 
-@lowering(Op.PAD_V2, types=(T.TENSOR_FLOAT32, *QUANT8))
+@lowering(Op.PAD_V2)
 def pad_v2(ctx: LoweringContext) -> None:
     x, out = ctx.input(0), ctx.output()
-    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    ishape = ctx.shape(x)
     pairs = paddings_of(ctx.call, 1, len(ishape), "paddings")
-    if not all(oshape):
-        return
     t = ctx.info(0).type
     value = ctx.scalar(2)
     ctx.fill(out, _stored(value, t) if t in QUANT8 else value)
@@ -113,7 +106,7 @@ def pad_v2(ctx: LoweringContext) -> None:
         ctx.copy(x, _window(ctx, out, [b for b, _ in pairs], ishape))
 
 
-@lowering(Op.MIRROR_PAD, types=DATA_TYPES)
+@lowering(Op.MIRROR_PAD)
 def mirror_pad(ctx: LoweringContext) -> None:
     """Input coordinate of output index o along a dimension of size d padded by
     ``before``: ``j = o - before``, reflected at both ends: REFLECT (mode 0)
@@ -146,14 +139,14 @@ def _div(e: Emitter, a: Value, n: int) -> Value:
     return e.op(arith.DivUIOp(a, e.index(n)))
 
 
-@lowering(Op.TILE, types=DATA_TYPES)
+@lowering(Op.TILE)
 def tile(ctx: LoweringContext) -> None:
     """``out[i] = in[i % in.shape]`` per dimension."""
     oshape, ishape = ctx.shape(ctx.output()), ctx.shape(ctx.input(0))
     _gather(ctx, lambda e, idx: [i if d == o else _rem(e, i, d) for i, d, o in zip(idx, ishape, oshape)])
 
 
-@lowering(Op.REVERSE, types=DATA_TYPES)
+@lowering(Op.REVERSE)
 def reverse(ctx: LoweringContext) -> None:
     ishape = ctx.shape(ctx.input(0))
     axis = reverse_axis(ctx.call, len(ishape))
@@ -161,7 +154,7 @@ def reverse(ctx: LoweringContext) -> None:
                                  for k, i in enumerate(idx)])  # fmt: skip
 
 
-@lowering(Op.CHANNEL_SHUFFLE, types=(T.TENSOR_FLOAT32, *QUANT8))
+@lowering(Op.CHANNEL_SHUFFLE)
 def channel_shuffle(ctx: LoweringContext) -> None:
     """Output channel ``c = k * G + g`` reads input channel ``g * (C / G) + k``."""
     ishape = ctx.shape(ctx.input(0))
@@ -180,6 +173,6 @@ def channel_shuffle(ctx: LoweringContext) -> None:
 # -- FILL -------------------------------------------------------------------------------------------
 
 
-@lowering(Op.FILL, types=(T.TENSOR_INT32,))
+@lowering(Op.FILL)
 def fill(ctx: LoweringContext) -> None:
     ctx.fill(ctx.output(), ctx.scalar(1))

@@ -1,0 +1,588 @@
+"""Shared builders for lowering nnapi ops to linalg on memrefs.
+
+Each op family (``elementwise.py``, ``conv.py``, ...) registers one function per
+group of NNAPI operations with :func:`lowering`; importing the package
+:mod:`nnc.passes.lowering` imports every family.  Families (and the vector
+kernels in :mod:`nnc.passes.kernels`) import this module, never the package,
+so the registry has no import cycle.  A lowering receives a
+:class:`LoweringContext` that already holds the memref of every input and
+output (destination-passing style: outputs are written in place) and the
+:class:`~nnc.dialects.rules.OpCall` with every shape and constant known.  It
+emits ``linalg.generic`` ops through :meth:`LoweringContext.generic` (or the
+``elementwise``/``fill``/``copy`` shortcuts), allocating temporaries with
+:meth:`LoweringContext.alloc`; the buffer planner later places those in the
+arena.
+
+Bodies of generics are written against :class:`Emitter`, a thin layer over
+xDSL's builder with the arithmetic nnc needs, dispatching on float/int types so
+one body serves several element types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, math, memref, scf
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    UnrealizedConversionCastOp,
+    f32,
+    i1,
+    i32,
+)
+from xdsl.dialects.builtin import f32 as F32
+from xdsl.dialects.builtin import i32 as I32
+from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.rewriter import InsertPoint
+
+from nnc.dialects.optable import SPECS
+from nnc.dialects.rules import OpCall, OperandInfo
+from nnc.enums import FuseCode, OperandType, OperationType
+from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # 8-bit asymmetric (stored as i8)
+from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
+
+Value = SSAValue
+IndexLike = SSAValue | int
+
+
+class Emitter:
+    """Builds scalar arithmetic at one insertion point."""
+
+    def __init__(self, builder: Builder):
+        self.b = builder
+
+    def op(self, op: Operation) -> Value:
+        self.b.insert(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    # -- constants --------------------------------------------------------------
+    def const(self, value: float | int, type: Attribute) -> Value:
+        if isinstance(type, AnyFloat):
+            return self.op(arith.ConstantOp(FloatAttr(float(value), type)))
+        return self.op(arith.ConstantOp(IntegerAttr(int(value), type)))
+
+    def f32(self, value: float) -> Value:
+        return self.const(value, f32)
+
+    def i32(self, value: int) -> Value:
+        return self.const(value, i32)
+
+    def index(self, value: IndexLike) -> Value:
+        if isinstance(value, SSAValue):
+            return value
+        return self.op(arith.ConstantOp(IntegerAttr(int(value), IndexType())))
+
+    def like(self, value: float | int, other: Value) -> Value:
+        """A constant of ``other``'s type."""
+        return self.const(value, other.type)
+
+    # -- arithmetic (float or int by operand type) ---------------------------------
+    @staticmethod
+    def is_float(v: Value) -> bool:
+        return isinstance(v.type, AnyFloat)
+
+    def add(self, a: Value, b: Value) -> Value:
+        return self.op(arith.AddfOp(a, b) if self.is_float(a) else arith.AddiOp(a, b))
+
+    def sub(self, a: Value, b: Value) -> Value:
+        return self.op(arith.SubfOp(a, b) if self.is_float(a) else arith.SubiOp(a, b))
+
+    def mul(self, a: Value, b: Value) -> Value:
+        return self.op(arith.MulfOp(a, b) if self.is_float(a) else arith.MuliOp(a, b))
+
+    def div(self, a: Value, b: Value) -> Value:
+        """Float division; for integer tensor elements NNAPI's division: floor
+        division where x // 0 is 0 and INT_MIN // -1 wraps, so no input can
+        trap; for ``index`` values (loop arithmetic) plain signed division."""
+        if self.is_float(a):
+            return self.op(arith.DivfOp(a, b))
+        if isinstance(a.type, IndexType):
+            # Index arithmetic from lowerings divides by compile-time
+            # constants; keep C semantics and the cheap instruction.
+            return self.op(arith.DivSIOp(a, b))
+        zero, one, minus_one = self.like(0, a), self.like(1, a), self.like(-1, a)
+        by_zero = self.cmp("eq", b, zero)
+        by_minus_one = self.cmp("eq", b, minus_one)
+        safe = self.select(self.or_(by_zero, by_minus_one), one, b)
+        q = self.op(arith.FloorDivSIOp(a, safe))
+        q = self.select(by_minus_one, self.sub(zero, a), q)
+        return self.select(by_zero, zero, q)
+
+    def rem(self, a: Value, b: Value) -> Value:
+        return self.op(arith.RemSIOp(a, b))
+
+    def max(self, a: Value, b: Value) -> Value:
+        return self.op(arith.MaxnumfOp(a, b) if self.is_float(a) else arith.MaxSIOp(a, b))
+
+    def min(self, a: Value, b: Value) -> Value:
+        return self.op(arith.MinnumfOp(a, b) if self.is_float(a) else arith.MinSIOp(a, b))
+
+    def neg(self, a: Value) -> Value:
+        if self.is_float(a):
+            return self.op(arith.NegfOp(a))
+        return self.sub(self.like(0, a), a)
+
+    def clamp(self, x: Value, lo: float | None, hi: float | None) -> Value:
+        if lo is not None:
+            x = self.max(x, self.like(lo, x))
+        if hi is not None:
+            x = self.min(x, self.like(hi, x))
+        return x
+
+    _FPRED = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+    _IPRED = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge",
+              "ult": "ult", "ule": "ule", "ugt": "ugt", "uge": "uge"}  # fmt: skip
+
+    def cmp(self, pred: str, a: Value, b: Value) -> Value:
+        """``pred`` in eq/ne/lt/le/gt/ge (signed for ints) or ult/ule/ugt/uge."""
+        if self.is_float(a):
+            return self.op(arith.CmpfOp(a, b, self._FPRED[pred]))
+        return self.op(arith.CmpiOp(a, b, self._IPRED[pred]))
+
+    def select(self, cond: Value, a: Value, b: Value) -> Value:
+        return self.op(arith.SelectOp(cond, a, b))
+
+    def and_(self, a: Value, b: Value) -> Value:
+        return self.op(arith.AndIOp(a, b))
+
+    def or_(self, a: Value, b: Value) -> Value:
+        return self.op(arith.OrIOp(a, b))
+
+    # -- math ------------------------------------------------------------------------
+    def exp(self, a: Value) -> Value:
+        return self.op(math.ExpOp(a))
+
+    def log(self, a: Value) -> Value:
+        return self.op(math.LogOp(a))
+
+    def tanh(self, a: Value) -> Value:
+        return self.op(math.TanhOp(a))
+
+    def sqrt(self, a: Value) -> Value:
+        return self.op(math.SqrtOp(a))
+
+    def rsqrt(self, a: Value) -> Value:
+        return self.op(math.RsqrtOp(a))
+
+    def floor(self, a: Value) -> Value:
+        return self.op(math.FloorOp(a))
+
+    def abs(self, a: Value) -> Value:
+        return self.op(math.AbsFOp(a))
+
+    def pow(self, a: Value, b: Value) -> Value:
+        return self.op(math.PowFOp(a, b))
+
+    def sigmoid(self, a: Value) -> Value:
+        one = self.like(1.0, a)
+        return self.div(one, self.add(one, self.exp(self.neg(a))))
+
+    # -- conversions -------------------------------------------------------------------
+    def index_cast(self, v: Value, to: Attribute = IndexType()) -> Value:
+        return self.op(arith.IndexCastOp(v, to))
+
+    def to_float(self, v: Value, to: Attribute = F32) -> Value:
+        if isinstance(v.type, IndexType):
+            v = self.index_cast(v, IntegerType(64))
+        return self.op(arith.SIToFPOp(v, to))
+
+    def to_int(self, v: Value, to: Attribute = I32) -> Value:
+        return self.op(arith.FPToSIOp(v, to))
+
+    # -- memory -------------------------------------------------------------------------
+    def load(self, buf: Value, indices: Sequence[IndexLike]) -> Value:
+        return self.op(memref.LoadOp.get(buf, [self.index(i) for i in indices]))
+
+    def store(self, value: Value, buf: Value, indices: Sequence[IndexLike]) -> None:
+        self.op(memref.StoreOp.get(value, buf, [self.index(i) for i in indices]))
+
+    # -- structured control flow -----------------------------------------------------------
+    def if_(
+        self,
+        cond: Value,
+        then: Callable[[Emitter], Sequence[Value]],
+        otherwise: Callable[[Emitter], Sequence[Value]] | None = None,
+        result_types: Sequence[Attribute] = (),
+    ) -> list[Value]:
+        """``scf.if``; each branch returns the values to yield."""
+
+        def region(fn: Callable[[Emitter], Sequence[Value]] | None) -> Region:
+            block = Block()
+            e = Emitter(Builder(InsertPoint.at_end(block)))
+            vals = fn(e) if fn is not None else ()
+            e.op(scf.YieldOp(*vals))
+            return Region(block)
+
+        op = scf.IfOp(cond, list(result_types), region(then), region(otherwise))
+        self.b.insert(op)
+        return list(op.results)
+
+    def for_(
+        self,
+        lb: IndexLike,
+        ub: IndexLike,
+        body: Callable[[Emitter, Value, Sequence[Value]], Sequence[Value]],
+        iter_args: Sequence[Value] = (),
+        step: IndexLike = 1,
+    ) -> list[Value]:
+        """``scf.for``; ``body(e, iv, iter_args)`` returns the next iter_args."""
+        block = Block(arg_types=[IndexType(), *[a.type for a in iter_args]])
+        e = Emitter(Builder(InsertPoint.at_end(block)))
+        nxt = body(e, block.args[0], block.args[1:])
+        e.op(scf.YieldOp(*nxt))
+        op = scf.ForOp(self.index(lb), self.index(ub), self.index(step), list(iter_args), Region(block))
+        self.b.insert(op)
+        return list(op.results)
+
+
+def activation(e: Emitter, x: Value, code: int) -> Value:
+    """Apply a fused activation (FuseCode) to a float or int value."""
+    if code == FuseCode.NONE:
+        return x
+    if code == FuseCode.RELU:
+        return e.clamp(x, 0.0, None)
+    if code == FuseCode.RELU1:
+        return e.clamp(x, -1.0, 1.0)
+    if code == FuseCode.RELU6:
+        return e.clamp(x, 0.0, 6.0)
+    raise ValueError(f"bad fuse code {code}")
+
+
+def identity_map(rank: int) -> AffineMap:
+    return AffineMap.identity(rank)
+
+
+def affine_map(rank: int, fn: Callable[..., Sequence[AffineExpr | int]]) -> AffineMap:
+    """``affine_map(3, lambda i, j, k: (i, k))``: ints become constants."""
+    dims = [AffineDimExpr(i) for i in range(rank)]
+    results = tuple(AffineConstantExpr(r) if isinstance(r, int) else r for r in fn(*dims))
+    return AffineMap(rank, 0, results)
+
+
+def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineMap:
+    """Map from the output's iteration space to a right-aligned broadcast input."""
+    r = len(out_shape)
+    off = r - len(in_shape)
+    exprs: list[AffineExpr] = []
+    for k, d in enumerate(in_shape):
+        if d == 1 and out_shape[off + k] != 1:
+            exprs.append(AffineConstantExpr(0))
+        else:
+            exprs.append(AffineDimExpr(off + k))
+    return AffineMap(r, 0, tuple(exprs))
+
+
+def reduction_map(rank: int, axes: Sequence[int], keep: bool) -> AffineMap:
+    """Map from a reduction's input iteration space to its output: the reduced
+    ``axes`` become 0 (``keep``: kept as size-1 dims) or disappear (a rank-0
+    result is stored as one element).  Shared by MEAN and the REDUCE_* ops."""
+
+    def project(*d: AffineExpr) -> list:
+        if keep:
+            return [0 if k in axes else d[k] for k in range(rank)]
+        return [d[k] for k in range(rank) if k not in axes] or [0]
+
+    return affine_map(rank, project)
+
+
+@dataclass
+class EmissionState:
+    """What the lowerings of one module remember from one operation to the
+    next, owned by the pass run that lowers the module (never module-global,
+    so two compilations in two threads cannot interfere).
+
+    Keyed by the block a context's builder appends to: a function body, or a
+    region of IF/WHILE or of a time-step loop."""
+
+    #: shared kernels whose body was emitted (see
+    #: :func:`nnc.passes.kernels.vector.kernel`): later uses are only a call
+    kernel_bodies: dict[Block, set[str]] = field(default_factory=dict)
+    #: ``index`` constants at the top of the block, shared by every later
+    #: kernel use (they dominate everything emitted after them)
+    index_constants: dict[Block, dict[int, SSAValue]] = field(default_factory=dict)
+
+
+@dataclass
+class LoweringContext:
+    """Everything a lowering needs for one nnapi op."""
+
+    builder: Builder
+    call: OpCall
+    inputs: list[Value | None]
+    outputs: list[Value]
+    new_buffer: Callable[[Sequence[int], Attribute], Value]
+    #: memref<1xi32> that receives ``operation index + 1`` on invalid runtime data
+    status: Value | None = None
+    #: makes a read-only constant buffer (a memref.global) from a numpy array
+    new_constant: Callable[[Any, Attribute], Value] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    #: shared by every context of one module (a fresh one, the default, only
+    #: means kernel bodies are emitted again: correct, but slower)
+    emission: EmissionState = field(default_factory=EmissionState)
+    #: blocking of the vector kernels (:mod:`nnc.passes.kernels.tiles`)
+    tiles: TilePolicy = field(default_factory=lambda: tile_policy(AVX512))
+
+    @property
+    def e(self) -> Emitter:
+        return Emitter(self.builder)
+
+    # -- operands -------------------------------------------------------------------
+    def input(self, i: int) -> Value:
+        v = self.inputs[i] if i < len(self.inputs) else None
+        if v is None:
+            raise ValueError(f"input {i} is omitted or a scalar")
+        return v
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+    def info(self, i: int) -> OperandInfo:
+        return self.call.inputs[i]
+
+    def out_info(self, i: int = 0) -> OperandInfo:
+        return self.call.outputs[i]
+
+    def output(self, i: int = 0) -> Value:
+        return self.outputs[i]
+
+    def scalar(self, i: int, default: Any = None) -> Any:
+        return self.call.scalar(i, default)
+
+    def shape(self, v: Value) -> tuple[int, ...]:
+        t = v.type
+        assert isinstance(t, MemRefType)
+        return tuple(t.get_shape())
+
+    def alloc(self, shape: Sequence[int], elem: Attribute) -> Value:
+        """A temporary buffer (placed in the arena by the buffer planner)."""
+        return self.new_buffer(shape, elem)
+
+    def constant(self, value: Any, elem: Attribute) -> Value:
+        """A read-only buffer holding ``value`` (a numpy array whose dtype
+        matches ``elem``): lookup tables, per-channel parameters."""
+        if self.new_constant is None:
+            raise ValueError("this context cannot create constants")
+        return self.new_constant(value, elem)
+
+    def error_if(self, e: Emitter, cond: Value) -> None:
+        """Record a runtime data error of this operation when ``cond`` (i1) holds.
+
+        Native code cannot raise: the generated code keeps running on safe
+        (clamped) indices, and the runtime raises an NNError naming this
+        operation after the call.  Use this together with a guarded access,
+        never instead of one.
+        """
+        if self.status is None:
+            return
+        code = e.i32(self.call.index + 1)
+        old = e.load(self.status, [0])
+        e.store(e.select(cond, code, old), self.status, [0])
+
+    # -- structured ops ------------------------------------------------------------------
+    def generic(
+        self,
+        domain: Sequence[int],
+        ins: Sequence[tuple[Value, AffineMap]],
+        outs: Sequence[tuple[Value, AffineMap]],
+        body: Callable[[Emitter, Sequence[Value], Sequence[Value]], Sequence[Value]],
+        reduction_dims: Sequence[int] = (),
+    ) -> None:
+        """Emit ``linalg.generic`` over ``domain``.
+
+        ``body(e, args, idx)`` gets the loaded input and current output
+        elements (``args``) and the iteration indices (``idx``, from
+        ``linalg.index``; indices that are not used vanish when the body is
+        inlined into loops) and returns the values to store into ``outs``.
+        Any other memref may be loaded in the body with ``e.load`` (gathers,
+        padding windows).
+        """
+        rank = len(domain)
+        # An input of rank 0 or a map of the wrong arity are lowering bugs.
+        for buf, amap in (*ins, *outs):
+            assert amap.num_dims == rank, f"map {amap} does not match domain {domain}"
+            assert len(amap.results) == len(self.shape(buf)), f"map {amap} vs {buf.type}"
+        if rank == 0:
+            # linalg needs at least one loop to hold the body.
+            domain, rank = (1,), 1
+            ins = [(b, AffineMap(1, 0, m.results)) for b, m in ins]
+            outs = [(b, AffineMap(1, 0, m.results)) for b, m in outs]
+        elem_types = [_elem(b) for b, _ in (*ins, *outs)]
+        block = Block(arg_types=elem_types)
+        e = Emitter(Builder(InsertPoint.at_end(block)))
+        idx = [e.op(linalg.IndexOp(d)) for d in range(rank)]
+        results = body(e, list(block.args), idx)
+        for op in [i.owner for i in idx]:
+            if not op.results[0].uses:
+                op.detach()
+                op.erase()
+        e.op(linalg.YieldOp(*results))
+        iterators = [
+            IteratorTypeAttr(IteratorType.REDUCTION if d in reduction_dims else IteratorType.PARALLEL)
+            for d in range(rank)
+        ]
+        # Loop bounds come from operand shapes; give linalg a dummy-free
+        # domain by making sure every dim appears in some map.
+        op = linalg.GenericOp(
+            [b for b, _ in ins],
+            [b for b, _ in outs],
+            Region(block),
+            [AffineMapAttr(m) for _, m in (*ins, *outs)],
+            iterators,
+        )
+        _check_domain(op, domain)
+        self.builder.insert(op)
+
+    def elementwise(
+        self,
+        out: Value,
+        ins: Sequence[Value],
+        body: Callable[[Emitter, Sequence[Value]], Value],
+    ) -> None:
+        """``out[i] = body(ins[i]...)`` with numpy broadcasting of ``ins``."""
+        oshape = self.shape(out)
+        maps = [(b, broadcast_map(self.shape(b), oshape)) for b in ins]
+        self.generic(
+            oshape,
+            maps,
+            [(out, identity_map(len(oshape)))],
+            lambda e, args, idx: [body(e, args[: len(ins)])],
+        )
+
+    def fill(self, out: Value, value: float | int) -> None:
+        shape = self.shape(out)
+        self.generic(
+            shape, [], [(out, identity_map(len(shape)))], lambda e, args, idx: [e.like(value, args[0])]
+        )
+
+    def copy(self, src: Value, dst: Value) -> None:
+        """Copy ``src`` into ``dst`` (same shape)."""
+        self.elementwise(dst, [src], lambda e, a: a[0])
+
+    def flat(self, buf: Value) -> Value:
+        """A 1-D view of a contiguous buffer (no copy)."""
+        n = 1
+        for d in self.shape(buf):
+            n *= d
+        return self.reshaped(buf, [n])
+
+    def reshaped(self, buf: Value, shape: Sequence[int]) -> Value:
+        """View a contiguous buffer with another shape of the same size."""
+        t = buf.type
+        assert isinstance(t, MemRefType)
+        if tuple(shape) == self.shape(buf):
+            return buf
+        return self.reinterpreted(buf, t.element_type, shape)
+
+    def reinterpreted(self, buf: Value, elem: Attribute, shape: Sequence[int]) -> Value:
+        """View a contiguous buffer's bytes with another element type and
+        shape (``memref<4xf32>`` as ``memref<16xi8>``: hashing reads raw
+        bytes, sequences take byte-offset views of their steps)."""
+        op = UnrealizedConversionCastOp.get([buf], [MemRefType(elem, list(shape))])
+        self.builder.insert(op)
+        return op.results[0]
+
+
+def element_bytes(t: Attribute) -> int:
+    """Bytes one element of type ``t`` takes in a buffer (i1 and i8: 1)."""
+    width = t.bitwidth if hasattr(t, "bitwidth") else 32  # type: ignore[attr-defined]
+    return max(1, (width + 7) // 8)
+
+
+def _elem(buf: Value) -> Attribute:
+    t = buf.type
+    assert isinstance(t, MemRefType)
+    return t.element_type
+
+
+def _check_domain(op: linalg.GenericOp, domain: Sequence[int]) -> None:
+    """Loop ``d`` takes its bound from the first operand (inputs, then
+    outputs) whose map has a plain ``d`` result, as linalg does; that
+    dimension must equal ``domain[d]``."""
+    bounds = {}
+    for buf, amap in zip(op.operands, op.get_indexing_maps().data):
+        shape = buf.type.get_shape()  # type: ignore[attr-defined]
+        for k, expr in enumerate(amap.data.results):
+            if isinstance(expr, AffineDimExpr):
+                bounds.setdefault(expr.position, shape[k])
+    for d, size in enumerate(domain):
+        if bounds.get(d) != size:
+            raise AssertionError(
+                f"loop {d} of size {size} is not bounded by a plain operand dimension "
+                f"(got {bounds.get(d)}); add an operand indexed by d{d}"
+            )
+
+
+# -- registry ------------------------------------------------------------------------------
+
+LowerFn = Callable[[LoweringContext], None]
+
+
+@dataclass(frozen=True)
+class Lowering:
+    fn: LowerFn
+    #: optional implementation limit: returns why a call is unsupported (None: it is not)
+    check: Callable[[OpCall], str | None] | None = None
+    #: run even when every output is empty (the lowering checks its inputs at run time)
+    on_empty: bool = False
+
+    def __call__(self, ctx: LoweringContext) -> None:
+        """Lower one operation.  An operation whose outputs all have a zero
+        dimension has nothing to compute, so no lowering has to guard that."""
+        if self.on_empty or any(all(ctx.shape(out)) for out in ctx.outputs):
+            self.fn(ctx)
+
+
+LOWERINGS: dict[OperationType, Lowering] = {}
+
+
+def lowering(
+    *ops: OperationType,
+    check: Callable[[OpCall], str | None] | None = None,
+    on_empty: bool = False,
+) -> Callable[[LowerFn], LowerFn]:
+    """Register ``fn`` as the lowering of ``ops``.
+
+    Which operand types it handles is the operation's record
+    (:attr:`~nnc.dialects.optable.OpSpec.implemented`), not the lowering's
+    business; ``check`` adds limits that depend on more than the type.
+    ``on_empty``: call ``fn`` even when every output is empty, for lowerings
+    that report invalid input data (out-of-range indices) at run time."""
+
+    def register(fn: LowerFn) -> LowerFn:
+        for t in ops:
+            LOWERINGS[t] = Lowering(fn, check, on_empty)
+        return fn
+
+    return register
+
+
+def unsupported_reason(call: OpCall) -> str | None:
+    """Why nnc cannot compile ``call`` (None if it can), from the operation's
+    record (implemented types) and its lowering's ``check``."""
+    spec = SPECS[call.type]
+    low = LOWERINGS.get(call.type)
+    if low is None or not spec.supported:
+        return "no lowering for this operation"
+    primary = spec.primary_operand(call.inputs, call.outputs)
+    if primary is not None and primary.type not in spec.implemented:
+        return f"operand type {primary.type.name} not implemented for {call.type.name}"
+    if any(i.type == OperandType.TENSOR_FLOAT16 or i.type == OperandType.FLOAT16 for i in call.inputs):
+        return "float16 operands not implemented"
+    if low.check is not None:
+        return low.check(call)
+    return None
+
+
+_ = (i1, Any)
