@@ -46,16 +46,11 @@ by a runtime power of two) are emitted here with :func:`_clz32`,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32, i32, i64
-from xdsl.ir import Attribute
-from xdsl.ir.affine import AffineMap
+from typing import NamedTuple
 
 from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.shape_ops import normalize_axis
-from nnc.enums import OperandType as T
-from nnc.enums import OperationType as Op
+from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
@@ -65,8 +60,13 @@ from nnc.passes.lowering.base import (
     identity_map,
     lowering,
 )
-from nnc.passes.lowering import quant as q
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32, i32, i64
+from xdsl.ir import Attribute
+from xdsl.ir.affine import AffineMap
 
+from nnc.enums import OperandType as T
+from nnc.enums import OperationType as Op
 
 #: std::numeric_limits<float>::lowest()
 FLOAT_LOWEST = -3.4028234663852886e38
@@ -145,11 +145,22 @@ def _check_softmax(call: OpCall) -> str | None:
     return None
 
 
-@lowering(Op.SOFTMAX, check=_check_softmax)
-def softmax(ctx: LoweringContext) -> None:
-    if ctx.info(0).type in QUANT8:
-        softmax_quant(ctx)
-        return
+class _SoftmaxFrame(NamedTuple):
+    """What float SOFTMAX and LOG_SOFTMAX share."""
+
+    x: Value
+    out: Value
+    beta: float
+    axis: int
+    shape: tuple[int, ...]
+    full: AffineMap  # the input's iteration space
+    red: AffineMap  # into a buffer of reduced_shape
+    mx: Value  # the maximum along the axis
+    total: Value  # zeroed, for the sum of exponentials
+
+
+def _softmax_frame(ctx: LoweringContext) -> _SoftmaxFrame:
+    """Reads the operands and emits the maximum and the zeroed sum buffer."""
     x, out = ctx.input(0), ctx.output()
     beta = float(ctx.scalar(1))
     axis = axis_param(ctx, 2)
@@ -159,6 +170,15 @@ def softmax(ctx: LoweringContext) -> None:
     mx = reduce_axis(ctx, x, axis, FLOAT_LOWEST, running_max)
     total = ctx.alloc(reduced_shape(shape, axis), f32)
     ctx.fill(total, 0.0)
+    return _SoftmaxFrame(x, out, beta, axis, shape, full, red, mx, total)
+
+
+@lowering(Op.SOFTMAX, check=_check_softmax)
+def softmax(ctx: LoweringContext) -> None:
+    if ctx.info(0).type in QUANT8:
+        softmax_quant(ctx)
+        return
+    x, out, beta, axis, shape, full, red, mx, total = _softmax_frame(ctx)
 
     # out = exp((x - max) * beta), total += out
     def exps(e: Emitter, args: Sequence[Value], idx) -> list[Value]:
@@ -452,15 +472,7 @@ def l2_normalization_quant(ctx: LoweringContext) -> None:
 def log_softmax(ctx: LoweringContext) -> None:
     """Android's LogSoftmax: ``(x - max) * beta - log(sum(exp((x - max) * beta)))``
     along the axis."""
-    x, out = ctx.input(0), ctx.output()
-    beta = float(ctx.scalar(1))
-    axis = axis_param(ctx, 2)
-    shape = ctx.shape(x)
-    rank = len(shape)
-    full, red = identity_map(rank), reduced_map(rank, axis)
-    mx = reduce_axis(ctx, x, axis, FLOAT_LOWEST, running_max)
-    total = ctx.alloc(reduced_shape(shape, axis), f32)
-    ctx.fill(total, 0.0)
+    x, out, beta, axis, shape, full, red, mx, total = _softmax_frame(ctx)
     ctx.generic(shape, [(x, full), (mx, red)], [(total, red)],
                 lambda e, a, idx: [e.add(a[2], _scaled_exp(e, a[0], a[1], beta))], reduction_dims=(axis,))  # fmt: skip
 
