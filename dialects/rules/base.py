@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from nnc.dialects.optable import SPECS
 
 from nnc.enums import OperandType, OperationType
 from nnc.operand_types import DimensionMismatch, OperandInfo, unify_dim
@@ -137,6 +138,15 @@ def expect_count(call: OpCall, counts: tuple[int, ...], optional: tuple[int, ...
         raise RuleError(f"expected {' or '.join(map(str, counts))} inputs, got {n}")
     check_present(call, optional)
     return n
+
+
+def expect_primary(call: OpCall) -> OperandInfo:
+    """The input the operation's record declares operand types for (usually
+    input 0), which must have one of them: the record
+    (:mod:`nnc.dialects.optable`, NNAPI's lists of every feature level) is the
+    one place that says which types an operation takes."""
+    spec = SPECS[call.type]
+    return expect_type(call, spec.inputs.index(spec.primary) if spec.primary else 0, spec.types)
 
 
 def expect_rank(call: OpCall, i: int, ranks: Iterable[int] | int) -> None:

@@ -14,20 +14,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
     RuleError,
     T,
     check_present,
+    expect_primary,
     expect_rank,
     expect_type,
     like,
     rule,
     same_dim,
 )
-from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8, check_fuse_code
+from nnc.dialects.rules.elementwise import FLOAT_TYPES, check_fuse_code
+
 from nnc.enums import OperandType, PaddingCode
 from nnc.enums import OperationType as Op
 
@@ -256,7 +257,7 @@ def _conv_operand_types(
     call: OpCall, channel_dim: int
 ) -> tuple[OperandInfo, OperandInfo, OperandInfo]:
     check_present(call)
-    x = expect_type(call, 0, (*FLOAT_TYPES, *QUANT8))
+    x = expect_primary(call)
     if x.type in FLOAT_TYPES:
         w = expect_type(call, 1, (x.type,))
         b = expect_type(call, 2, (x.type,))
@@ -312,7 +313,7 @@ def fully_connected(call: OpCall) -> list[OperandInfo]:
     if len(call.inputs) != 4:
         raise RuleError(f"expected 4 inputs, got {len(call.inputs)}")
     check_present(call)
-    x = expect_type(call, 0, (*FLOAT_TYPES, *QUANT8))
+    x = expect_primary(call)
     w = expect_type(call, 1, (x.type,))
     if x.type in FLOAT_TYPES:
         b = expect_type(call, 2, (x.type,))

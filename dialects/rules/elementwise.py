@@ -10,20 +10,21 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-
 from nnc.dialects.rules.base import (
-    check_output_quant,
     OpCall,
     OperandInfo,
     RuleError,
     T,
     broadcast_dims,
+    check_output_quant,
     expect_count,
+    expect_primary,
     expect_type,
     like,
     rule,
     same_dim,
 )
+
 from nnc.enums import FuseCode
 from nnc.enums import OperationType as Op
 from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8
@@ -44,8 +45,7 @@ def binary_arith(call: OpCall) -> list[OperandInfo]:
 
     DIV has no quantised form; a TENSOR_QUANT8_ASYMM MUL needs an output scale
     above the product of the input scales (Android's validation)."""
-    quant = () if call.type == Op.DIV else QUANT8
-    a = expect_type(call, 0, (*FLOAT_TYPES, T.TENSOR_INT32, *quant))
+    a = expect_primary(call)
     b = call.input(1)
     if b.type != a.type:
         raise RuleError(f"input types differ: {a.type.name} vs {b.type.name}")
@@ -68,7 +68,7 @@ def binary_arith(call: OpCall) -> list[OperandInfo]:
 def unary_same_shape(call: OpCall) -> list[OperandInfo]:
     """Unary ops whose output has the input's shape (rank <= 4).  FLOOR is
     float-only; quantised LOGISTIC and TANH have a fixed output quantisation."""
-    x = expect_type(call, 0, FLOAT_TYPES if call.type == Op.FLOOR else (*FLOAT_TYPES, *QUANT8))
+    x = expect_primary(call)
     if x.dims is not None and len(x.dims) > 4:
         raise RuleError(f"input 0 has rank {len(x.dims)} > 4")
     if call.type in (Op.LOGISTIC, Op.TANH):
@@ -88,7 +88,7 @@ def quantize(call: OpCall) -> list[OperandInfo]:
     output type and quantisation are the declared ones."""
     if len(call.inputs) != 1:
         raise RuleError(f"expected 1 input, got {len(call.inputs)}")
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     out = call.outputs[0] if call.outputs else OperandInfo(T.TENSOR_QUANT8_ASYMM)
     if out.type not in QUANT8:
         raise RuleError(
@@ -98,19 +98,11 @@ def quantize(call: OpCall) -> list[OperandInfo]:
     return [replace(info, channel_quant=None, omitted=False)]
 
 
-DEQUANTIZE_INPUTS = (
-    T.TENSOR_QUANT8_ASYMM,
-    T.TENSOR_QUANT8_ASYMM_SIGNED,
-    T.TENSOR_QUANT8_SYMM,
-    T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
-)
-
-
 @rule(Op.DEQUANTIZE)
 def dequantize(call: OpCall) -> list[OperandInfo]:
     """Same shape; the float output type (FLOAT32/FLOAT16) is the declared one."""
     expect_count(call, (1,))
-    x = expect_type(call, 0, DEQUANTIZE_INPUTS)
+    x = expect_primary(call)
     if x.rank is not None and x.rank > 4:
         raise RuleError(f"input has rank {x.rank} > 4")
     out_type = call.outputs[0].type if call.outputs else T.TENSOR_FLOAT32
@@ -129,27 +121,17 @@ def dequantize(call: OpCall) -> list[OperandInfo]:
 
 # -- NNAPI 1.2 / 1.3 element-wise operations -----------------------------------------------------
 
-#: input types of each same-shape unary op (Android's validate functions)
-UNARY_TYPES: dict[Op, tuple[T, ...]] = {
-    Op.ABS: (*FLOAT_TYPES, T.TENSOR_INT32),
-    Op.NEG: (*FLOAT_TYPES, T.TENSOR_INT32),
-    Op.EXP: FLOAT_TYPES,
-    Op.LOG: FLOAT_TYPES,
-    Op.RSQRT: (*FLOAT_TYPES, *QUANT8),  # quantised since feature level 7
-    Op.SIN: FLOAT_TYPES,
-    Op.SQRT: FLOAT_TYPES,
-    Op.LOGICAL_NOT: (T.TENSOR_BOOL8,),
-    Op.HARD_SWISH: (*FLOAT_TYPES, *QUANT8),
-}
+#: same-shape unary ops of NNAPI 1.2+ (their operand types: the records)
+UNARY_V1_2 = (Op.ABS, Op.NEG, Op.EXP, Op.LOG, Op.RSQRT, Op.SIN, Op.SQRT, Op.LOGICAL_NOT, Op.HARD_SWISH)
 
 
-@rule(*UNARY_TYPES)
+@rule(*UNARY_V1_2)
 def unary_v1_2(call: OpCall) -> list[OperandInfo]:
     """One tensor in, one of the same type and shape out (HARD_SWISH's
     quantised output may declare its own scale and zero point)."""
     if len(call.inputs) != 1:
         raise RuleError(f"expected 1 input, got {len(call.inputs)}")
-    x = expect_type(call, 0, UNARY_TYPES[call.type])
+    x = expect_primary(call)
     return [like(x, x.dims)]
 
 
@@ -162,40 +144,33 @@ def elu(call: OpCall) -> list[OperandInfo]:
     return [like(x, x.dims)]
 
 
-#: input types of each broadcasting binary op without an activation
-BINARY_TYPES: dict[Op, tuple[T, ...]] = {
-    Op.MAXIMUM: (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8),
-    Op.MINIMUM: (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8),
-    Op.POW: FLOAT_TYPES,
-    Op.PRELU: (*FLOAT_TYPES, *QUANT8),
-    Op.LOGICAL_AND: (T.TENSOR_BOOL8,),
-    Op.LOGICAL_OR: (T.TENSOR_BOOL8,),
-}
+#: broadcasting binary ops without an activation (their operand types: the records)
+BINARY_V1_2 = (Op.MAXIMUM, Op.MINIMUM, Op.POW, Op.PRELU, Op.LOGICAL_AND, Op.LOGICAL_OR)
 #: comparisons: broadcasting, TENSOR_BOOL8 output
 COMPARISONS = (Op.EQUAL, Op.NOT_EQUAL, Op.GREATER, Op.GREATER_EQUAL, Op.LESS, Op.LESS_EQUAL)
-COMPARISON_TYPES = (T.TENSOR_BOOL8, *FLOAT_TYPES, T.TENSOR_INT32, *QUANT8)
 
 
-def _two_inputs(call: OpCall, allowed: tuple[T, ...]) -> tuple[OperandInfo, OperandInfo]:
+def _two_inputs(call: OpCall) -> tuple[OperandInfo, OperandInfo]:
+    """Input 0 of one of the record's types, input 1 of the same type."""
     if len(call.inputs) != 2:
         raise RuleError(f"expected 2 inputs, got {len(call.inputs)}")
-    a = expect_type(call, 0, allowed)
+    a = expect_primary(call)
     b = expect_type(call, 1, (a.type,))
     return a, b
 
 
-@rule(*BINARY_TYPES)
+@rule(*BINARY_V1_2)
 def binary_v1_2(call: OpCall) -> list[OperandInfo]:
     """Two tensors of one type, broadcast; the output has their type (a
     quantised output keeps its declared scale and zero point)."""
-    a, b = _two_inputs(call, BINARY_TYPES[call.type])
+    a, b = _two_inputs(call)
     return [like(a, broadcast_dims(a.dims, b.dims))]
 
 
 @rule(*COMPARISONS)
 def comparison(call: OpCall) -> list[OperandInfo]:
     """Two tensors of one type, broadcast, compared into a TENSOR_BOOL8."""
-    a, b = _two_inputs(call, COMPARISON_TYPES)
+    a, b = _two_inputs(call)
     out = like(a, broadcast_dims(a.dims, b.dims), T.TENSOR_BOOL8)
     return [replace(out, scale=0.0, zero_point=0, channel_quant=None)]
 
@@ -206,7 +181,7 @@ def select(call: OpCall) -> list[OperandInfo]:
     if len(call.inputs) != 3:
         raise RuleError(f"expected 3 inputs, got {len(call.inputs)}")
     c = expect_type(call, 0, (T.TENSOR_BOOL8,))
-    x = expect_type(call, 1, (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8))
+    x = expect_primary(call)
     y = expect_type(call, 2, (x.type,))
     dims = c.dims
     for info in (x, y):
@@ -220,10 +195,9 @@ def select(call: OpCall) -> list[OperandInfo]:
     return [like(x, dims)]
 
 
-#: CAST's operand types (feature level 3; level 4 adds identity casts of the rest)
+#: CAST's convertible types (feature level 3); the other types its record
+#: declares (level 4) may only be cast to themselves
 CAST_TYPES = (*FLOAT_TYPES, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM)
-CAST_IDENTITY_TYPES = (T.TENSOR_BOOL8, T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT8_SYMM,
-                       T.TENSOR_QUANT16_ASYMM, T.TENSOR_QUANT16_SYMM)  # fmt: skip
 
 
 @rule(Op.CAST)
@@ -232,7 +206,7 @@ def cast(call: OpCall) -> list[OperandInfo]:
     identity cast of another type (same type, scale and zero point)."""
     if len(call.inputs) != 1:
         raise RuleError(f"expected 1 input, got {len(call.inputs)}")
-    x = expect_type(call, 0, (*CAST_TYPES, *CAST_IDENTITY_TYPES))
+    x = expect_primary(call)
     out = call.outputs[0] if call.outputs else x
     if x.type in CAST_TYPES:
         if out.type not in CAST_TYPES:

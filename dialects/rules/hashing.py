@@ -14,6 +14,7 @@ from nnc.dialects.rules.base import (
     RuleError,
     T,
     expect_count,
+    expect_primary,
     expect_rank,
     expect_type,
     rule,
@@ -21,6 +22,7 @@ from nnc.dialects.rules.base import (
 )
 from nnc.dialects.rules.conv import dim, int_param
 from nnc.dialects.rules.elementwise import FLOAT_TYPES
+
 from nnc.enums import OperationType as Op
 
 #: LSH_PROJECTION's type input (LSHProjectionType)
@@ -32,7 +34,7 @@ def lsh_projection(call: OpCall) -> list[OperandInfo]:
     """Inputs: hash [num_hash, num_bits], input, weight (optional), type."""
     expect_count(call, (4,), optional=(2,))
     h = expect_type(call, 0, FLOAT_TYPES)
-    x = expect_type(call, 1, (*FLOAT_TYPES, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM))
+    x = expect_primary(call)
     kind = int_param(call, 3)
     if kind not in (LSH_SPARSE_DEPRECATED, LSH_DENSE, LSH_SPARSE):
         raise RuleError(f"invalid projection type {kind}")

@@ -26,24 +26,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
     RuleError,
     T,
+    expect_primary,
     expect_rank,
     expect_type,
     like,
     rule,
 )
 from nnc.dialects.rules.conv import bool_param, int_param, join_layout, split_layout
-from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
+from nnc.dialects.rules.elementwise import QUANT8
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
-from nnc.enums import OperationType as Op
 
-#: Input (and output) tensor types of every operation of this family.
-LAYOUT_TYPES = (*FLOAT_TYPES, *QUANT8)
+from nnc.enums import OperationType as Op
 
 MAX_RANK = 4
 
@@ -52,8 +50,8 @@ MAX_RANK = 4
 
 
 def _data_input(call: OpCall, ranks: Sequence[int] | None = None) -> OperandInfo:
-    """Input 0: a LAYOUT_TYPES tensor of rank <= 4 (or one of ``ranks``)."""
-    x = expect_type(call, 0, LAYOUT_TYPES)
+    """Input 0: a tensor of the record's types, rank <= 4 (or one of ``ranks``)."""
+    x = expect_primary(call)
     if x.omitted:
         raise RuleError("input 0 is required but omitted")
     if ranks is not None:

@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import math
 
-from nnc.dialects.rules.base import OpCall, OperandInfo, RuleError, T, check_output_quant, expect_type, like, rule
+from nnc.dialects.rules.base import (
+    OpCall,
+    OperandInfo,
+    RuleError,
+    T,
+    check_output_quant,
+    expect_primary,
+    like,
+    rule,
+)
 from nnc.dialects.rules.conv import bool_param, int_param, scalar_param
-from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
+
 from nnc.enums import OperationType as Op
 
 
@@ -33,7 +42,7 @@ def _check_rank_and_axis(call: OpCall, x: OperandInfo, axis_input: int | None) -
 def softmax(call: OpCall) -> list[OperandInfo]:
     """Inputs: tensor, beta (> 0), optional axis."""
     n = expect_count(call, (2, 3))
-    x = expect_type(call, 0, (*FLOAT_TYPES, *QUANT8))
+    x = expect_primary(call)
     beta = scalar_param(call, 1, (_float_scalar_type(x.type),))
     if not beta > 0 or not math.isfinite(beta):
         raise RuleError(f"beta must be > 0, got {beta}")
@@ -49,7 +58,7 @@ def softmax(call: OpCall) -> list[OperandInfo]:
 def l2_normalization(call: OpCall) -> list[OperandInfo]:
     """Inputs: tensor, optional axis."""
     n = expect_count(call, (1, 2))
-    x = expect_type(call, 0, (*FLOAT_TYPES, *QUANT8))
+    x = expect_primary(call)
     _check_rank_and_axis(call, x, 1 if n == 2 else None)
     check_output_quant(
         call,
@@ -62,7 +71,7 @@ def l2_normalization(call: OpCall) -> list[OperandInfo]:
 def local_response_normalization(call: OpCall) -> list[OperandInfo]:
     """Inputs: tensor, radius (>= 0), bias, alpha, beta, optional axis."""
     n = expect_count(call, (5, 6))
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     radius = int_param(call, 1)
     if radius < 0:
         raise RuleError(f"radius must be >= 0, got {radius}")
@@ -77,7 +86,7 @@ def local_response_normalization(call: OpCall) -> list[OperandInfo]:
 def log_softmax(call: OpCall) -> list[OperandInfo]:
     """Inputs: float tensor, beta (the tensor's float scalar type), axis."""
     expect_count(call, (3,))
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     scalar_param(call, 1, (_float_scalar_type(x.type),))
     axis = int_param(call, 2)
     if x.rank is not None:  # any rank >= 1 (no upper bound, unlike SOFTMAX)
@@ -91,7 +100,7 @@ def log_softmax(call: OpCall) -> list[OperandInfo]:
 def instance_normalization(call: OpCall) -> list[OperandInfo]:
     """Inputs: 4-D float tensor, gamma, beta, epsilon (float scalars), layout (BOOL)."""
     expect_count(call, (5,))
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     if x.rank is not None and x.rank != 4:
         raise RuleError(f"input must have rank 4, got {x.rank}")
     for i in (1, 2, 3):

@@ -9,6 +9,7 @@ from nnc.dialects.rules.base import (
     OperandInfo,
     RuleError,
     T,
+    expect_primary,
     expect_rank,
     expect_type,
     like,
@@ -22,15 +23,9 @@ from nnc.dialects.rules.conv import (
     join_layout,
     split_layout,
 )
-from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8, check_fuse_code
-from nnc.enums import OperationType as Op
+from nnc.dialects.rules.elementwise import check_fuse_code
 
-#: Input tensor types per pooling operation.
-POOL_TYPES = {
-    Op.AVERAGE_POOL_2D: (*FLOAT_TYPES, *QUANT8),
-    Op.MAX_POOL_2D: (*FLOAT_TYPES, *QUANT8),
-    Op.L2_POOL_2D: FLOAT_TYPES,
-}
+from nnc.enums import OperationType as Op
 
 
 def pool_window(call: OpCall) -> Window:
@@ -69,7 +64,7 @@ def pool_window(call: OpCall) -> Window:
 @rule(Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.L2_POOL_2D)
 def pool_2d(call: OpCall) -> list[OperandInfo]:
     check_present(call)
-    x = expect_type(call, 0, POOL_TYPES[call.type])
+    x = expect_primary(call)
     expect_rank(call, 0, 4)
     win = pool_window(call)
     n, h, w, c = split_layout(x, win.nchw)

@@ -23,6 +23,7 @@ from nnc.dialects.rules.base import (
     OperandInfo,
     RuleError,
     T,
+    expect_primary,
     expect_rank,
     expect_type,
     like,
@@ -30,8 +31,9 @@ from nnc.dialects.rules.base import (
     same_dim,
 )
 from nnc.dialects.rules.conv import bool_param, dim, int_param, scalar_param
-from nnc.dialects.rules.elementwise import FLOAT_TYPES, check_fuse_code
+from nnc.dialects.rules.elementwise import check_fuse_code
 from nnc.dialects.rules.shape_ops import expect_count
+
 from nnc.enums import OperationType as Op
 
 # -- LSTM -----------------------------------------------------------------------------
@@ -204,7 +206,7 @@ def check_lstm_cell(call: OpCall, cell: CellLayout, d: _Dims, x: OperandInfo, wi
 def lstm(call: OpCall) -> list[OperandInfo]:
     """One LSTM time step (23 inputs, or 27 with layer normalization)."""
     n = expect_count(call, (23, 27), LSTM_OPTIONAL)
-    x = expect_type(call, IN, FLOAT_TYPES)
+    x = expect_primary(call)
     check_lstm_params(call, ACTIVATION, (CELL_CLIP, PROJ_CLIP), x)
     d = _Dims(call)
     d.expect(IN, "batch", "input")
@@ -254,7 +256,7 @@ def unidirectional_sequence_lstm(call: OpCall) -> list[OperandInfo]:
     """LSTM over every step of a 3-D input; outputs: the output sequence and,
     since feature level 4 (1 or 3 outputs), the last output and cell states."""
     n = expect_count(call, (28,), SEQ_LSTM_CELL.optional)
-    x = expect_type(call, IN, FLOAT_TYPES)
+    x = expect_primary(call)
     check_lstm_params(call, ACTIVATION, (CELL_CLIP, PROJ_CLIP), x)
     time_major = bool_param(call, SEQ_TIME_MAJOR)
     d = _Dims(call)
@@ -273,7 +275,7 @@ def unidirectional_sequence_lstm(call: OpCall) -> list[OperandInfo]:
 def rnn(call: OpCall) -> list[OperandInfo]:
     """Inputs: input, weights, recurrent_weights, bias, hidden_state_in, activation."""
     expect_count(call, (6,))
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     for i in range(1, 5):
         expect_type(call, i, (x.type,))
     expect_type(call, 5, (T.INT32,))
@@ -295,7 +297,7 @@ def svdf(call: OpCall) -> list[OperandInfo]:
     output [batch, num_units] with num_filters = num_units * rank (the layout of
     Android's implementation and of the conformance tests)."""
     expect_count(call, (7,), optional=(3,))
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     for i in range(1, 5):
         expect_type(call, i, (x.type,))
     rank = int_param(call, 5)
@@ -343,7 +345,7 @@ def unidirectional_sequence_rnn(call: OpCall) -> list[OperandInfo]:
     activation (FuseCode), time_major (INT32 0 or 1); outputs: the output
     sequence and, since feature level 4, the last hidden state."""
     expect_count(call, (7,))
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     expect_type(call, 5, (T.INT32,))
     check_fuse_code(call, 5)
     time_major = int_param(call, 6)
@@ -420,7 +422,7 @@ def bidirectional_sequence_rnn(call: OpCall) -> list[OperandInfo]:
     merge_outputs (BOOL).  Outputs: fw and bw sequences (one merged sequence
     with merge_outputs), then optionally the fw and bw final hidden states."""
     expect_count(call, (15,), (9, 10, 11))
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     expect_type(call, 12, (T.INT32,))
     check_fuse_code(call, 12)
     time_major = bool_param(call, 13)
@@ -469,7 +471,7 @@ def bidirectional_sequence_lstm(call: OpCall) -> list[OperandInfo]:
     first.  Outputs: fw and bw sequences (one merged sequence with
     merge_outputs), then optionally fw output/cell and bw output/cell states."""
     expect_count(call, (61,), (*BIDI_FW_CELL.optional, *BIDI_BW_CELL.optional, BIDI_AUX_INPUT))
-    x = expect_type(call, 0, FLOAT_TYPES)
+    x = expect_primary(call)
     check_lstm_params(call, BIDI_ACTIVATION, (BIDI_ACTIVATION + 1, BIDI_ACTIVATION + 2), x)
     merge = bool_param(call, BIDI_MERGE)
     time_major = bool_param(call, BIDI_TIME_MAJOR)

@@ -12,21 +12,33 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nnc.dialects.rules.base import OpCall, OperandInfo, RuleError, T, expect_type, like, rule
+from nnc.dialects.rules.base import (
+    OpCall,
+    OperandInfo,
+    RuleError,
+    T,
+    expect_primary,
+    like,
+    rule,
+)
 from nnc.dialects.rules.conv import bool_param, int_param
-from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
-from nnc.dialects.rules.layout import int_tensor, int_values, mean_axes, mean_out_dims, same_quant_output
+from nnc.dialects.rules.layout import (
+    int_tensor,
+    int_values,
+    mean_axes,
+    mean_out_dims,
+    same_quant_output,
+)
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
-from nnc.enums import OperationType as Op
 
-ARG_TYPES = (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8)
+from nnc.enums import OperationType as Op
 
 
 @rule(Op.ARGMAX, Op.ARGMIN)
 def arg_min_max(call: OpCall) -> list[OperandInfo]:
     """input (rank >= 1), axis (INT32 in [-rank, rank)) -> TENSOR_INT32."""
     expect_count(call, (2,))
-    x = expect_type(call, 0, ARG_TYPES)
+    x = expect_primary(call)
     axis = int_param(call, 1)
     out = replace(like(x, None, T.TENSOR_INT32), scale=0.0, zero_point=0, channel_quant=None)
     if x.dims is None:
@@ -38,15 +50,8 @@ def arg_min_max(call: OpCall) -> list[OperandInfo]:
     return [out.with_dims(dims)]
 
 
-#: input types of each REDUCE_* operation
-REDUCE_TYPES: dict[Op, tuple[T, ...]] = {
-    Op.REDUCE_SUM: FLOAT_TYPES,
-    Op.REDUCE_PROD: FLOAT_TYPES,
-    Op.REDUCE_MAX: (*FLOAT_TYPES, *QUANT8),
-    Op.REDUCE_MIN: (*FLOAT_TYPES, *QUANT8),
-    Op.REDUCE_ANY: (T.TENSOR_BOOL8,),
-    Op.REDUCE_ALL: (T.TENSOR_BOOL8,),
-}
+#: the REDUCE_* operations (their operand types: the records)
+REDUCE_OPS = (Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REDUCE_ANY, Op.REDUCE_ALL)
 
 
 def reduce_axes(call: OpCall, rank: int) -> list[int]:
@@ -58,11 +63,11 @@ def reduce_keep_dims(call: OpCall) -> bool:
     return bool_param(call, 2)
 
 
-@rule(*REDUCE_TYPES)
+@rule(*REDUCE_OPS)
 def reduce(call: OpCall) -> list[OperandInfo]:
     """input (rank 1..4), axes (1-D TENSOR_INT32), keep_dims (BOOL)."""
     expect_count(call, (3,))
-    x = expect_type(call, 0, REDUCE_TYPES[call.type])
+    x = expect_primary(call)
     if x.rank is not None and not 1 <= x.rank <= 4:
         raise RuleError(f"input must have rank 1 to 4, got {x.rank}")
     int_tensor(call, 1, 1, "axes")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
@@ -15,6 +14,7 @@ from nnc.dialects.rules.base import (
     T,
     check_present,
     expect_count,
+    expect_primary,
     expect_rank,
     expect_type,
     like,
@@ -30,13 +30,8 @@ from nnc.dialects.rules.conv import (
     scalar_param,
     split_layout,
 )
-from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
-from nnc.enums import OperationType as Op
 
-#: Tensor types of the layout/shape ops (FLOAT32, FLOAT16, QUANT8 ASYMM and SIGNED).
-DATA_TYPES = (*FLOAT_TYPES, *QUANT8)
-#: RESHAPE also takes TENSOR_INT32 (since feature level 6)
-RESHAPE_TYPES = (*DATA_TYPES, T.TENSOR_INT32)
+from nnc.enums import OperationType as Op
 
 
 def normalize_axis(axis: int, rank: int) -> int:
@@ -53,7 +48,7 @@ def concatenation(call: OpCall) -> list[OperandInfo]:
     if n < 2:
         raise RuleError(f"expected at least 2 inputs, got {n}")
     check_present(call)
-    x0 = expect_type(call, 0, DATA_TYPES)
+    x0 = expect_primary(call)
     tensors = [expect_type(call, i, (x0.type,)) for i in range(n - 1)]
     axis = int_param(call, n - 1)
     ranks = {t.rank for t in tensors if t.rank is not None}
@@ -84,7 +79,7 @@ def concatenation(call: OpCall) -> list[OperandInfo]:
 def reshape(call: OpCall) -> list[OperandInfo]:
     """Output shape from the (constant) 1-D shape tensor; one -1 is inferred."""
     expect_count(call, (2,))
-    x = expect_type(call, 0, RESHAPE_TYPES)
+    x = expect_primary(call)
     if x.rank is not None and x.rank > 4:
         raise RuleError(f"input has rank {x.rank} > 4")
     expect_type(call, 1, (T.TENSOR_INT32,))
@@ -122,7 +117,7 @@ def reshape(call: OpCall) -> list[OperandInfo]:
 
 def _block_op(call: OpCall) -> tuple[OperandInfo, int, bool]:
     n = expect_count(call, (2, 3))
-    x = expect_type(call, 0, DATA_TYPES)
+    x = expect_primary(call)
     expect_rank(call, 0, 4)
     block = int_param(call, 1)
     if block < 1:
@@ -163,7 +158,7 @@ def _scaled_size(in_size: int, scale: float) -> int:
 def resize_bilinear(call: OpCall) -> list[OperandInfo]:
     """Resize by output size (INT32 width, height) or by scale (float scalars)."""
     n = expect_count(call, (3, 4, 5, 6))
-    x = expect_type(call, 0, DATA_TYPES)
+    x = expect_primary(call)
     expect_rank(call, 0, 4)
     kind = call.input(1).type
     if kind == T.INT32:
@@ -218,7 +213,7 @@ def hashtable_lookup(call: OpCall) -> list[OperandInfo]:
     expect_count(call, (3,))
     expect_type(call, 0, (T.TENSOR_INT32,))
     expect_type(call, 1, (T.TENSOR_INT32,))
-    values = expect_type(call, 2, (T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM))
+    values = expect_primary(call)
     expect_rank(call, 0, 1)
     expect_rank(call, 1, 1)
     if values.rank is not None and values.rank < 2:
@@ -235,11 +230,7 @@ def embedding_lookup(call: OpCall) -> list[OperandInfo]:
     """Inputs: lookups [k] (TENSOR_INT32), values [n, ...]; output [k, ...]."""
     expect_count(call, (2,))
     expect_type(call, 0, (T.TENSOR_INT32,))
-    values = expect_type(
-        call,
-        1,
-        (*FLOAT_TYPES, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED),
-    )
+    values = expect_primary(call)
     expect_rank(call, 0, 1)
     if values.rank is not None and values.rank < 2:
         raise RuleError(f"values must have rank >= 2, got {values.rank}")
@@ -256,8 +247,6 @@ def embedding_lookup(call: OpCall) -> list[OperandInfo]:
 
 # -- GATHER ---------------------------------------------------------------------------------
 
-#: GATHER's input types (TENSOR_QUANT8_ASYMM_SIGNED since feature level 4).
-GATHER_TYPES = (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8)
 
 
 @rule(Op.GATHER)
@@ -270,7 +259,7 @@ def gather(call: OpCall) -> list[OperandInfo]:
     EMBEDDING_LOOKUP; indices known only at execution are checked by the
     generated code, which reports them through the operation's status."""
     expect_count(call, (3,))
-    x = expect_type(call, 0, GATHER_TYPES)
+    x = expect_primary(call)
     axis = int_param(call, 1)
     indices = expect_type(call, 2, (T.TENSOR_INT32,))
     if x.rank == 0:

@@ -14,19 +14,34 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nnc.dialects.rules.base import OpCall, OperandInfo, RuleError, T, expect_type, like, rule, same_dim
+from nnc.dialects.rules.base import (
+    OpCall,
+    OperandInfo,
+    RuleError,
+    T,
+    expect_primary,
+    expect_type,
+    like,
+    rule,
+    same_dim,
+)
 from nnc.dialects.rules.conv import dim, int_param, scalar_param
-from nnc.dialects.rules.elementwise import FLOAT_TYPES, QUANT8
-from nnc.dialects.rules.layout import expect_dims, int_tensor, int_values, paddings_of, same_quant_output
+from nnc.dialects.rules.elementwise import QUANT8
+from nnc.dialects.rules.layout import (
+    expect_dims,
+    int_tensor,
+    int_values,
+    paddings_of,
+    same_quant_output,
+)
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
+
 from nnc.enums import OperationType as Op
 
-#: tensor types the data-movement ops of this family accept
-DATA_TYPES = (*FLOAT_TYPES, T.TENSOR_INT32, *QUANT8)
 
-
-def _data(call: OpCall, types: tuple[T, ...] = DATA_TYPES, max_rank: int | None = None) -> OperandInfo:
-    x = expect_type(call, 0, types)
+def _data(call: OpCall, max_rank: int | None = None) -> OperandInfo:
+    """Input 0, of one of the record's types and rank <= ``max_rank``."""
+    x = expect_primary(call)
     if x.omitted:
         raise RuleError("input 0 is required but omitted")
     if max_rank is not None and x.rank is not None and x.rank > max_rank:
@@ -130,11 +145,9 @@ def expand_dims(call: OpCall) -> list[OperandInfo]:
 # -- PAD_V2, MIRROR_PAD ---------------------------------------------------------------------
 
 
-def _pad_common(
-    call: OpCall, types: tuple[T, ...], max_rank: int | None = 4
-) -> tuple[OperandInfo, list[int] | None]:
+def _pad_common(call: OpCall, max_rank: int | None = 4) -> tuple[OperandInfo, list[int] | None]:
     """PAD_V2 takes rank <= 4; MIRROR_PAD any rank from 1 (its spec tests rank 10)."""
-    x = _data(call, types, max_rank=max_rank)
+    x = _data(call, max_rank=max_rank)
     info = int_tensor(call, 1, 2, "paddings")
     expect_dims(info, 1, (x.rank or 0, 2), "paddings")
     same_quant_output(call, x)
@@ -154,7 +167,7 @@ PAD_VALUE_TYPES = {T.TENSOR_FLOAT32: T.FLOAT32, T.TENSOR_FLOAT16: T.FLOAT16,
 def pad_v2(call: OpCall) -> list[OperandInfo]:
     """PAD with an explicit pad value (FLOAT32/FLOAT16, or INT32 for quantised)."""
     expect_count(call, (3,))
-    x, dims = _pad_common(call, tuple(PAD_VALUE_TYPES))
+    x, dims = _pad_common(call)
     scalar_param(call, 2, (PAD_VALUE_TYPES[x.type],))
     return [like(x, dims)]
 
@@ -163,7 +176,7 @@ def pad_v2(call: OpCall) -> list[OperandInfo]:
 def mirror_pad(call: OpCall) -> list[OperandInfo]:
     """mode 0 = REFLECT (paddings < dim), 1 = SYMMETRIC (paddings <= dim)."""
     expect_count(call, (3,))
-    x, dims = _pad_common(call, DATA_TYPES, max_rank=None)
+    x, dims = _pad_common(call, max_rank=None)
     if x.rank == 0:
         raise RuleError("input 0 must have rank 1 or more")
     mode = int_param(call, 2)
@@ -199,13 +212,10 @@ def reverse(call: OpCall) -> list[OperandInfo]:
     return [like(x, x.dims)]
 
 
-CHANNEL_SHUFFLE_TYPES = (*FLOAT_TYPES, *QUANT8)
-
-
 @rule(Op.CHANNEL_SHUFFLE)
 def channel_shuffle(call: OpCall) -> list[OperandInfo]:
     expect_count(call, (3,))
-    x = _data(call, CHANNEL_SHUFFLE_TYPES, max_rank=4)
+    x = _data(call, max_rank=4)
     groups = int_param(call, 1)
     axis = int_param(call, 2)
     same_quant_output(call, x)
@@ -227,7 +237,7 @@ def pack(call: OpCall) -> list[OperandInfo]:
     if len(call.inputs) < 2:
         raise RuleError(f"expected at least 2 inputs, got {len(call.inputs)}")
     axis = int_param(call, 0)
-    x = expect_type(call, 1, DATA_TYPES)
+    x = expect_primary(call)
     dims = x.dims
     for i in range(2, len(call.inputs)):
         o = expect_type(call, i, (x.type,))
