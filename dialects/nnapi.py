@@ -29,7 +29,7 @@ is kept outside the IR so that printing and rewriting stay cheap.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     Signedness,
     StringAttr,
+    SymbolRefAttr,
     TensorType,
     UnrankedTensorType,
     f16,
@@ -345,6 +346,20 @@ def op_call(op: NNAPIOperation, index: int = -1) -> OpCall:
     )
 
 
+def referenced_function(functions: Mapping[str, Operation], model: SSAValue) -> Operation:
+    """The function of the referenced model that a MODEL operand (an
+    ``nnapi.constant`` holding a symbol) names, among ``functions`` by name.
+    Raises ValueError when the operand names none: shape inference and the
+    lowering report that in their own error types."""
+    owner = model.owner
+    if not isinstance(owner, ConstantOp) or not isinstance(owner.value, SymbolRefAttr):
+        raise ValueError("a MODEL operand must name a referenced model")
+    name = owner.value.root_reference.data
+    fn = functions.get(name)
+    if fn is None or SUBGRAPH_ATTR not in fn.attributes:
+        raise ValueError(f"no referenced model @{name}")
+    return fn
+
 
 NNAPI = Dialect(
     "nnapi",
@@ -371,6 +386,7 @@ __all__ = [
     "op_call",
     "op_class",
     "operand_info",
+    "referenced_function",
     "to_xdsl_type",
 ]
 

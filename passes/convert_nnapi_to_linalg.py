@@ -43,7 +43,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    SymbolRefAttr,
     TensorType,
     UnitAttr,
     i8,
@@ -148,13 +147,10 @@ class _FunctionLowering:
 
     def subgraph(self, ref: SSAValue) -> func.FuncOp:
         """The function of the referenced model a MODEL operand names."""
-        owner = ref.owner
-        if not isinstance(owner, nnapi.ConstantOp) or not isinstance(owner.value, SymbolRefAttr):
-            raise PassFailedException("convert-nnapi-to-linalg: a MODEL operand must name a referenced model")
-        fn = self.functions.get(owner.value.root_reference.data)
-        if fn is None or SUBGRAPH_ATTR not in fn.attributes:
-            raise PassFailedException(f"convert-nnapi-to-linalg: no referenced model @{owner.value.root_reference.data}")
-        return fn
+        try:
+            return nnapi.referenced_function(self.functions, ref)
+        except ValueError as e:
+            raise PassFailedException(f"convert-nnapi-to-linalg: {e}") from None
 
     def lower_body(
         self, fn: func.FuncOp, args: Sequence[SSAValue | None], index: int, dests: Sequence[SSAValue] | None = None

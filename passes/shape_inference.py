@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, SymbolRefAttr, TensorType
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -123,13 +123,10 @@ class ShapeInferencePass(ModulePass):
         return self.infer_while(op, at)
 
     def subgraph(self, v: SSAValue) -> func.FuncOp:
-        owner = v.owner
-        if not isinstance(owner, nnapi.ConstantOp) or not isinstance(owner.value, SymbolRefAttr):
-            raise RuleError("a MODEL operand must name a referenced model")
-        fn = self.functions.get(owner.value.root_reference.data)
-        if fn is None or SUBGRAPH_ATTR not in fn.attributes:
-            raise RuleError(f"no referenced model @{owner.value.root_reference.data}")
-        return fn
+        try:
+            return nnapi.referenced_function(self.functions, v)
+        except ValueError as e:
+            raise RuleError(str(e)) from None
 
     def specialise(self, fn: func.FuncOp, types: list[Attribute], at: tuple[int, str, str], role: str) -> list[Attribute]:
         """Give ``fn`` the operand types of its use, infer it; its result types."""

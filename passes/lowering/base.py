@@ -50,7 +50,7 @@ from xdsl.rewriter import InsertPoint
 from nnc.dialects.optable import SPECS
 from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperandType, OperationType
-from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # 8-bit asymmetric (stored as i8)
+from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # noqa: F401 (re-exported: 8-bit asymmetric, stored as i8)
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
 
 Value = SSAValue

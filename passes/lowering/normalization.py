@@ -138,11 +138,7 @@ def _scaled_exp(e: Emitter, v: Value, m: Value, beta: float) -> Value:
 def _check_softmax(call: OpCall) -> str | None:
     if call.inputs[0].type not in QUANT8:
         return None
-    try:
-        softmax_quant_params(call)
-    except q.QuantError as e:
-        return f"quantised SOFTMAX: {e}"
-    return None
+    return q.quant_reason(call, softmax_quant_params)
 
 
 class _SoftmaxFrame(NamedTuple):

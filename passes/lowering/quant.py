@@ -35,15 +35,17 @@ reference, so that multipliers match bit for bit.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE  # noqa: F401 (re-exported)
+from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT, TANH_OUTPUT  # noqa: F401  (the rule's fact; quant_elementwise and tests read q.*_OUTPUT)
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Attribute, SSAValue
 
-from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE  # noqa: F401 (re-exported)
-from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT, TANH_OUTPUT  # noqa: F401  (the rule's fact; quant_elementwise and tests read q.*_OUTPUT)
 from nnc.enums import FuseCode, OperandType
 from nnc.operand_types import QRANGE, QUANT8_TYPES, UNSIGNED_QUANT_TYPES  # noqa: F401 (QRANGE, QUANT8_TYPES re-exported)
 
@@ -57,6 +59,16 @@ class QuantError(ValueError):
 
 
 # -- scalar helpers ---------------------------------------------------------------------
+
+
+def quant_reason(call, params: Callable[[Any], object]) -> str | None:
+    """For a lowering's ``check``: None when ``params(call)`` can compute the
+    quantised form's parameters, else why not (``quantised OP: reason``)."""
+    try:
+        params(call)
+    except QuantError as e:
+        return f"quantised {call.type.name}: {e}"
+    return None
 
 
 def wrap32(x: int) -> int:

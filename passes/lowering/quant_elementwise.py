@@ -30,16 +30,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from nnc.dialects.rules.base import OpCall
+from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import f32, f64, i32
 
-from nnc.dialects.rules.base import OpCall
 from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value
-from nnc.passes.lowering import quant as q
-
 
 
 def _qp(info) -> tuple[float, int]:
@@ -64,11 +63,7 @@ def binary_params(call: OpCall) -> q.AddParams | q.MulParams:
 def check_binary(call: OpCall) -> str | None:
     if call.inputs[0].type not in QUANT8:
         return None
-    try:
-        binary_params(call)
-    except q.QuantError as e:
-        return f"quantised {call.type.name}: {e}"
-    return None
+    return q.quant_reason(call, binary_params)
 
 
 def binary(ctx: LoweringContext) -> None:
@@ -135,11 +130,7 @@ def check_unary(call: OpCall) -> str | None:
         return None
     if call.type not in (*_RELU_CODES, Op.LOGISTIC, Op.TANH):
         return f"{call.type.name} has no quantised form"
-    try:
-        _unary_params(call)
-    except q.QuantError as e:
-        return f"quantised {call.type.name}: {e}"
-    return None
+    return q.quant_reason(call, _unary_params)
 
 
 def unary(ctx: LoweringContext) -> None:
@@ -220,12 +211,7 @@ def _prelu_params(call: OpCall) -> _PReluParams:
 def check_binary_v1_2(call: OpCall) -> str | None:
     if call.inputs[0].type not in QUANT8:
         return None
-    if call.type == Op.PRELU:
-        try:
-            _prelu_params(call)
-        except q.QuantError as e:
-            return f"quantised PRELU: {e}"
-    return None
+    return q.quant_reason(call, _prelu_params) if call.type == Op.PRELU else None
 
 
 def binary_v1_2(ctx: LoweringContext) -> None:
@@ -297,11 +283,7 @@ def check_unary_v1_2(call: OpCall) -> str | None:
         return None
     if call.type != Op.HARD_SWISH:
         return f"{call.type.name} has no quantised form"
-    try:
-        _hard_swish_params(call)
-    except q.QuantError as e:
-        return f"quantised HARD_SWISH: {e}"
-    return None
+    return q.quant_reason(call, _hard_swish_params)
 
 
 def _srdhm16(e: Emitter, a: Value, b: Value, rounding: bool) -> Value:
