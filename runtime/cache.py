@@ -119,7 +119,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nnc import version
+import nnc.version as version  # the bottom module holding __version__ (read at call time)
 from nnc.enums import OperandType
 from nnc.operand_types import OperandInfo, is_int
 from nnc.runtime.executable import NativeCode
