@@ -16,16 +16,20 @@ is taken for every shape here.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
+from nnc.driver import lower, static_input_infos
 from nnc.enums import FuseCode
 from nnc.passes.lowering import conv
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.conv_quant import _conv_multiplier
+from nnc.runtime.jit import Target, emit_assembly, optimize
 
 SIGNED = T.TENSOR_QUANT8_ASYMM_SIGNED
 UNSIGNED = T.TENSOR_QUANT8_ASYMM
@@ -198,3 +202,29 @@ def test_fully_connected(t, batch, size, units, monkeypatch) -> None:
     acc = (x.astype(np.int64) - c.in_zp) @ (wt.astype(np.int64) - c.w_zp).T + b
     want = _requant(acc, c.mults, c.out_zp, c.lo, c.hi, 1)
     assert np.array_equal(got.astype(np.int64), want)
+
+
+@pytest.mark.parametrize("cpu,instruction", [("x86-64", "pmaddwd"), ("haswell", "vpmaddwd"), ("icelake-server", "vpdpwssd")])
+def test_pair_products_become_the_targets_dot_instruction(cpu: str, instruction: str) -> None:
+    """The GEMM's pair products (IVec.pairs_dot) reach LLVM in a shape its X86
+    backend selects as one multiply-add of int16 pairs: pmaddwd (SSE2 and
+    AVX2), vpdpwssd with AVX512-VNNI; never a 32-bit multiply (pmulld)."""
+    rng = np.random.default_rng(4)
+    c = Case(SIGNED, False, 8, FuseCode.NONE, rng)
+    m = nnc.Model()
+    xi = m.add_operand(SIGNED, [1, 4, 4, 16], c.in_scale, c.in_zp)
+    wt = _rand(rng, SIGNED, (8, 1, 1, 16))  # 128 bytes: stored inline, known to the lowering
+    scalars = c.ints(m, 1, 1, 1, FuseCode.NONE)
+    out = m.add_operand(SIGNED, [1, 4, 4, 8], c.out_scale, c.out_zp)
+    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(8, np.int32)), *scalars], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    target = Target.for_cpu(cpu)
+    asm = emit_assembly(optimize(lower(m, static_input_infos(m)).llvm_ir, target), target)
+    start = asm.index("nnc_q8_gemm")
+    body = asm[start : asm.index(".Lfunc_end", start)]
+    # the reduction loop: from its label to the first jump back
+    loop = re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
+    assert loop is not None, body
+    assert instruction in loop.group(0)
+    assert "pmulld" not in loop.group(0)
