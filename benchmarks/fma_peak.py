@@ -9,10 +9,10 @@ cycles of latency, with room left in a 16-register file for the operands),
 at the widest float vector the host's features allow: 16 lanes with
 AVX-512F, 8 with AVX, 4 otherwise (SSE).  Without FMA the loop multiplies
 and adds separately, still two FLOPs per lane.  Peak = 2 x lanes x
-accumulators x iterations / time, the best of 20 short runs, timed by the
-thread's CPU time (``time.thread_time``): a capability, not a typical time,
-so time the loop spent preempted by other processes on a loaded machine does
-not count (a sibling hyperthread sharing the FMA units still would).
+accumulators x iterations / time, the best of 50 short runs (about a
+millisecond each, wall clock): a capability, not a typical time, and on a
+loaded machine some short runs still go undisturbed.  (Not the thread's CPU
+time: in a virtual machine it may be counted in whole scheduler ticks.)
 :func:`model_bench <model_bench>` divides GFLOP/s by it.
 """
 
@@ -89,7 +89,7 @@ def fma_loop_ir(lanes: int, fma: bool, accumulators: int = ACCUMULATORS) -> str:
     return str(mod)
 
 
-def measure(iterations: int = 1_000_000, repeats: int = 20) -> Peak:
+def measure(iterations: int = 200_000, repeats: int = 50) -> Peak:
     """The host's per-core float32 peak (runs on the calling thread)."""
     target = Target.host()
     lanes, isa, fma = vector_isa(target.features)
@@ -103,9 +103,9 @@ def measure(iterations: int = 1_000_000, repeats: int = 20) -> Peak:
     loop(1000, ctypes.addressof(buf))  # warm up (clock ramp, page faults)
     best = float("inf")
     for _ in range(repeats):
-        t = time.thread_time()
+        t = time.perf_counter()
         loop(iterations, ctypes.addressof(buf))
-        best = min(best, time.thread_time() - t)
+        best = min(best, time.perf_counter() - t)
     flops = 2.0 * lanes * ACCUMULATORS * iterations
     return Peak(flops / best / 1e9, lanes, isa, fma)
 

@@ -64,6 +64,7 @@ from nnc import OperationType as Op
 from nnc import driver  # its _CACHE: the in-process cache of compiled modules
 from nnc.model import Model
 from nnc.operand_types import dtype_of
+from nnc.runtime.jit import Target
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_MODELS = os.path.join(HERE, "..", "..", "shared", "models")
@@ -292,20 +293,22 @@ VECTOR_FLAGS = ("sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "a
 
 
 def cpu_description() -> str:
-    """The CPU's model name, count and vector flags, from /proc/cpuinfo."""
-    name, flags = "unknown CPU", set()
+    """The CPU's model name (with family/model: a virtual machine's name may
+    be only "AMD EPYC"), LLVM's name for it, count and vector flags, from
+    /proc/cpuinfo."""
+    info: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 key, _, value = line.partition(":")
-                if key.strip() == "model name" and name == "unknown CPU":
-                    name = value.strip()
-                elif key.strip() == "flags" and not flags:
-                    flags = set(value.split())
+                info.setdefault(key.strip(), value.strip())
     except OSError:
         pass
+    flags = set(info.get("flags", "").split())
     vector = [f for f in VECTOR_FLAGS if f in flags] + sorted(f for f in flags if f.startswith(("avx512", "amx")))
-    return f"{name}, {os.cpu_count()} CPUs; vector flags: {' '.join(vector) or 'none found'}"
+    return (f"{info.get('model name', 'unknown CPU')} (family {info.get('cpu family', '?')} model "
+            f"{info.get('model', '?')}, LLVM: {Target.host().cpu}), {os.cpu_count()} CPUs; "
+            f"vector flags: {' '.join(vector) or 'none found'}")  # fmt: skip
 
 
 def geomean(xs: list[float]) -> float:
