@@ -162,7 +162,7 @@ class _Outcome:
     durations: dict[DurationCode, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Plan:
     """A computation prepared from the bindings (see Execution._plan_for):
     the native call with its arguments converted, the outcome of a

@@ -161,7 +161,7 @@ class NativeCall:
     lives."""
 
     __slots__ = ("executable", "inputs", "outputs", "loop_timeout_ns", "_ins", "_outs", "_args", "_arena",
-                 "_arena_args")  # fmt: skip
+                 "_arena_address", "_arena_args")  # fmt: skip
 
     def __init__(
         self,
@@ -177,7 +177,8 @@ class NativeCall:
         timeout = min(max(int(loop_timeout_ns), 0), 2**64 - 1)
         #: the entry's arguments but the arena's address
         self._args = (ctypes.addressof(self._ins), ctypes.addressof(self._outs), executable._weights_address, timeout)
-        self._arena: np.ndarray | None = None
+        self._arena: np.ndarray | None = None  # owned, allocated at the first call without one
+        self._arena_address = 0
         self._arena_args: tuple | None = None  # (the arena argument, the entry's five arguments for it)
 
     def __call__(self, arena: np.ndarray | None = None) -> int:
@@ -193,10 +194,12 @@ class NativeCall:
         """The entry's five arguments with ``arena`` (or the owned one)."""
         if arena is None or arena.nbytes < self.executable.arena_size:
             if self._arena is None:
-                self._arena = new_arena(self.executable.arena_size)
-            arena = self._arena
+                self._arena, self._arena_address = _aligned_at(max(self.executable.arena_size, 1))
+            address = self._arena_address
+        else:
+            address = arena.ctypes.data
         w_in, w_out, weights, timeout = self._args
-        return (w_in, w_out, weights, arena.ctypes.data, timeout)
+        return (w_in, w_out, weights, address, timeout)
 
 
 def new_arena(size: int) -> np.ndarray:
@@ -205,6 +208,13 @@ def new_arena(size: int) -> np.ndarray:
 
 
 def _aligned(n: int, align: int = 64) -> np.ndarray:
+    return _aligned_at(n, align)[0]
+
+
+def _aligned_at(n: int, align: int = 64) -> tuple[np.ndarray, int]:
+    """``n`` bytes aligned to ``align``, and their address (asking numpy for
+    an address again costs microseconds)."""
     raw = np.empty(n + align, dtype=np.uint8)
-    off = (-raw.ctypes.data) % align
-    return raw[off : off + n]
+    base = raw.ctypes.data
+    off = (-base) % align
+    return raw[off : off + n], base + off
