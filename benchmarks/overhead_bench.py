@@ -37,6 +37,9 @@ import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
 
+#: the most a compute() of a reusable execution of a tiny model may cost
+TARGET_NS = 10_000
+
 
 def add_model(n: int = 4) -> nnc.Model:
     """out = a + b, float32[n]."""
@@ -119,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"compute() of a 4-element float32 ADD, median of {args.repeats} x {args.runs} runs (median of medians):")
     for name, ns in result.items():
         print(f"  {name:9s} {ns / 1e3:8.2f} us")
+    verdict = "met" if result["reusable"] <= TARGET_NS else "NOT met"
+    print(f"target for a reusable execution (issue 11): <= {TARGET_NS / 1e3:.0f} us: {verdict}")
     return 0
 
 
