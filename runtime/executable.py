@@ -18,9 +18,10 @@ Thread safety (C7): an Executable is immutable once loaded and shared by every
 execution of its compilation (and, through the in-process cache, by equal
 models).  Its constant pool is only read by the native code; each call gets
 its own scratch arena (a fresh one per call, or the caller's: a burst keeps
-one per variant and runs one computation at a time), so any number of
-threads may run the same Executable at once -- ctypes releases the GIL for
-the native call, so they really run in parallel.  LLVM itself is not
+one per variant and runs one computation at a time, and a reusable
+execution's :class:`NativeCall` one for its computations, which never
+overlap), so any number of threads may run the same Executable at once --
+ctypes releases the GIL for the native call, so they really run in parallel.  LLVM itself is not
 thread-safe (llvmlite parses into the global LLVMContext), so optimising,
 emitting and loading native code is serialised by :data:`LLVM_LOCK`.
 """
