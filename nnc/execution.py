@@ -823,20 +823,19 @@ class Execution:
                 fn, f"outputs {small} are too small for the computed shapes {[list(shapes[k]) for k in small]}",
                 output_shapes=shapes, sufficient=sufficient,
             )  # fmt: skip
-        bindings = [self._inputs[k] for k in range(len(self.model.inputs))]
+        inputs = [self._inputs[k] for k in range(len(self.model.inputs))]
         ins = [
             _DUMMY if b.kind == "omitted" else self._input_array(b, self.model.operands[idx], fn)
-            for b, idx in zip(bindings, self.model.inputs)
+            for b, idx in zip(inputs, self.model.inputs)
         ]
         _check_no_overlap(fn, ins, outs)  # type: ignore[arg-type]
-        bindings += self._outputs.values()
+        bindings = [*inputs, *self._outputs.values()]
         memories = tuple(b.memory for b in bindings if b.kind == "memory" and b.memory is not None)
-        plan = _Plan(exe.bind(ins, outs, self._loop_timeout_ns), _Outcome(None, shapes, sufficient), memories)  # type: ignore[arg-type]
-        keep = self._reusable and not any(
-            b.kind == "device" or (k in self.compilation.specialised and b.kind != "omitted")
-            for k, b in enumerate(bindings)
-        )
-        if keep:
+        call = exe.bind(ins, outs, self._loop_timeout_ns)  # type: ignore[arg-type]
+        plan = _Plan(call, _Outcome(None, shapes, sufficient), memories)
+        specialised = self.compilation.specialised
+        value_selects_variant = any(k in specialised and b.kind != "omitted" for k, b in enumerate(inputs))
+        if self._reusable and not value_selects_variant and all(b.kind != "device" for b in bindings):
             self._plan = plan
         return plan
 
