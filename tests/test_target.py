@@ -9,7 +9,10 @@ lowering as an option of convert-nnapi-to-linalg.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+
+from test_kernels import _kernel_model
 
 from nnc import driver
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
@@ -89,3 +92,24 @@ def test_host_features_are_taken_as_they_are() -> None:
     assert cpu_probe.implied_features(host) == host.features
     d = driver.target_description(host)
     assert d == TargetDescription.parse(host.triple, host.cpu, host.features)
+
+
+def test_a_narrower_target_computes_the_same() -> None:
+    """Code blocked and generated for baseline x86-64 (4 lanes, no FMA) runs
+    here and agrees with the host's (rounding aside: separate multiply and
+    add, and dot products summing lanes in another order); the target is
+    part of the in-process cache key, so each target gets its own code."""
+    model = _kernel_model()
+    infos = driver.static_input_infos(model)
+    x = np.random.default_rng(1).uniform(-1, 1, infos[0].dims).astype(np.float32)
+
+    def run(target: Target) -> tuple[object, np.ndarray]:
+        exe = driver.compile_model(model, infos, target)
+        out = np.empty(exe.output_shapes[0], np.float32)
+        assert exe.run([x], [out]) == 0
+        return exe, out
+
+    host_exe, expected = run(Target.host())
+    exe, out = run(Target.for_cpu("x86-64"))
+    assert exe is not host_exe
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
