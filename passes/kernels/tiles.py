@@ -77,8 +77,14 @@ def tile_policy(target: VectorTarget | TargetDescription) -> TilePolicy:
       ``accumulators / vectors`` pixels: 4 x 6 with 32 registers (AVX-512:
       64 x 6 floats; NEON: 16 x 6), 2 x 6 with 16 (AVX2: 16 x 6 floats,
       XNNPACK's shape; SSE: 8 x 6).
-    * depthwise: half the accumulator budget in pixels, at most 8 (one
-      weight vector then serves 8 FMAs; longer rows gain nothing).
+    * depthwise: up to 8 pixels (one weight vector serves 8 FMAs), as many
+      as leave room for the inputs of a row of taps: when LLVM unrolls the
+      taps of a row (the border kernel's tap loop) it loads each input once
+      for the 3 taps, so ``p`` pixels keep ``p`` accumulators, ``p + 2``
+      inputs and a weight live: 6 pixels with 16 registers, 8 with 32.
+      (Measured on AVX2, MobileNet v2 layers: 8 pixels run up to a few
+      percent faster than 6 in the interior, but the border kernel then
+      spills; 4 is slower, 12 slower still.)
     * dot products: ``registers / 8`` units x 3 rows.
 
     For :data:`AVX512` this is exactly the blocking nnc was tuned with
@@ -92,7 +98,7 @@ def tile_policy(target: VectorTarget | TargetDescription) -> TilePolicy:
         accumulators=accumulators,
         max_col_vectors=max(1, regs // 8),
         max_rows=12,
-        dw_pixels=max(1, min(8, accumulators // 2)),
+        dw_pixels=max(1, min(8, (regs - 3) // 2)),
         dot_max_rows=4,
         dot_units=max(1, regs // 8),
         registers=regs,
