@@ -54,8 +54,8 @@ from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
 from nnc.passes.pipeline import context, default_pipeline, run_passes, to_llvm_ir
-from nnc.passes.target import TargetDescription
 from nnc.passes.shape_inference import ShapeInferenceError
+from nnc.passes.target import TargetDescription
 from nnc.runtime.artifact import (
     ArtifactError,
     ArtifactUsageError,

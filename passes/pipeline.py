@@ -31,12 +31,12 @@ from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, cf, func, linalg, llvm, math, memref, scf, test, vector
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.transforms.lower_affine import LowerAffinePass
+from xdsl.utils.arg_spec import parse_pipeline
 
 from nnc.dialects.nnapi import NNAPI
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
