@@ -9,6 +9,8 @@ lowering as an option of convert-nnapi-to-linalg.
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
@@ -113,3 +115,13 @@ def test_a_narrower_target_computes_the_same() -> None:
     exe, out = run(Target.for_cpu("x86-64"))
     assert exe is not host_exe
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
+
+
+def test_native_artifacts_are_blocked_for_their_target() -> None:
+    """``nnc compile --target-cpu`` (compile_artifact with a target): the
+    kernels in the LLVM IR have the target's vector width."""
+    model = _kernel_model()
+    buf = io.StringIO()
+    driver.compile_artifact(model, "-", emit="llvm", target=Target.for_cpu("x86-64-v2"), stdout=buf)
+    ir = buf.getvalue()
+    assert "<4 x float>" in ir and "<8 x float>" not in ir and "<16 x float>" not in ir
