@@ -118,7 +118,9 @@ def live_vectors(policy: TilePolicy) -> dict[str, int]:
       width (16 lanes: 8, 4, 2, 1), whatever ``max_col_vectors`` is.
     * dot products: ``(dot_max_rows - 1) x dot_units`` accumulators, one
       input vector per row and one weight vector per unit.
-    * depthwise: one accumulator per pixel, one weight and one input vector.
+    * depthwise: one accumulator per pixel, one weight and one input vector
+      (when LLVM shares the inputs of a row of 3 taps, ``dw_pixels + 2``
+      inputs instead of one: :func:`tile_policy` leaves room for that).
     * transposition: a ``lanes x lanes`` block in registers plus the two
       results of a shuffle round.
     """
