@@ -19,10 +19,15 @@ import shutil
 import subprocess
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
 
+import nnc
+from nnc import FuseCode, OperandType as T, OperationType as Op
+from nnc.enums import ResultCode
+from nnc.errors import BadDataError, BadStateError
 from nnc.runtime import threadpool
 from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize
 
@@ -399,3 +404,88 @@ def test_artifact_pool_linked_by_the_c_compiler(tmp_path):
         run_env = env if value is None else dict(env, **{threadpool.ENV_VAR: value})
         proc = subprocess.run([exe], capture_output=True, text=True, timeout=120, env=run_env)
         assert proc.returncode == 0 and proc.stdout.split() == ["default", str(want), "ok"], proc.stdout + proc.stderr
+
+
+# -- nnc.Execution.set_num_threads ------------------------------------------------------------------------------
+
+
+def _add_model() -> nnc.Model:
+    m = nnc.Model()
+    a = m.add_operand(T.TENSOR_FLOAT32, [4])
+    b = m.add_operand(T.TENSOR_FLOAT32, [4])
+    act = m.add_operand(T.INT32)
+    m.set_operand_value(act, FuseCode.NONE)
+    out = m.add_operand(T.TENSOR_FLOAT32, [4])
+    m.add_operation(Op.ADD, [a, b, act], [out])
+    m.identify_inputs_and_outputs([a, b], [out])
+    m.finish()
+    return m
+
+
+@pytest.fixture(scope="module")
+def compilation() -> nnc.Compilation:
+    c = nnc.Compilation(_add_model())
+    c.finish()
+    return c
+
+
+def _execution(c: nnc.Compilation, out: np.ndarray) -> nnc.Execution:
+    ex = nnc.Execution(c)
+    ex.set_input(0, np.arange(4, dtype=np.float32))
+    ex.set_input(1, np.full(4, 0.5, np.float32))
+    ex.set_output(0, out)
+    return ex
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2", None, np.float32(2)])
+def test_execution_set_num_threads_bad_data(compilation, bad):
+    ex = _execution(compilation, np.zeros(4, np.float32))
+    with pytest.raises(BadDataError) as info:
+        ex.set_num_threads(bad)
+    assert info.value.code == ResultCode.BAD_DATA
+    assert info.value.function == "ANeuralNetworksExecution_setNumThreads"
+    assert ex.num_threads == threadpool.default_num_threads()  # unchanged
+
+
+def test_execution_set_num_threads_only_while_preparing(compilation, threads):
+    out = np.zeros(4, np.float32)
+    ex = _execution(compilation, out)
+    ex.set_num_threads(np.int64(3))
+    assert ex.num_threads == 3
+    ex.compute()
+    assert threadpool.get_num_threads() == 3  # the computation set the pool's count
+    np.testing.assert_array_equal(out, np.arange(4, dtype=np.float32) + 0.5)
+    with pytest.raises(BadStateError) as info:
+        ex.set_num_threads(2)
+    assert info.value.function == "ANeuralNetworksExecution_setNumThreads"
+    ex.close()
+    ex = _execution(compilation, out)
+    ex.set_num_threads(10_000)
+    assert ex.num_threads == threadpool.MAX_THREADS
+
+
+def test_execution_default_and_every_mode(compilation, threads, monkeypatch):
+    """The default comes from NNC_NUM_THREADS; compute, start_compute and
+    burst_compute all run with the execution's count."""
+    monkeypatch.setenv(threadpool.ENV_VAR, "2")
+    out = np.zeros(4, np.float32)
+    ex = _execution(compilation, out)
+    assert ex.num_threads == 2
+    ex.set_reusable(True)
+    threads(5)
+    ex.compute()
+    assert threadpool.get_num_threads() == 2
+    threads(5)
+    ex.start_compute().wait()
+    assert threadpool.get_num_threads() == 2
+    threads(5)
+    burst = nnc.Burst(compilation)
+    ex.burst_compute(burst)
+    assert threadpool.get_num_threads() == 2
+    np.testing.assert_array_equal(out, np.arange(4, dtype=np.float32) + 0.5)
+    monkeypatch.setenv(threadpool.ENV_VAR, "many")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ex2 = nnc.Execution(compilation)
+    assert ex2.num_threads == min(len(os.sched_getaffinity(0)), threadpool.MAX_THREADS)
+    assert any(threadpool.ENV_VAR in str(w.message) for w in caught)
