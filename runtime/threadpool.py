@@ -48,10 +48,13 @@ reads are published by the mutex (release on unlock, acquire on lock); what
 the bodies wrote is published to the caller by the release half of the
 decrements, which form one release sequence that the caller's acquire load
 of ``pending == 0`` synchronises with.  That is correct on weakly ordered
-CPUs (AArch64) as well as x86.  A process forked while the pool had workers
-has none in the child: a fork hook (``pthread_atfork`` in an artifact,
-``os.register_at_fork`` in this process) marks the pool for a fresh start (new
-mutex and condition variables, no workers) at its next use.
+CPUs (AArch64) as well as x86.  Worker ``k`` (1, 2, ...) only takes part in
+jobs of more than ``k`` chunks, so lowering the count leaves the surplus
+workers asleep.  A process forked while the pool had workers has none in the
+child: a fork hook (``pthread_atfork`` in an artifact, ``os.register_at_fork``
+in this process) marks the pool for a fresh start (new mutex and condition
+variables, no workers) at its next use.  (Even without it a child would not
+hang: the caller runs every chunk no worker claims.)
 
 Portability: 64-bit Linux with glibc (x86-64, AArch64); ``pthread_mutex_t``
 and ``pthread_cond_t`` are treated as opaque, 64-byte aligned storage of
@@ -101,10 +104,10 @@ SPIN_ITERATIONS = 2000
 #: The in-process count global (read by :func:`use` to skip needless calls).
 _COUNT_GLOBAL = "nnc_pool.num_threads"
 
-#: The body's type: void body(int64_t begin, int64_t end, void *ctx).
 _i8, _i32, _i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _ptr = ir.PointerType()
 _void = ir.VoidType()
+#: The body's type: void body(int64_t begin, int64_t end, void *ctx).
 BODY_TYPE = ir.FunctionType(_void, [_i64, _i64, _ptr])
 #: A pointer to a body, typed so that llvmlite can emit the indirect call
 #: (it prints as a pointer LLVM reads as ``ptr``).
@@ -354,11 +357,15 @@ class _PoolBuilder:
         return ir.IRBuilder(out)
 
     def worker(self) -> ir.Function:
-        """void *worker(void *arg), arg = the job generation when it was created."""
+        """void *worker(void *arg), arg = (job generation when created << 32) | index
+        (1, 2, ...).  Worker k takes part in jobs of more than k chunks only:
+        after the count was lowered, the surplus workers go back to sleep
+        instead of competing for the few chunks."""
         fn = self._function("nnc_pool.worker", _ptr, [_ptr])
         entry, top, read = (fn.append_basic_block(x) for x in ("entry", "top", "read"))
         b = ir.IRBuilder(entry)
-        born = b.trunc(b.ptrtoint(fn.args[0], _i64), _i32)
+        arg = b.ptrtoint(fn.args[0], _i64)
+        born, index = b.trunc(b.lshr(arg, _c(_i64, 32)), _i32), b.trunc(arg, _i32)
         b.branch(top)
         b = ir.IRBuilder(top)
         seen = b.phi(_i32)
@@ -377,7 +384,10 @@ class _PoolBuilder:
         gen = b.load_atomic(self.gen, "monotonic", 4)
         job = tuple(b.load(self._job_field(b, k), typ=t) for k, t in enumerate(self.job.value_type.elements))
         b.call(self.unlock, [self.mutex])
-        b = self._run_chunks(fn, b, gen, job, "work", signal=True)
+        seen.add_incoming(gen, b.block)
+        work = fn.append_basic_block("work")
+        b.cbranch(b.icmp_unsigned("<", index, job[3]), work, top)
+        b = self._run_chunks(fn, ir.IRBuilder(work), gen, job, "work", signal=True)
         seen.add_incoming(gen, b.block)
         b.branch(top)
         return fn
@@ -435,14 +445,14 @@ class _PoolBuilder:
         if self.linux:  # workers inherit a full mask: signals go to the application's threads
             b.call(self.sigfillset, [all_signals])
             b.call(self.sigmask, [_c(_i32, _SIG_SETMASK), all_signals, saved])
-        gen = b.zext(b.load_atomic(self.gen, "monotonic", 4), _i64)
+        gen = b.shl(b.zext(b.load_atomic(self.gen, "monotonic", 4), _i64), _c(_i64, 32))
         first = b.add(have, _c(_i32, 1))
         loop, spawned = fn.append_basic_block("spawn"), fn.append_basic_block("spawned")
         b.branch(loop)
         b = ir.IRBuilder(loop)
         i = b.phi(_i32)
         i.add_incoming(first, create)
-        arg = b.inttoptr(gen, _ptr)
+        arg = b.inttoptr(b.or_(gen, b.zext(i, _i64)), _ptr)
         tid = b.gep(self.tids, [_c(_i32, 0), i], source_etype=self.tids.value_type)
         rc = b.call(self.create, [tid, _c(_ptr, None), worker, arg])
         b.cbranch(b.icmp_signed("==", rc, _c(_i32, 0)), spawned, made)

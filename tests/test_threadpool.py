@@ -21,6 +21,7 @@ import threading
 import time
 import warnings
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
@@ -206,6 +207,50 @@ def test_workers_run_chunks_on_other_threads(kernel, threads):
         check(out, counts, 1000)
         seen |= {tid for _, _, tid in log}
     assert len(seen) > 1
+
+
+def _other_threads_cpu_ticks() -> int:
+    """User + system clock ticks of this process's threads but the calling one."""
+    me, total = threading.get_native_id(), 0
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) == me:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+def test_idle_workers_sleep(kernel, threads):
+    """Workers spin only briefly after a job: idle, they use no CPU."""
+    threads(8)
+    for _ in range(20):
+        kernel.call(1000)
+    time.sleep(0.2)  # past the bounded spin
+    before = _other_threads_cpu_ticks()
+    time.sleep(1.0)
+    used = (_other_threads_cpu_ticks() - before) / os.sysconf("SC_CLK_TCK")
+    assert used < 0.1, f"idle threads used {used:.2f} s of CPU in 1 s"
+
+
+def test_aarch64_code_uses_acquire_release():
+    """The pool compiles for AArch64 (weakly ordered): its atomics become
+    acquire/release instructions and the spin uses YIELD."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    target = Target("aarch64-unknown-linux-gnu", "cortex-a72", "")
+    try:
+        target.machine()
+    except RuntimeError:
+        pytest.skip("this llvmlite has no AArch64 target")
+    with LLVM_LOCK:
+        asm = target.machine().emit_assembly(threadpool.compile_module(target))
+    for instruction in ("ldar", "stlr", "ldaxr", "stlxr", "yield"):
+        assert f"\t{instruction}" in asm, instruction
 
 
 def test_loaded_from_an_object_file(threads):
