@@ -9,7 +9,10 @@ to back (as consecutive layers do), with
 
 * a trivial body (each chunk stores one word): the pool's fixed cost per
   call -- publishing the job, waking or catching a spinning worker, claiming
-  chunks, the join -- against the direct call at 1 thread;
+  chunks, the join -- against the direct call at 1 thread; with the share of
+  the chunks that workers ran (the caller runs those no worker claimed in
+  time, which is cheaper: on a loaded machine the share drops and so does
+  the cost);
 * a body of about ``--work`` microseconds of arithmetic per call, split over
   the threads: the speed-up the pool gives work of that size.
 
@@ -24,6 +27,7 @@ import argparse
 import ctypes
 import os
 import statistics
+import threading
 import time
 
 from nnc.runtime import threadpool
@@ -31,10 +35,23 @@ from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, optimize
 
 IR = r"""
 declare void @nnc_parallel_for(ptr, ptr, i64)
+declare i64 @pthread_self()
 
+; stores one word; counts the chunks run by a thread other than ctx[1000] (the caller) in ctx[1001]
 define void @trivial(i64 %b, i64 %e, ptr %ctx) {
+entry:
   %p = getelementptr i64, ptr %ctx, i64 %b
   store volatile i64 %e, ptr %p
+  %callerp = getelementptr i64, ptr %ctx, i64 1000
+  %caller = load i64, ptr %callerp
+  %self = call i64 @pthread_self()
+  %other = icmp ne i64 %self, %caller
+  br i1 %other, label %count, label %done
+count:
+  %countp = getelementptr i64, ptr %ctx, i64 1001
+  atomicrmw add ptr %countp, i64 1 monotonic
+  br label %done
+done:
   ret void
 }
 
@@ -116,14 +133,17 @@ def main() -> None:
     counts = [1, 2, *args.threads]
     print(f"host CPU {target.cpu}, {len(os.sched_getaffinity(0))} CPUs available; load average "
           f"{os.getloadavg()[0]:.2f}; median of {args.runs} runs")  # fmt: skip
-    print(f"{'threads':>7} {'trivial ns/call':>16} {'work us/call':>13} {'work speed-up':>14}")
+    print(f"{'threads':>7} {'trivial ns/call':>16} {'on workers':>11} {'work us/call':>13} {'work speed-up':>14}")
+    ctx[1000] = threading.get_ident()  # pthread_self() of this thread
     base = None
     for t in counts:
         threadpool.set_num_threads(t)
-        empty = per_call(trivial, args.calls, 2 * t)
+        ctx[1001] = 0
+        empty = per_call(trivial, args.calls, t)
+        total = (min(args.calls, 100) + args.runs * args.calls) * t
         busy = per_call(work, max(args.calls // 50, 20), 64)
         base = base or busy
-        print(f"{t:>7} {empty:>16.0f} {busy / 1000:>13.1f} {base / busy:>14.2f}")
+        print(f"{t:>7} {empty:>16.0f} {ctx[1001] / total:>11.0%} {busy / 1000:>13.1f} {base / busy:>14.2f}")
 
 
 if __name__ == "__main__":
