@@ -71,6 +71,7 @@ one ``nnc.Execution`` starts from), which also warns about a malformed value.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import warnings
@@ -612,7 +613,7 @@ def use(n: int) -> None:
     call only when it differs, so a computation pays ~0.1 us for it.  The
     count is per process: concurrent computations that ask for different
     counts get one or the other (outputs do not depend on it)."""
-    pool = install()
+    pool = _loaded or install()
     if pool.count.value != n:
         pool.set(n)
 
@@ -620,12 +621,16 @@ def use(n: int) -> None:
 _DECIMAL = re.compile(r"[0-9]+")
 
 
+@functools.cache
 def default_num_threads() -> int:
     """``NNC_NUM_THREADS`` if set to a positive decimal integer, else the
     CPUs this process may run on; at most :data:`MAX_THREADS`.  A set but
     malformed value (not digits, or 0) is ignored with a RuntimeWarning, as
     the native pool ignores it -- an environment variable should not make
-    every computation fail."""
+    every computation fail.  Read once per process, as OpenMP reads
+    ``OMP_NUM_THREADS`` (every Execution asks, and looking up an unset
+    variable in ``os.environ`` costs microseconds); ``cache_clear()`` reads
+    it again."""
     text = os.environ.get(ENV_VAR)
     if text:
         if _DECIMAL.fullmatch(text) and int(text) >= 1:

@@ -338,18 +338,34 @@ def test_set_and_get(threads, monkeypatch):
         assert threadpool.get_num_threads() == want, value
 
 
-def test_python_default(monkeypatch):
+@pytest.fixture
+def environment(monkeypatch):
+    """Set NNC_NUM_THREADS (None: unset) for the Python default, which is
+    read once per process; read again after the test."""
+
+    def put(value: str | None) -> None:
+        if value is None:
+            monkeypatch.delenv(threadpool.ENV_VAR, raising=False)
+        else:
+            monkeypatch.setenv(threadpool.ENV_VAR, value)
+        threadpool.default_num_threads.cache_clear()
+
+    yield put
+    monkeypatch.undo()
+    threadpool.default_num_threads.cache_clear()
+
+
+def test_python_default(environment):
     cpus = min(len(os.sched_getaffinity(0)), threadpool.MAX_THREADS)
-    monkeypatch.delenv(threadpool.ENV_VAR, raising=False)
-    assert threadpool.default_num_threads() == cpus
-    monkeypatch.setenv(threadpool.ENV_VAR, "")
-    assert threadpool.default_num_threads() == cpus
-    monkeypatch.setenv(threadpool.ENV_VAR, "3")
-    assert threadpool.default_num_threads() == 3
-    monkeypatch.setenv(threadpool.ENV_VAR, "1000")
-    assert threadpool.default_num_threads() == threadpool.MAX_THREADS
+    for value, want in ((None, cpus), ("", cpus), ("3", 3), ("1000", threadpool.MAX_THREADS)):
+        environment(value)
+        assert threadpool.default_num_threads() == want
+    environment("7")
+    assert threadpool.default_num_threads() == 7
+    os.environ[threadpool.ENV_VAR] = "5"
+    assert threadpool.default_num_threads() == 7  # read once
     for bad in ("zero", "0", "-2", "2.5", " 2"):
-        monkeypatch.setenv(threadpool.ENV_VAR, bad)
+        environment(bad)
         with pytest.warns(RuntimeWarning, match=threadpool.ENV_VAR):
             assert threadpool.default_num_threads() == cpus
 
@@ -509,10 +525,10 @@ def test_execution_set_num_threads_only_while_preparing(compilation, threads):
     assert ex.num_threads == threadpool.MAX_THREADS
 
 
-def test_execution_default_and_every_mode(compilation, threads, monkeypatch):
+def test_execution_default_and_every_mode(compilation, threads, environment):
     """The default comes from NNC_NUM_THREADS; compute, start_compute and
     burst_compute all run with the execution's count."""
-    monkeypatch.setenv(threadpool.ENV_VAR, "2")
+    environment("2")
     out = np.zeros(4, np.float32)
     ex = _execution(compilation, out)
     assert ex.num_threads == 2
@@ -528,7 +544,7 @@ def test_execution_default_and_every_mode(compilation, threads, monkeypatch):
     ex.burst_compute(burst)
     assert threadpool.get_num_threads() == 2
     np.testing.assert_array_equal(out, np.arange(4, dtype=np.float32) + 0.5)
-    monkeypatch.setenv(threadpool.ENV_VAR, "many")
+    environment("many")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ex2 = nnc.Execution(compilation)
