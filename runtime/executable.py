@@ -24,6 +24,10 @@ overlap), so any number of threads may run the same Executable at once --
 ctypes releases the GIL for the native call, so they really run in parallel.  LLVM itself is not
 thread-safe (llvmlite parses into the global LLVMContext), so optimising,
 emitting and loading native code is serialised by :data:`LLVM_LOCK`.
+
+Parallel loops in the code call ``nnc_parallel_for``, which resolves to the
+one thread pool of this process (:mod:`nnc.runtime.threadpool`, loaded before
+the first Executable); the caller sets its thread count before running.
 """
 
 from __future__ import annotations

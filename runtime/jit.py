@@ -80,7 +80,7 @@ def optimize(
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     mod.verify()
-    # Only the entry point is exported: everything else may be inlined away.
+    # Only the entry point (or ``exported``) stays external: everything else may be inlined away.
     for fn in mod.functions:
         if not fn.is_declaration and fn.name not in exported:
             fn.linkage = "internal"
