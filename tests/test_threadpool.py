@@ -262,6 +262,13 @@ def test_loaded_from_an_object_file(threads):
     assert sorted((b, e) for b, e, _ in log) == expected_chunks(1000, 2)
 
 
+def test_one_pool_per_process():
+    """Every loaded object resolves nnc_parallel_for to the one compiled pool."""
+    pool = threadpool.install()
+    assert threadpool.install() is pool
+    assert llvm.address_of_symbol(threadpool.PARALLEL_FOR) == pool.parallel_for
+
+
 def test_nested_parallel_for_runs_serially(kernel, threads):
     threads(4)
     rows, width = 13, 50
