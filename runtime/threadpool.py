@@ -150,8 +150,10 @@ class _PoolBuilder:
         self.gen = self._global("gen", _i32, linkage)
         self.pending = self._global("pending", _i32, linkage)  # chunks of the job not yet done
         self.claim = self._global("claim", _i64, linkage)  # generation << 32 | next unclaimed chunk
-        # the job, in one cache line: body, ctx, n, chunks (read and written under the mutex)
-        self.job = self._global("job", ir.LiteralStructType([_BODY_PTR, _ptr, _i64, _i32]), linkage)
+        self.sleepers = self._global("sleepers", _i32, linkage)  # workers in (or entering) cond_wait
+        self.joining = self._global("joining", _i32, linkage)  # 1: the caller sleeps until pending == 0
+        # the job, in one cache line: body, ctx, n, chunks (atomics: read while the next may be written)
+        self.job = self._global("job", ir.LiteralStructType([_BODY_PTR, _i8.as_pointer(), _i64, _i64]), linkage)
         self.workers = self._global("workers", _i32, linkage)
         self.ready = self._global("ready", _i32, linkage)  # 0: set up at next use (first, or after fork)
         self.registered = self._global("atfork_registered", _i32, linkage)
@@ -214,17 +216,41 @@ class _PoolBuilder:
         b.cbranch(b.icmp_signed("<", k_next, _c(_i32, SPIN_ITERATIONS)), loop, slow)
         return ir.IRBuilder(done), ir.IRBuilder(slow)
 
-    def _sleep_until(self, fn: ir.Function, b: ir.IRBuilder, cv: ir.Value, ready, name: str) -> ir.IRBuilder:
-        """With the mutex held: wait on ``cv`` until ``ready``; returns the
-        builder after (mutex still held)."""
+    def _sleep_until(self, fn: ir.Function, b: ir.IRBuilder, cv: ir.Value, ready, name: str,
+                     announce: Callable[[ir.IRBuilder, bool], None]) -> ir.IRBuilder:  # fmt: skip
+        """Sleep on ``cv`` until ``ready`` (a sequentially consistent load),
+        having announced it (``announce(b, True)``, a sequentially consistent
+        store or RMW; ``announce(b, False)`` after) under the mutex.  The
+        other side makes ``ready`` true with a sequentially consistent
+        store, then reads the announcement and, if set, signals under the
+        mutex: in the single order of those four operations either it sees
+        the announcement or the sleeper sees ``ready`` before waiting, so no
+        wake-up is lost and the hot path never takes the mutex."""
         check, wait, done = (fn.append_basic_block(f"{name}.{x}") for x in ("check", "wait", "done"))
+        b.call(self.lock, [self.mutex])
+        announce(b, True)
         b.branch(check)
         b = ir.IRBuilder(check)
         b.cbranch(ready(b), done, wait)
         b = ir.IRBuilder(wait)
         b.call(self.cond_wait, [cv, self.mutex])
         b.branch(check)
-        return ir.IRBuilder(done)
+        b = ir.IRBuilder(done)
+        announce(b, False)
+        b.call(self.unlock, [self.mutex])
+        return b
+
+    def _wake(self, fn: ir.Function, b: ir.IRBuilder, announced: ir.Value, cv: ir.Value, broadcast: bool, name: str):
+        """The other side of :meth:`_sleep_until`: signal ``cv`` under the
+        mutex if ``announced`` (a sequentially consistent load) is set."""
+        wake, after = fn.append_basic_block(f"{name}.wake"), fn.append_basic_block(f"{name}.woken")
+        b.cbranch(b.icmp_unsigned("!=", announced, _c(_i32, 0)), wake, after)
+        w = ir.IRBuilder(wake)
+        w.call(self.lock, [self.mutex])
+        w.call(self.cond_broadcast if broadcast else self.cond_signal, [cv])
+        w.call(self.unlock, [self.mutex])
+        w.branch(after)
+        return ir.IRBuilder(after)
 
     def _job_field(self, b: ir.IRBuilder, k: int) -> ir.Value:
         return b.gep(self.job, [_c(_i32, 0), _c(_i32, k)])
@@ -320,19 +346,23 @@ class _PoolBuilder:
     def _run_chunks(self, fn: ir.Function, b: ir.IRBuilder, gen: ir.Value, job: tuple, name: str, signal: bool):
         """Claim and run chunks of job ``gen`` until none is left; returns the
         builder after.  A claim is a compare-and-swap of the claim word
-        (generation << 32 | next chunk), so a thread still holding an older
-        job can never take a chunk of a newer one.  ``signal``: wake the
-        caller when this thread completes the job's last chunk (workers)."""
-        body, ctx, n, chunks = job
+        (generation << 32 | chunks << 16 | next chunk).  The word alone
+        decides, so a thread that read an older (or half of a newer) job can
+        never take a chunk: a successful claim of job g happens before job
+        g + 1 is written (g must complete first), so the job read before
+        it is g's.  ``signal``: wake a sleeping caller when this thread
+        completes the job's last chunk (workers)."""
+        body, ctx, n, _ = job
         entry = b.block
-        loop, claim, run, wake, again, out = (
-            fn.append_basic_block(f"{name}.{x}") for x in ("claim", "try", "run", "wake", "next", "out"))  # fmt: skip
+        loop, claim, run, again, out = (
+            fn.append_basic_block(f"{name}.{x}") for x in ("claim", "try", "run", "next", "out"))  # fmt: skip
         first = b.load_atomic(self.claim, "monotonic", 8)
         b.branch(loop)
         b = ir.IRBuilder(loop)
         word = b.phi(_i64)
         word.add_incoming(first, entry)
-        chunk = b.trunc(word, _i32)
+        chunk = b.trunc(b.and_(word, _c(_i64, 0xFFFF)), _i32)
+        chunks = b.trunc(b.and_(b.lshr(word, _c(_i64, 16)), _c(_i64, 0xFFFF)), _i32)
         mine = b.icmp_unsigned("==", b.trunc(b.lshr(word, _c(_i64, 32)), _i32), gen)
         b.cbranch(b.and_(mine, b.icmp_unsigned("<", chunk, chunks)), claim, out)
         b = ir.IRBuilder(claim)
@@ -342,16 +372,16 @@ class _PoolBuilder:
         b = ir.IRBuilder(run)
         begin, end = self._chunk(b, chunk, chunks, n)
         b.call(body, [begin, end, ctx])
-        before = b.atomic_rmw("sub", self.pending, _c(_i32, 1), "acq_rel")  # publishes what the body wrote
+        # seq_cst: publishes what the body wrote (release) and orders before reading `joining`
+        before = b.atomic_rmw("sub", self.pending, _c(_i32, 1), "seq_cst")
         if signal:
-            b.cbranch(b.icmp_signed("==", before, _c(_i32, 1)), wake, again)
+            last, woken = fn.append_basic_block(f"{name}.last"), None
+            b.cbranch(b.icmp_signed("==", before, _c(_i32, 1)), last, again)
+            b = ir.IRBuilder(last)
+            woken = self._wake(fn, b, b.load_atomic(self.joining, "seq_cst", 4), self.done_cv, False, name)
+            woken.branch(again)
         else:
             b.branch(again)
-        b = ir.IRBuilder(wake)
-        b.call(self.lock, [self.mutex])
-        b.call(self.cond_signal, [self.done_cv])
-        b.call(self.unlock, [self.mutex])
-        b.branch(again)
         b = ir.IRBuilder(again)
         word.add_incoming(b.load_atomic(self.claim, "monotonic", 8), again)
         b.branch(loop)
@@ -372,22 +402,25 @@ class _PoolBuilder:
         seen = b.phi(_i32)
         seen.add_incoming(born, entry)
 
-        def new_job(b: ir.IRBuilder) -> ir.Value:
+        def polled(b: ir.IRBuilder) -> ir.Value:
             return b.icmp_unsigned("!=", b.load_atomic(self.gen, "monotonic", 4), seen)
 
-        spun, slow = self._spin(fn, b, new_job, "idle")
-        spun.call(self.lock, [self.mutex])
+        def posted(b: ir.IRBuilder) -> ir.Value:
+            return b.icmp_unsigned("!=", b.load_atomic(self.gen, "seq_cst", 4), seen)
+
+        def sleeping(b: ir.IRBuilder, enter: bool) -> None:
+            b.atomic_rmw("add" if enter else "sub", self.sleepers, _c(_i32, 1), "seq_cst")
+
+        spun, slow = self._spin(fn, b, polled, "idle")
         spun.branch(read)
-        slow.call(self.lock, [self.mutex])
-        woke = self._sleep_until(fn, slow, self.work_cv, new_job, "idle")
+        woke = self._sleep_until(fn, slow, self.work_cv, posted, "idle", sleeping)
         woke.branch(read)
         b = ir.IRBuilder(read)
-        gen = b.load_atomic(self.gen, "monotonic", 4)
-        job = tuple(b.load(self._job_field(b, k), typ=t) for k, t in enumerate(self.job.value_type.elements))
-        b.call(self.unlock, [self.mutex])
+        gen = b.load_atomic(self.gen, "acquire", 4)  # the job and the data it reads, published by the caller
+        job = tuple(b.load_atomic(self._job_field(b, k), "monotonic", 8, typ=t) for k, t in enumerate(self.job.value_type.elements))
         seen.add_incoming(gen, b.block)
         work = fn.append_basic_block("work")
-        b.cbranch(b.icmp_unsigned("<", index, job[3]), work, top)
+        b.cbranch(b.icmp_unsigned("<", index, b.trunc(job[3], _i32)), work, top)  # a hint; claims decide
         b = self._run_chunks(fn, ir.IRBuilder(work), gen, job, "work", signal=True)
         seen.add_incoming(gen, b.block)
         b.branch(top)
@@ -400,6 +433,8 @@ class _PoolBuilder:
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         b.store_atomic(_c(_i32, 0), self.ready, "monotonic", 4)
         b.store_atomic(_c(_i32, 0), self.busy, "monotonic", 4)
+        b.store_atomic(_c(_i32, 0), self.sleepers, "monotonic", 4)
+        b.store_atomic(_c(_i32, 0), self.joining, "monotonic", 4)
         b.ret_void()
         return fn
 
@@ -496,26 +531,29 @@ class _PoolBuilder:
         b.call(body, [_c(_i64, 0), n, ctx])
         b.store_atomic(_c(_i32, 0), self.busy, "release", 4)
         b.ret_void()
-        b = ir.IRBuilder(blocks["post"])
-        b.call(self.lock, [self.mutex])
-        for k, value in enumerate((body, ctx, n, chunks)):
-            b.store(value, self._job_field(b, k))
+        b = ir.IRBuilder(blocks["post"])  # publish the job: no lock unless a worker sleeps
+        for k, value in enumerate((body, ctx, n, b.zext(chunks, _i64))):
+            b.store_atomic(value, self._job_field(b, k), "monotonic", 8)
         b.store_atomic(chunks, self.pending, "monotonic", 4)
         gen = b.add(b.load_atomic(self.gen, "monotonic", 4), _c(_i32, 1))
-        b.store_atomic(b.shl(b.zext(gen, _i64), _c(_i64, 32)), self.claim, "monotonic", 8)
-        b.store_atomic(gen, self.gen, "release", 4)
-        b.call(self.cond_broadcast, [self.work_cv])
-        b.call(self.unlock, [self.mutex])
+        word = b.or_(b.shl(b.zext(gen, _i64), _c(_i64, 32)), b.shl(b.zext(chunks, _i64), _c(_i64, 16)))
+        b.store_atomic(word, self.claim, "monotonic", 8)
+        b.store_atomic(gen, self.gen, "seq_cst", 4)  # release: the job and the body's inputs
+        b = self._wake(fn, b, b.load_atomic(self.sleepers, "seq_cst", 4), self.work_cv, True, "post")
         b = self._run_chunks(fn, b, gen, (body, ctx, n, chunks), "share", signal=False)
 
         def all_done(b: ir.IRBuilder) -> ir.Value:
             return b.icmp_signed("==", b.load_atomic(self.pending, "acquire", 4), _c(_i32, 0))
 
+        def done_sc(b: ir.IRBuilder) -> ir.Value:
+            return b.icmp_signed("==", b.load_atomic(self.pending, "seq_cst", 4), _c(_i32, 0))
+
+        def joining(b: ir.IRBuilder, enter: bool) -> None:
+            b.store_atomic(_c(_i32, int(enter)), self.joining, "seq_cst", 4)
+
         spun, slow = self._spin(fn, b, all_done, "join")
         spun.branch(blocks["release"])
-        slow.call(self.lock, [self.mutex])
-        woke = self._sleep_until(fn, slow, self.done_cv, all_done, "join")
-        woke.call(self.unlock, [self.mutex])
+        woke = self._sleep_until(fn, slow, self.done_cv, done_sc, "join", joining)
         woke.branch(blocks["release"])
         b = ir.IRBuilder(blocks["release"])
         b.store_atomic(_c(_i32, 0), self.busy, "release", 4)
