@@ -33,28 +33,31 @@ number of models.
 
 How it works.  Workers are created lazily by the first call that needs them
 (signals blocked, so they go to the application's threads) and live for the
-rest of the process.  A job is published under the pool mutex: the body, its
-context, ``n``, ``T``, ``pending = T``, the claim word ``generation << 32 |
-0`` and a bumped generation counter, then ``pthread_cond_broadcast``.  An
+rest of the process.  The caller publishes a job with atomic stores -- the
+body, its context, ``n``, ``T``, ``pending = T`` and the claim word
+``generation << 32 | T << 16 | 0`` -- and then a new generation (release).  An
 idle worker spins a bounded number of times (:data:`SPIN_ITERATIONS`, with
 the CPU's pause/yield hint) on the generation -- consecutive layers follow
-each other within microseconds -- and otherwise sleeps on the condition
-variable.  Caller and workers then claim chunks with a compare-and-swap on
-the claim word (which fails for a thread still holding an older job), run
-them, and decrement ``pending`` (acquire-release); a worker completing the
-last chunk signals the caller, who spins the same bounded time and then
-sleeps until ``pending == 0``.  Orderings: the job and the data the body
-reads are published by the mutex (release on unlock, acquire on lock); what
-the bodies wrote is published to the caller by the release half of the
-decrements, which form one release sequence that the caller's acquire load
+each other within microseconds -- and otherwise sleeps on a condition
+variable.  Caller and workers claim chunks with a compare-and-swap on the
+claim word (which fails for a thread that read an older job), run them, and
+decrement ``pending``; the caller spins the same bounded time for
+``pending == 0`` and then sleeps.  The mutex is taken only around sleeping
+and waking: a sleeper announces itself (``sleepers``, ``joining``) and
+re-checks its condition, the other side changes the condition and then reads
+the announcement, all sequentially consistent, so one of them always sees
+the other and no wake-up is lost.  Orderings: the job and the data the body
+reads are published by the generation (release store, acquire load); what
+the bodies wrote is published to the caller by the decrements of
+``pending``, which form one release sequence that the caller's acquire load
 of ``pending == 0`` synchronises with.  That is correct on weakly ordered
 CPUs (AArch64) as well as x86.  Worker ``k`` (1, 2, ...) only takes part in
 jobs of more than ``k`` chunks, so lowering the count leaves the surplus
 workers asleep.  A process forked while the pool had workers has none in the
 child: a fork hook (``pthread_atfork`` in an artifact, ``os.register_at_fork``
 in this process) marks the pool for a fresh start (new mutex and condition
-variables, no workers) at its next use.  (Even without it a child would not
-hang: the caller runs every chunk no worker claims.)
+variables, no workers) at its next use.  (Without it the child still
+computes, serially: the caller runs every chunk no worker claims.)
 
 Portability: 64-bit Linux with glibc (x86-64, AArch64); ``pthread_mutex_t``
 and ``pthread_cond_t`` are treated as opaque, 64-byte aligned storage of
@@ -444,8 +447,9 @@ class _PoolBuilder:
         libc_nonshared.a, which MCJIT cannot resolve): it registers nothing,
         on purpose -- a handler registered from an MCJIT object would dangle
         once the object is freed.  Such an object's own pool then skips the
-        reset after fork; it still cannot deadlock there, since the caller
-        runs every chunk no worker claims."""
+        reset after fork: a child runs its loops serially (the caller runs
+        every chunk no worker claims), unless the fork caught the pool's
+        mutex held by another thread."""
         fn = self._function(ATFORK_SHIM, _i32, [_ptr] * 3, internal=False)
         ir.IRBuilder(fn.append_basic_block("entry")).ret(_c(_i32, 0))
         return fn
