@@ -104,6 +104,7 @@ from nnc.event import Event
 from nnc.memory import INPUT, OUTPUT, Memory, fully_known
 from nnc.model import Operand
 from nnc.operand_types import OperandInfo, dtype_of, is_int
+from nnc.runtime import threadpool
 from nnc.runtime.abi import LOOP_TIMEOUT_STATUS
 from nnc.runtime.executable import NativeCall
 
@@ -127,6 +128,7 @@ _LOOP_TIMEOUT = "ANeuralNetworksExecution_setLoopTimeout"
 _REUSABLE = "ANeuralNetworksExecution_setReusable"
 _PADDING = "ANeuralNetworksExecution_enableInputAndOutputPadding"
 _FREE = "ANeuralNetworksExecution_free"
+_NUM_THREADS = "ANeuralNetworksExecution_setNumThreads"  # an nnc extension, named in the NDK's style
 
 
 class State(enum.Enum):
@@ -277,6 +279,7 @@ class Execution:
         self._device_outputs: list[tuple[int, Memory]] = []
         #: a reusable execution's computation, kept from its first (see _plan_for)
         self._plan: _Plan | None = None
+        self._num_threads = threadpool.default_num_threads()
 
     # -- read-only views of the configuration -------------------------------------------------------
     @property
@@ -367,6 +370,26 @@ class Execution:
             if not _is_bool(enable):
                 raise BadDataError(_PADDING, f"enable must be a bool, got {type(enable).__name__}")
             self._padding = bool(enable)
+
+    @property
+    def num_threads(self) -> int:
+        """The threads a computation runs on (nnc extension; see :meth:`set_num_threads`)."""
+        return self._num_threads
+
+    @ndk(_NUM_THREADS)
+    def set_num_threads(self, n: int) -> None:
+        """nnc extension: run this execution's computations on ``n`` threads
+        (an int >= 1; above :data:`nnc.runtime.threadpool.MAX_THREADS` it is
+        lowered to that).  The default is ``NNC_NUM_THREADS`` when set to a
+        positive integer, else the CPUs this process may run on.  Outputs do
+        not depend on it.  The native pool's count is per process and is set
+        at the start of each computation, so concurrent computations that ask
+        for different counts get one or the other."""
+        with self._lock:
+            self._preparing(_NUM_THREADS)
+            if not is_int(n) or int(n) < 1:
+                raise BadDataError(_NUM_THREADS, f"the thread count must be an int >= 1, got {n!r}")
+            self._num_threads = min(int(n), threadpool.MAX_THREADS)
 
     # -- binding ---------------------------------------------------------------------------------------
     def _operand(self, fn: str, index: int, roles: list[int], what: str) -> Operand:
@@ -780,6 +803,7 @@ class Execution:
         for memory in plan.memories:
             memory._check_mapped(fn)
         call = plan.call
+        threadpool.use(self._num_threads)
         t1 = time.perf_counter_ns() if measure else 0
         try:
             arena = burst._arena(call.executable) if burst is not None else None

@@ -24,12 +24,15 @@ overlap), so any number of threads may run the same Executable at once --
 ctypes releases the GIL for the native call, so they really run in parallel.  LLVM itself is not
 thread-safe (llvmlite parses into the global LLVMContext), so optimising,
 emitting and loading native code is serialised by :data:`LLVM_LOCK`.
+
+Parallel loops in the code call ``nnc_parallel_for``, which resolves to the
+one thread pool of this process (:mod:`nnc.runtime.threadpool`, loaded before
+the first Executable); the caller sets its thread count before running.
 """
 
 from __future__ import annotations
 
 import ctypes
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,7 +41,8 @@ import numpy as np
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
 from nnc.operand_types import OperandInfo, dtype_of
 from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
-from nnc.runtime.jit import NativeModule, Target, emit_object, optimize
+from nnc.runtime import threadpool
+from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize  # noqa: F401 (LLVM_LOCK: re-exported)
 
 
 @dataclass
@@ -67,11 +71,6 @@ class NativeCode:
     target: Target
 
 
-#: Serialises every use of LLVM (parsing, optimising, emitting, MCJIT loading):
-#: llvmlite works in LLVM's global context, which is not thread-safe.
-LLVM_LOCK = threading.RLock()
-
-
 def generate_code(ir: CompiledIR, target: Target) -> NativeCode:
     """LLVM IR -> optimised object code for ``target``."""
     with LLVM_LOCK:
@@ -86,6 +85,7 @@ class Executable:
         self.code = code
         self.target = code.target
         with LLVM_LOCK:
+            threadpool.install()  # before loading: the object may call nnc_parallel_for
             self.native = NativeModule.from_object(code.object_code, code.target)
         # Weights live as long as the executable; 64-byte aligned.
         self._weights = _aligned(max(len(code.weights), 1))
