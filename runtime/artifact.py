@@ -60,6 +60,7 @@ from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS, OperandT
 from nnc.operand_types import OperandInfo, dtype_of
 from nnc.runtime.abi import ABI_VERSION, ALIGNMENT, ARTIFACT_ENTRY_NAME, STATUS
 from nnc.runtime.executable import CompiledIR, NativeCode
+from nnc.runtime import serial_pool
 from nnc.runtime.jit import Target, emit_object, optimize
 
 #: The C header of an artifact, a ``string.Template`` (package data of nnc.runtime).
@@ -254,6 +255,7 @@ def build(code: CompiledIR, target: Target, embed_weights: bool = False, progres
     abi = llvm.parse_assembly(str(abi_module(code, target, embed_weights)))
     abi.verify()
     mod.link_in(abi)
+    serial_pool.link_into(mod)  # until the thread pool is merged (issue 11)
     mod.verify()
     if progress:
         progress.stage("generating code")

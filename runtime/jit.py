@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from nnc.runtime import serial_pool
+
 _init_lock = threading.Lock()
 _initialized = False
 
@@ -98,6 +100,7 @@ class NativeModule:
 
     def __init__(self, mod: llvm.ModuleRef, target: Target):
         initialize()
+        serial_pool.register(target.machine())
         self._engine = llvm.create_mcjit_compiler(mod, target.machine())
         self._engine.finalize_object()
         self._module = mod
@@ -108,6 +111,7 @@ class NativeModule:
         """Load a relocatable object (as emitted by :func:`emit_object`);
         external symbols (libm) resolve against this process."""
         initialize()
+        serial_pool.register(target.machine())
         self = cls.__new__(cls)
         self._module = llvm.parse_assembly("")
         self._engine = llvm.create_mcjit_compiler(self._module, target.machine())
