@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
+from test_c_abi import build_caller, compile_in_process, needs_cc, run_caller
 from test_control_flow import _compare, _graph, _ref, _tensor, _while
 
 import nnc
@@ -232,6 +233,16 @@ def stand_in(request: pytest.FixtureRequest) -> Iterator[StandIn]:
         yield s
 
 
+_SERIAL: dict[str, np.ndarray] = {}
+
+
+def serial_dw(case: str, x: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """The case's output without nnc-outline-parallel (computed once per case)."""
+    if case not in _SERIAL:
+        (_SERIAL[case],) = run(dw_model(**DW_CASES[case]), [x], [like], parallel=False)
+    return _SERIAL[case]
+
+
 @pytest.mark.parametrize("case", DW_CASES, ids=list(DW_CASES))
 def test_depthwise_rows_bit_identical(case: str, stand_in: StandIn) -> None:
     kw = DW_CASES[case]
@@ -241,8 +252,7 @@ def test_depthwise_rows_bit_identical(case: str, stand_in: StandIn) -> None:
     before = stand_in.calls
     (out,) = run(model, [x], [ref])
     assert stand_in.calls > before, "the rows loop was not dispatched"
-    (serial,) = run(model, [x], [ref], parallel=False)
-    assert out.tobytes() == serial.tobytes()
+    assert out.tobytes() == serial_dw(case, x, ref).tobytes()
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
 
 
@@ -302,3 +312,19 @@ def test_public_api_runs_with_the_default_pool() -> None:
     ex.compute()
     (serial,) = run(model, [x], [out], parallel=False)
     assert out.tobytes() == serial.tobytes()
+
+
+@needs_cc
+def test_shared_library_with_parallel_loops(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A ``.so`` from ``nnc compile`` of a model with parallel loops links and
+    runs from C, with the same results as without the pass."""
+    model = dw_model()
+    path = str(tmp_path / "dw.nnc")
+    model.save(path)
+    lib = str(tmp_path / "libdw.so")
+    compile_in_process(path, "-o", lib)
+    exe = build_caller(tmp_path, str(tmp_path / "libdw.h"), [lib, f"-Wl,-rpath,{tmp_path}"])
+    x = _input((1, 24, 24, 40))
+    (out,), stdout = run_caller(exe, tmp_path, model, [x], lib + ".weights")
+    assert stdout.strip().endswith("ok")
+    assert out.tobytes() == serial_dw("same", x, out).tobytes()
