@@ -199,16 +199,23 @@ def outline(loop: scf.ForOp, name: str) -> func.FuncOp:
     if loop.iter_args or loop.results:
         raise PassFailedException("nnc-outline-parallel: a parallel loop carries values")
     caps = captures(loop)
-    lo, step = loop.lb, loop.step
     passed = [v for v in caps if not _is_constant(v)]
-    for v in (lo, step):  # the bounds the body needs, when not constants
+    for v in (loop.lb, loop.step):  # the bounds the body needs, when not constants
         if not _is_constant(v) and v not in passed:
             passed.append(v)
     for v in passed:
         _check_capture_type(v.type)
+    fn = _body_function(loop, name, caps, passed)
+    _replace_by_dispatch(loop, name, passed)
+    return fn
 
-    # The body function: begin, end, then the passed captures.
+
+def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: list[SSAValue]) -> func.FuncOp:
+    """``func.func private @name(begin, end, passed...)`` running the loop's
+    body for iterations k in [begin, end), i.e. ``i = lo + k * step``;
+    captured constants are cloned into it."""
     index = IndexType()
+    lo, step = loop.lb, loop.step
     block = Block(arg_types=[index, index, *[v.type for v in passed]])
     begin, end = block.args[0], block.args[1]
     mapping: dict[SSAValue, SSAValue] = dict(zip(passed, block.args[2:]))
@@ -220,8 +227,7 @@ def outline(loop: scf.ForOp, name: str) -> func.FuncOp:
     one = arith.ConstantOp(IntegerAttr(1, index))
     block.add_op(one)
     inner = Block(arg_types=[index])
-    k = inner.args[0]
-    iv: SSAValue = k
+    iv: SSAValue = inner.args[0]
     if const_index(step) != 1:
         scaled = arith.MuliOp(iv, mapping[step])
         inner.add_op(scaled)
@@ -237,36 +243,31 @@ def outline(loop: scf.ForOp, name: str) -> func.FuncOp:
     block.add_op(func.ReturnOp())
     fn = func.FuncOp(name, ([index, index, *[v.type for v in passed]], []), Region(block), visibility="private")
     fn.attributes[BODY_ATTR] = UnitAttr()
+    return fn
 
-    # The caller: trip count, then the dispatch call in place of the loop.
+
+def _replace_by_dispatch(loop: scf.ForOp, name: str, passed: list[SSAValue]) -> None:
+    """The trip count, then ``func.call @name(0, trips, passed...)
+    {nnc.parallel_dispatch}`` in place of ``loop``."""
+    index = IndexType()
     parent = loop.parent_block()
     assert parent is not None
-    ops: list[Operation] = []
     zero = arith.ConstantOp(IntegerAttr(0, index))
-    ops.append(zero)
+    ops: list[Operation] = [zero]
     n = trip_count(loop)
     if n is not None:
-        count = arith.ConstantOp(IntegerAttr(n, index))
-        ops.append(count)
-        trips = count.result
+        ops.append(arith.ConstantOp(IntegerAttr(n, index)))
     else:
         # max(0, ceildiv(hi - lo, step)); step > 0 in every scf.for nnc emits
-        span = arith.SubiOp(loop.ub, lo)
-        ops.append(span)
-        trips = span.result
-        if const_index(step) != 1:
-            ceil = arith.CeilDivSIOp(trips, step)
-            ops.append(ceil)
-            trips = ceil.result
-        clamp = arith.MaxSIOp(trips, zero.result)
-        ops.append(clamp)
-        trips = clamp.result
-    call = func.CallOp(name, [zero.result, trips, *passed], [])
+        ops.append(arith.SubiOp(loop.ub, loop.lb))
+        if const_index(loop.step) != 1:
+            ops.append(arith.CeilDivSIOp(ops[-1].results[0], loop.step))
+        ops.append(arith.MaxSIOp(ops[-1].results[0], zero.result))
+    call = func.CallOp(name, [zero.result, ops[-1].results[0], *passed], [])
     call.attributes[DISPATCH_ATTR] = UnitAttr()
     ops.append(call)
     parent.insert_ops_before(ops, loop)
     parent.erase_op(loop, safe_erase=False)
-    return fn
 
 
 def _marked_outermost(region: Region, work: _Work) -> Iterator[scf.ForOp]:
