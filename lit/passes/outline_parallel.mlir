@@ -58,6 +58,24 @@ builtin.module {
     func.return
   }
 
+  // Inside an scf.if (an inlined IF branch): the loop is outlined where it
+  // is, the condition's block keeps the dispatch.
+  func.func @in_if(%a: memref<64x256xf32>, %c: i1) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %c256 = arith.constant 256 : index
+    %z = arith.constant 0.0 : f32
+    scf.if %c {
+      scf.for %i = %c0 to %c64 step %c1 {
+        scf.for %j = %c0 to %c256 step %c1 {
+          memref.store %z, %a[%i, %j] : memref<64x256xf32>
+        }
+      } {nnc.parallel}
+    }
+    func.return
+  }
+
   // Too little work for a dispatch: stays a loop.
   func.func @small(%a: memref<64xf32>) {
     %c0 = arith.constant 0 : index
@@ -88,6 +106,13 @@ builtin.module {
 // CHECK-NEXT:    %[[SPAN:.*]] = arith.subi %hi, %lo : index
 // CHECK-NEXT:    %[[N:[0-9]+]] = arith.maxsi %[[SPAN]], %[[Z]] : index
 // CHECK-NEXT:    func.call @nnc_par_2(%[[Z]], %[[N]], %a, %lo) {nnc.parallel_dispatch}
+
+// CHECK-LABEL: func.func @in_if(
+// CHECK:         scf.if %c {
+// CHECK-NEXT:      %[[Z:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[N:[0-9]+]] = arith.constant 64 : index
+// CHECK-NEXT:      func.call @nnc_par_3(%[[Z]], %[[N]], %a) {nnc.parallel_dispatch}
+// CHECK-NEXT:    }
 
 // CHECK-LABEL: func.func @small(
 // CHECK:         scf.for
