@@ -26,7 +26,6 @@ import subprocess
 import sys
 
 import llvmlite.binding as llvm
-
 from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
 from nnc.runtime.jit import Target, initialize
 
@@ -77,7 +76,7 @@ def _probe(cpu: str) -> tuple[subprocess.CompletedProcess, str]:
 
 
 def _cpu_names(listing: str) -> list[str]:
-    return re.findall(r"^\s+(\S+)\s+- Select the", listing, re.M)
+    return re.findall(r"^\s+(\S+)\s+- Select the", listing, re.MULTILINE)
 
 
 def known_cpus() -> list[str]:
