@@ -30,6 +30,7 @@ functions (marked ``nnapi.subgraph``; they are dropped afterwards).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -58,9 +59,10 @@ from nnc.dialects import nnapi
 from nnc.dialects.nnapi import SUBGRAPH_ATTR, memref_type, op_call
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
-from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
+from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
+from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 
 
 def _memref(t: Attribute, what: str) -> MemRefType:
@@ -249,10 +251,41 @@ def arith_index(builder: Builder, n: int) -> SSAValue:
     return op.result
 
 
+@dataclass(frozen=True)
 class ConvertNNAPIToLinalgPass(ModulePass):
-    """Lower every nnapi op to linalg.generic on memrefs (see module doc)."""
+    """Lower every nnapi op to linalg.generic on memrefs (see module doc).
+
+    Options (pipeline syntax ``convert-nnapi-to-linalg{target-features="+avx2,+fma"}``)
+    name the target the vector kernels are blocked for
+    (:mod:`nnc.passes.target`, :mod:`nnc.passes.kernels.tiles`):
+    ``target-triple`` (default x86-64 Linux), ``target-cpu`` (informative)
+    and ``target-features``, LLVM's feature string, which decides.  Without
+    options the pass assumes :data:`~nnc.passes.target.DEFAULT_TARGET`
+    (AVX-512); the driver always gives the compilation's target, with the
+    features LLVM implies for its CPU."""
 
     name = "convert-nnapi-to-linalg"
+
+    target_triple: str = ""
+    target_cpu: str = ""
+    target_features: str = ""
+
+    @staticmethod
+    def for_target(target: TargetDescription) -> ConvertNNAPIToLinalgPass:
+        """The pass configured for ``target``."""
+        return ConvertNNAPIToLinalgPass(target.triple, target.cpu, target.feature_string)
+
+    def target(self) -> TargetDescription:
+        """The target the options describe."""
+        if not (self.target_triple or self.target_cpu or self.target_features):
+            return DEFAULT_TARGET
+        if not self.target_features:
+            raise PassFailedException(
+                "convert-nnapi-to-linalg: target-cpu without target-features: give the CPU's "
+                "features (LLVM's spelling, e.g. target-features=\"+avx2,+fma\"); the driver "
+                "derives them from the CPU name"
+            )
+        return TargetDescription.parse(self.target_triple or DEFAULT_TARGET.triple, self.target_cpu, self.target_features)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         size_attr = op.attributes.get("nnapi.weights_size")
@@ -261,9 +294,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
         loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
         emission = EmissionState()
-        # One target today; issue 11 makes the policy a function of the
-        # compilation's target (an option of this pass).
-        tiles = tile_policy(AVX512)
+        tiles = tile_policy(self.target())
         for top in functions:
             if SUBGRAPH_ATTR in top.attributes:
                 continue  # inlined where it is used
