@@ -228,3 +228,43 @@ def test_pair_products_become_the_targets_dot_instruction(cpu: str, instruction:
     assert loop is not None, body
     assert instruction in loop.group(0)
     assert "pmulld" not in loop.group(0)
+
+
+def test_results_do_not_depend_on_the_thread_count(monkeypatch) -> None:
+    """The column blocks of the GEMM and the rows of the depthwise kernel run
+    on the thread pool: each output element is computed by one iteration,
+    so 1, 2 and 3 threads give the same bits."""
+    rng = np.random.default_rng(5)
+    t = SIGNED
+    c = Case(t, True, 48, FuseCode.RELU6, rng)
+    m = nnc.Model()
+    xi = m.add_operand(t, [1, 12, 12, 16], c.in_scale, c.in_zp)
+    wt = _rand(rng, PER_CHANNEL, (48, 1, 1, 16))
+    scalars = c.ints(m, 1, 1, 1, FuseCode.RELU6)
+    mid = m.add_operand(t, [1, 12, 12, 48], c.out_scale, c.out_zp)
+    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(48, np.int32)), *scalars], [mid])
+    dw = m.add_operand(PER_CHANNEL, [1, 3, 3, 48])
+    m.set_operand_symm_per_channel_quant_params(dw, [0.01] * 48, 3)
+    m.set_operand_value(dw, _rand(rng, PER_CHANNEL, (1, 3, 3, 48)))
+    db = m.add_operand(T.TENSOR_INT32, [48], 0.0, 0)
+    m.set_operand_value(db, np.zeros(48, np.int32))
+    out = m.add_operand(t, [1, 12, 12, 48], 0.3, 1)
+    m.add_operation(Op.DEPTHWISE_CONV_2D, [mid, dw, db, *c.ints(m, 1, 1, 1, 1, 0)], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    monkeypatch.setattr(conv, "filter_value", lambda ctx: wt if ctx.call.type == Op.CONV_2D else ctx.info(1).value)
+    # both loops go to the pool (not vacuous): two outlined parallel bodies
+    assert len(set(re.findall(r"nnc_par_\d+", lower(m, static_input_infos(m)).llvm_ir))) >= 2
+    comp = nnc.Compilation(m)
+    comp.finish()
+    x = _rand(rng, t, (1, 12, 12, 16))
+    results = []
+    for n in (1, 2, 3):
+        y = np.zeros((1, 12, 12, 48), np.int8)
+        ex = nnc.Execution(comp)
+        ex.set_num_threads(n)
+        ex.set_input(0, x)
+        ex.set_output(0, y)
+        ex.compute()
+        results.append(y)
+    assert all(np.array_equal(results[0], r) for r in results[1:])

@@ -33,7 +33,9 @@ Which instruction the pair product becomes is up to LLVM's target:
 AVX512-VNNI (see :meth:`~nnc.passes.kernels.vector.IVec.pairs_dot`).  The
 blocking is the float GEMM's (``ctx.tiles``): one int32 lane per float
 lane, the same register budget (accumulators + one weight vector per
-column vector + the broadcast pair).
+column vector + the broadcast pair).  The GEMM's column blocks and the
+depthwise kernel's output rows are independent (each writes its own
+outputs) and marked for the thread pool (``parallel_each``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import numpy as np
 from xdsl.dialects.builtin import i8, i16, i32, i64
 
 from nnc.passes.kernels.f32 import row_blocks
-from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, for_range, kernel, offsets, tag, widths
+from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, for_range, kernel, offsets, parallel_each, tag, widths
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 
 # -- compile-time layouts --------------------------------------------------------------------
@@ -244,7 +246,8 @@ def gemm(
                 each(e, r0, r1, mr, lambda e2, m0, mr=mr: call(
                     e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, cols))))
 
-        each(e, c0, c1, width, lambda e2, n0, per_run=per_run: runs(e2, lambda e3, a, o: per_run(e3, n0, a, o)))
+        # Column blocks are independent: each writes its own output channels.
+        parallel_each(e, c0, c1, width, lambda e2, n0, per_run=per_run: runs(e2, lambda e3, a, o: per_run(e3, n0, a, o)))
 
 
 # -- depthwise ---------------------------------------------------------------------------------
@@ -326,4 +329,5 @@ def depthwise(
         if ow_n > full:
             call(e, n, oh, full, ow_n - full)
 
-    each(e, 0, batches, 1, lambda e2, n: each(e2, 0, oh_n, 1, lambda e3, oh: row(e3, n, oh)))
+    # Rows are independent: each writes its own output row.
+    each(e, 0, batches, 1, lambda e2, n: parallel_each(e2, 0, oh_n, 1, lambda e3, oh: row(e3, n, oh)))
