@@ -48,6 +48,7 @@ from nnc.errors import BadDataError, NNError, OpFailedError, OutOfMemoryError, U
 from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
+from nnc.passes.convert_nnapi_to_linalg import ConstantPool, ConvertNNAPIToLinalgPass
 from nnc.passes.pipeline import DEFAULT_PIPELINE, context, run_passes, to_llvm_ir
 from nnc.passes.shape_inference import ShapeInferenceError
 from nnc.runtime.artifact import (
@@ -168,11 +169,12 @@ def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[Operand
     """The pipeline after shape inference, up to LLVM IR."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
-    run_passes(module, DEFAULT_PIPELINE[1:], context())
+    pool = ConstantPool(weights)  # grows by the weights laid out at compile time
+    run_passes(module, DEFAULT_PIPELINE[1:], context(), [ConvertNNAPIToLinalgPass(pool=pool)])
     arena = module.attributes.get("nnc.arena_size")
     return CompiledIR(
         to_llvm_ir(module),
-        weights,
+        pool.contents(),
         arena.data if isinstance(arena, IntAttr) else 0,
         list(input_infos),
         outputs,

@@ -82,12 +82,18 @@ def context() -> Context:
     return ctx
 
 
-def run_passes(module: ModuleOp, names: Sequence[str], ctx: Context | None = None) -> ModuleOp:
+def run_passes(
+    module: ModuleOp, names: Sequence[str], ctx: Context | None = None, configured: Sequence[ModulePass] = ()
+) -> ModuleOp:
+    """Run the passes ``names`` in order; a pass of ``configured`` runs as
+    given instead of default-constructed (options only the driver can set,
+    such as the constant pool of convert-nnapi-to-linalg)."""
     ctx = ctx or context()
+    instances = {p.name: p for p in configured}
     for name in names:
         if name not in PASSES:
             raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(PASSES))}")
-        PASSES[name]()().apply(ctx, module)
+        (instances.get(name) or PASSES[name]()()).apply(ctx, module)
     return module
 
 
