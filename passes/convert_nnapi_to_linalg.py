@@ -19,6 +19,15 @@ is lowered by the family lowering registered for its type in
 :mod:`nnc.passes.lowering`; the op's scalars are compile-time constants and
 reach the lowering as Python values.
 
+Weights laid out at compile time: given the model's :class:`ConstantPool`
+(the driver does; ``nnc-opt`` has none), a lowering may read a constant's
+value (:meth:`LoweringContext.constant_value`) and append a rearranged copy
+(:meth:`LoweringContext.packed_constant`: the GEMM's weight panels).  After
+lowering, constants that no code reads any more are dropped from the pool
+(:meth:`ConstantPool.compact`), the views are moved to the new offsets and
+``nnapi.weights_size`` and ``%weights`` take the final size, which the
+driver hands on with the pool's bytes.
+
 A model with a WHILE gets one more argument after ``%status``,
 ``%loop_timeout: i64`` (nanoseconds, from ``nnc_run``; its position is the
 module attribute ``nnc.loop_timeout_arg``, -1 without WHILE), and the module

@@ -1,4 +1,5 @@
-"""The vector kernels' tile policy, and lowering state that is per compilation.
+"""The vector kernels' tile policy, lowering state that is per compilation,
+and weights laid out at compile time.
 
 The policy (nnc.passes.kernels.tiles) is a pure function of the target; for
 the one target compiled for today (AVX-512) it must keep every kernel's
@@ -13,9 +14,16 @@ import io
 import threading
 from pathlib import Path
 
+import numpy as np
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+import nnc
+from nnc import FuseCode
+from nnc import OperandType as T
+from nnc import OperationType as Op
+from nnc import driver
+from nnc.passes.convert_nnapi_to_linalg import ConstantPool
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, VectorTarget, live_vectors, tile_policy
 from nnc.passes.pipeline import context, run_passes
 
@@ -77,3 +85,73 @@ def test_concurrent_compilations_emit_the_same_ir() -> None:
     assert not errors, errors
     assert len(results) == 4
     assert all(r == alone for r in results)
+
+
+# -- weights laid out at compile time -------------------------------------------------------
+
+
+def test_constant_pool_appends_aligned_once_and_compacts() -> None:
+    """Appended arrays start on 64-byte boundaries and equal ones are stored
+    once; compaction keeps only the used ranges, aligned, and says where
+    each moved."""
+    pool = ConstantPool(b"x" * 100)
+    assert pool.append(b"abc") == 128
+    assert pool.append(b"abc") == 128
+    assert pool.append(b"de") == 192
+    moved = pool.compact([(0, 10), (192, 2)])
+    assert moved == {0: 0, 192: 64}
+    assert pool.contents() == b"x" * 10 + b"\0" * 54 + b"de"
+
+
+def _conv_model(filter_is_input: bool) -> tuple[nnc.Model, list[np.ndarray]]:
+    """A 3x3 CONV_2D, 10 -> 37 channels (two whole vector blocks and a tail
+    on any lane count), whose filter is a constant or an input."""
+    rng = np.random.default_rng(5)
+    wv = rng.normal(0, 0.5, (37, 3, 3, 10)).astype(np.float32)
+    xv = rng.normal(0, 1, (1, 9, 9, 10)).astype(np.float32)
+    m = nnc.Model()
+    x = m.add_operand(T.TENSOR_FLOAT32, [1, 9, 9, 10])
+    w = m.add_operand(T.TENSOR_FLOAT32, [37, 3, 3, 10])
+    if not filter_is_input:
+        m.set_operand_value(w, wv)
+    b = m.add_operand(T.TENSOR_FLOAT32, [37])
+    m.set_operand_value(b, rng.normal(0, 0.1, 37).astype(np.float32))
+    scalars = []
+    for v in (1, 1, 1, FuseCode.RELU):  # SAME padding, strides 1, RELU
+        s = m.add_operand(T.INT32)
+        m.set_operand_value(s, v)
+        scalars.append(s)
+    out = m.add_operand(T.TENSOR_FLOAT32, [1, 9, 9, 37])
+    m.add_operation(Op.CONV_2D, [x, w, b, *scalars], [out])
+    m.identify_inputs_and_outputs([x, w] if filter_is_input else [x], [out])
+    m.finish()
+    return m, [xv, wv] if filter_is_input else [xv]
+
+
+def _run(m: nnc.Model, inputs: list[np.ndarray]) -> np.ndarray:
+    comp = nnc.Compilation(m)
+    comp.finish()
+    ex = nnc.Execution(comp)
+    for k, v in enumerate(inputs):
+        ex.set_input(k, v)
+    out = np.zeros((1, 9, 9, 37), np.float32)
+    ex.set_output(0, out)
+    ex.compute()
+    return out
+
+
+def test_packed_weights_equal_the_run_time_transposition() -> None:
+    """A constant filter is packed by the compiler, one given as an input is
+    transposed at run time into the same panels: the outputs are
+    bit-identical.  The packed copy replaces the filter in the constant pool
+    (only read packed), so the pool does not grow by the filter's size."""
+    const_model, const_inputs = _conv_model(filter_is_input=False)
+    input_model, input_inputs = _conv_model(filter_is_input=True)
+    assert _run(const_model, const_inputs).tobytes() == _run(input_model, input_inputs).tobytes()
+    infos = [const_model.operands[i].info(with_value=False) for i in const_model.inputs]
+    module, weights = driver.shaped_module(const_model, infos)
+    compiled = driver.lower_shaped(module, weights, infos)
+    filter_bytes = 37 * 3 * 3 * 10 * 4
+    assert len(weights) >= filter_bytes
+    assert len(compiled.weights) < len(weights) + 64
+    assert compiled.weights != weights  # laid out for the kernel, not as given
