@@ -166,7 +166,9 @@ def shaped_module(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[Mod
 
 
 def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[OperandInfo]) -> CompiledIR:
-    """The pipeline after shape inference, up to LLVM IR."""
+    """The pipeline after shape inference, up to LLVM IR.  The result's
+    weights are the constant pool as the lowering leaves it: weights laid
+    out for the kernels appended, constants read only in that layout dropped."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
     pool = ConstantPool(weights)  # grows by the weights laid out at compile time
