@@ -3,34 +3,46 @@
 Run from the repository root (LiteRT columns need the optional extra,
 ``pip install -e '.[bench]'``)::
 
-    python benchmarks/model_bench.py [--models DIR] [--runs 50] [--threads 1 2]
-                                     [--json results.json] [--only NAME]
+    python benchmarks/model_bench.py [--models DIR] [--runs 30] [--repeats 3] [--threads 1 2]
+                                     [--json results.json] [--only NAME] [--markdown]
 
-For each ``*.tflite`` in ``--models`` (default ../shared/models) it reports:
+Above the table it prints the CPU (``/proc/cpuinfo``: model name and vector
+flags), the load average, the host's float32 FMA peak per core (measured,
+:mod:`fma_peak`) and nnc's per-``compute()`` overhead on a 4-element ADD
+(:mod:`overhead_bench`).  For each ``*.tflite`` in ``--models`` (default
+../shared/models):
 
-* import: ``nnc.import_tflite`` (parse + NNAPI model + checks);
+* import: ``nnc.import_tflite`` (parse + NNAPI model + checks); a model nnc
+  cannot import or compile is reported as "not supported: <reason>", counted,
+  and left out of the geometric means (the output says which);
 * cold compile: ``Compilation.finish()`` with caching into an empty directory
   and nnc's in-process cache of compiled modules cleared (the whole pipeline:
-  xDSL passes, LLVM O3, object emission, writing the cache entry);
+  xDSL passes, LLVM, object emission, writing the cache entry);
 * cache-hit prepare: ``finish()`` of a fresh import with the same token and
   directory (key, verified read, loading the object);
-* inference latency, median and p90 over ``--runs`` timed runs after warm-up,
-  at each thread count: nnc computes a reusable execution whose buffers are
-  bound once (``compute()`` only), LiteRT runs ``invoke()`` of an interpreter
-  built with ``num_threads`` and its default CPU delegate (XNNPACK), inputs
-  set once — the same work on both sides, in the same process run;
+* max diff: nnc's first output against the stored LiteRT reference
+  (``NAME.io.npz``), checked before anything is timed: float outputs within
+  1e-4 of the largest reference value, quantised ones within 1 quantum (nnc
+  rounds as NNAPI's reference kernels do, LiteRT may round differently), the
+  argmax equal in both cases; the absolute difference is printed (in quanta
+  for quantised outputs);
+* inference latency at each thread count: nnc computes a reusable execution
+  whose buffers are bound once (``compute()`` only; with
+  ``Execution.set_num_threads(n)`` when nnc has it), LiteRT runs ``invoke()``
+  of an interpreter built with ``num_threads`` and its default CPU delegate
+  (XNNPACK), inputs set once -- the same work on both sides.  ``--repeats``
+  rounds of ``--runs`` timed runs, nnc and LiteRT alternating round by round
+  so that a change of load hits both; the median is the median of the
+  rounds' medians, p90 is over all runs;
 * GFLOP/s = 2 x multiply-accumulates / median latency, the MACs counted from
   the imported model (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and LSTM
-  gate matmuls, as in ../shared/models/README.md);
+  gate matmuls, as in ../shared/models/README.md), and as a percentage of the
+  measured peak (peak per core x threads);
 * the ratio nnc / LiteRT of the median latencies per model and thread count,
   and their geometric mean (below 1 means nnc is faster).
 
-nnc's generated code is single-threaded: it has no thread pool yet, so its
-2-thread latency is the same code run again (the table says so), while
-LiteRT's uses two threads.  Every nnc output is checked against the stored
-LiteRT reference (``NAME.io.npz``) before it is timed.
+``--markdown`` prints the table as the README's markdown table.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -43,12 +55,16 @@ import sys
 import tempfile
 import time
 
+import fma_peak
 import numpy as np
+import overhead_bench
 
 import nnc
 from nnc import OperationType as Op
+from nnc import driver  # its _CACHE: the in-process cache of compiled modules
 from nnc.model import Model
 from nnc.operand_types import dtype_of
+from nnc.runtime.jit import Target
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_MODELS = os.path.join(HERE, "..", "..", "shared", "models")
@@ -75,18 +91,15 @@ def macs(model: Model) -> int:
     return total
 
 
-def percentile(xs: list[float], q: float) -> float:
-    return float(np.percentile(np.array(xs), q))
-
-
-def time_runs(fn, runs: int, warmup: int) -> list[float]:
+def time_runs(fn, runs: int, warmup: int = 0) -> list[float]:
     for _ in range(warmup):
         fn()
+    clock = time.perf_counter
     times = []
     for _ in range(runs):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     return times
 
 
@@ -97,12 +110,10 @@ def inputs_for(model: Model, io) -> list[np.ndarray]:
 
 
 def compile_cold(path: str, cache: str) -> tuple[float, float, Model, nnc.Compilation]:
-    from nnc import driver as executable  # the in-process cache of compiled modules
-
     t = time.perf_counter()
     model = nnc.import_tflite(path)
     t_import = time.perf_counter() - t
-    executable._CACHE.clear()
+    driver._CACHE.clear()
     comp = nnc.Compilation(model)
     comp.set_caching(cache, TOKEN)
     t = time.perf_counter()
@@ -111,11 +122,9 @@ def compile_cold(path: str, cache: str) -> tuple[float, float, Model, nnc.Compil
 
 
 def prepare_hit(path: str, cache: str, runs: int = 3) -> float:
-    from nnc import driver as executable  # the in-process cache of compiled modules
-
     times = []
     for _ in range(runs):
-        executable._CACHE.clear()
+        driver._CACHE.clear()
         comp = nnc.Compilation(nnc.import_tflite(path))
         comp.set_caching(cache, TOKEN)
         t = time.perf_counter()
@@ -125,25 +134,23 @@ def prepare_hit(path: str, cache: str, runs: int = 3) -> float:
     return statistics.median(times)
 
 
-def nnc_runner(model: Model, comp: nnc.Compilation, inputs: list[np.ndarray]):
-    """(compute callable, outputs): one execution bound once, computed again and again."""
+def has_threads() -> bool:
+    """Whether nnc's generated code can use several threads (nnc extension)."""
+    return hasattr(nnc.Execution, "set_num_threads")
+
+
+def nnc_runner(model: Model, comp: nnc.Compilation, inputs: list[np.ndarray], threads: int):
+    """(compute callable, outputs): one reusable execution bound once."""
     outs = [np.zeros(model.operands[i].dims, dtype_of(model.operands[i].type)) for i in model.outputs]
     ex = nnc.Execution(comp)
-    reusable = hasattr(ex, "set_reusable")
-    if reusable:
-        ex.set_reusable(True)
-
-    def bind(e: nnc.Execution) -> nnc.Execution:
-        for k, x in enumerate(inputs):
-            e.set_input(k, x)
-        for k, y in enumerate(outs):
-            e.set_output(k, y)
-        return e
-
-    bind(ex)
-    if reusable:
-        return ex.compute, outs
-    return (lambda: bind(nnc.Execution(comp)).compute()), outs
+    ex.set_reusable(True)
+    if has_threads():
+        ex.set_num_threads(threads)
+    for k, x in enumerate(inputs):
+        ex.set_input(k, x)
+    for k, y in enumerate(outs):
+        ex.set_output(k, y)
+    return ex.compute, outs
 
 
 def litert_runner(path: str, inputs: list[np.ndarray], threads: int):
@@ -155,68 +162,169 @@ def litert_runner(path: str, inputs: list[np.ndarray], threads: int):
     return it.invoke
 
 
+class Mismatch(Exception):
+    """nnc's output is not LiteRT's reference within the tolerance."""
+
+
 def check(out: np.ndarray, ref: np.ndarray) -> float:
-    err = float(np.abs(out - ref).max())
-    if err > 1e-4 * float(np.abs(ref).max()) or out.argmax() != ref.argmax():
-        raise SystemExit(f"nnc output differs from the reference: max error {err:.3g}")
+    """The largest absolute difference (in quanta for integer outputs), if
+    within the tolerance (see the module docstring) and the argmax agrees."""
+    if np.issubdtype(ref.dtype, np.integer):
+        err = float(np.abs(out.astype(np.int64) - ref.astype(np.int64)).max())
+        ok = err <= 1
+    else:
+        err = float(np.abs(out - ref).max())
+        ok = err <= 1e-4 * float(np.abs(ref).max())
+    if not ok or out.argmax() != ref.argmax():
+        raise Mismatch(f"nnc output differs from the reference: max difference {err:.3g}, "
+                       f"argmax {out.argmax()} vs {ref.argmax()}")  # fmt: skip
     return err
 
 
-def bench_model(path: str, args, have_litert: bool) -> dict:
+def not_supported(error: nnc.NNError) -> str:
+    """A one-line reason: the operators that failed, with counts, and the first reason."""
+    problems = getattr(error, "problems", None)
+    if not problems:
+        return str(error).splitlines()[0][:100]
+    counts: dict[str, int] = {}
+    for _, op, _why in problems:
+        counts[op] = counts.get(op, 0) + 1
+    ops = ", ".join(f"{op} x{n}" for op, n in counts.items())
+    why = problems[0][2].removeprefix("NNAPI rejects the mapped operation: ")
+    if len(why) > 90:
+        why = f"{why[:40]}...{why[-45:]}"  # the end says what was found
+    return f"{ops} (e.g. {why})"
+
+
+def median_of_rounds(rounds: list[list[float]]) -> tuple[float, float]:
+    """(median of the rounds' medians, p90 of all runs), in ms."""
+    med = statistics.median(statistics.median(r) for r in rounds)
+    return med * 1e3, float(np.percentile(np.concatenate(rounds), 90)) * 1e3
+
+
+def bench_model(path: str, args, have_litert: bool, peak: float) -> dict:
     name = os.path.basename(path).removesuffix(".tflite")
     io = np.load(path.removesuffix(".tflite") + ".io.npz")
     row: dict = {"model": name}
-    with tempfile.TemporaryDirectory() as cache:
-        row["import_s"], row["compile_cold_s"], model, comp = compile_cold(path, cache)
-        row["prepare_hit_ms"] = prepare_hit(path, cache) * 1e3
+    try:
+        with tempfile.TemporaryDirectory() as cache:
+            row["import_s"], row["compile_cold_s"], model, comp = compile_cold(path, cache)
+            row["prepare_hit_ms"] = prepare_hit(path, cache) * 1e3
+    except nnc.NNError as e:
+        row["not_supported"] = not_supported(e)
+        return row
     row["macs"] = macs(model)
     inputs = inputs_for(model, io)
-    run, outs = nnc_runner(model, comp, inputs)
-    run()
-    row["max_abs_error"] = check(outs[0], io["output_0"])
     for th in args.threads:
-        t = time_runs(run, args.runs, args.warmup)
-        row[f"nnc_t{th}_median_ms"], row[f"nnc_t{th}_p90_ms"] = statistics.median(t) * 1e3, percentile(t, 90) * 1e3
-        row[f"nnc_t{th}_gflops"] = 2 * row["macs"] / statistics.median(t) / 1e9
+        run, outs = nnc_runner(model, comp, inputs, th)
+        run()
+        row["max_diff"] = check(outs[0], io["output_0"])
+        sides = {"nnc": run}
         if have_litert:
-            lt = time_runs(litert_runner(path, inputs, th), args.runs, args.warmup)
-            row[f"litert_t{th}_median_ms"] = statistics.median(lt) * 1e3
-            row[f"litert_t{th}_p90_ms"] = percentile(lt, 90) * 1e3
-            row[f"litert_t{th}_gflops"] = 2 * row["macs"] / statistics.median(lt) / 1e9
+            sides["litert"] = litert_runner(path, inputs, th)
+        rounds: dict[str, list[list[float]]] = {side: [] for side in sides}
+        for fn in sides.values():
+            time_runs(fn, args.warmup)
+        for _ in range(args.repeats):
+            for side, fn in sides.items():
+                rounds[side].append(time_runs(fn, args.runs))
+        for side in sides:
+            med, p90 = median_of_rounds(rounds[side])
+            row[f"{side}_t{th}_median_ms"], row[f"{side}_t{th}_p90_ms"] = med, p90
+            row[f"{side}_t{th}_gflops"] = 2 * row["macs"] / med / 1e6
+            row[f"{side}_t{th}_peak_pct"] = 100 * row[f"{side}_t{th}_gflops"] / (peak * th)
+        if have_litert:
             row[f"ratio_t{th}"] = row[f"nnc_t{th}_median_ms"] / row[f"litert_t{th}_median_ms"]
     return row
 
 
-def table(rows: list[dict], threads: list[int], have_litert: bool) -> str:
-    head = ["model", "MMACs", "import s", "cold s", "hit ms"]
+# -- the table ---------------------------------------------------------------------------------------
+def columns(have_litert: bool) -> list[str]:
+    head = ["model", "MMACs", "import", "cold compile", "cache-hit prepare", "max diff", "threads",
+            "nnc median / p90", "nnc GFLOP/s", "nnc % peak"]  # fmt: skip
+    if have_litert:
+        head += ["LiteRT median / p90", "LiteRT GFLOP/s", "LiteRT % peak", "nnc / LiteRT"]
+    return head
+
+
+def cells(r: dict, threads: list[int], have_litert: bool) -> list[list[str]]:
+    """One line per model and thread count (one for an unsupported model)."""
+    width = len(columns(have_litert))
+    if "not_supported" in r:
+        return [[r["model"], f"not supported: {r['not_supported']}"] + [""] * (width - 2)]
+    lines = []
     for th in threads:
-        head += [f"nnc t{th} med/p90 ms", f"GFLOP/s"]
+        line = [r["model"], f"{r['macs'] / 1e6:.1f}", f"{r['import_s']:.2f} s", f"{r['compile_cold_s']:.1f} s",
+                f"{r['prepare_hit_ms']:.1f} ms", f"{r['max_diff']:.2g}", str(th)]  # fmt: skip
+        for side in ("nnc", "litert") if have_litert else ("nnc",):
+            line += [f"{r[f'{side}_t{th}_median_ms']:.2f} / {r[f'{side}_t{th}_p90_ms']:.2f} ms",
+                     f"{r[f'{side}_t{th}_gflops']:.1f}", f"{r[f'{side}_t{th}_peak_pct']:.0f}%"]  # fmt: skip
         if have_litert:
-            head += [f"LiteRT t{th} med/p90 ms", "GFLOP/s", "nnc/LiteRT"]
-    lines = [head]
-    for r in rows:
-        cells = [r["model"], f"{r['macs'] / 1e6:.1f}", f"{r['import_s']:.2f}", f"{r['compile_cold_s']:.1f}",
-                 f"{r['prepare_hit_ms']:.1f}"]  # fmt: skip
-        for th in threads:
-            cells += [f"{r[f'nnc_t{th}_median_ms']:.2f}/{r[f'nnc_t{th}_p90_ms']:.2f}", f"{r[f'nnc_t{th}_gflops']:.1f}"]
-            if have_litert:
-                cells += [f"{r[f'litert_t{th}_median_ms']:.2f}/{r[f'litert_t{th}_p90_ms']:.2f}",
-                          f"{r[f'litert_t{th}_gflops']:.1f}", f"{r[f'ratio_t{th}']:.2f}"]  # fmt: skip
-        lines.append(cells)
-    widths = [max(len(str(row[k])) for row in lines) for k in range(len(head))]
-    out = ["  ".join(str(c).rjust(w) for c, w in zip(row, widths)) for row in lines]
+            line.append(f"{r[f'ratio_t{th}']:.2f}")
+        lines.append(line)
+    return lines
+
+
+def text_table(rows: list[dict], threads: list[int], have_litert: bool) -> str:
+    lines = [columns(have_litert)] + [c for r in rows for c in cells(r, threads, have_litert)]
+    supported = [line for line in lines if not line[1].startswith("not supported")]
+    widths = [max(len(line[k]) for line in supported) for k in range(len(lines[0]))]
+    out = []
+    for line in lines:
+        if line[1].startswith("not supported"):
+            out.append(f"{line[0].ljust(widths[0])}  {line[1]}")
+        else:
+            out.append("  ".join([line[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(line[1:], widths[1:])]))
     out.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(out)
+
+
+def markdown_table(rows: list[dict], threads: list[int], have_litert: bool) -> str:
+    head = columns(have_litert)
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for r in rows:
+        for line in cells(r, threads, have_litert):
+            lines.append("| " + " | ".join(line) + " |")
+    return "\n".join(lines)
+
+
+# -- the machine -------------------------------------------------------------------------------------
+VECTOR_FLAGS = ("sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avxvnni")
+
+
+def cpu_description() -> str:
+    """The CPU's model name (with family/model: a virtual machine's name may
+    be only "AMD EPYC"), LLVM's name for it, count and vector flags, from
+    /proc/cpuinfo."""
+    info: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    flags = set(info.get("flags", "").split())
+    vector = [f for f in VECTOR_FLAGS if f in flags] + sorted(f for f in flags if f.startswith(("avx512", "amx")))
+    return (f"{info.get('model name', 'unknown CPU')} (family {info.get('cpu family', '?')} model "
+            f"{info.get('model', '?')}, LLVM: {Target.host().cpu}), {os.cpu_count()} CPUs; "
+            f"vector flags: {' '.join(vector) or 'none found'}")  # fmt: skip
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(map(math.log, xs)) / len(xs))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=DEFAULT_MODELS, help="directory of NAME.tflite + NAME.io.npz")
     ap.add_argument("--only", default="", help="only models whose name contains this")
-    ap.add_argument("--runs", type=int, default=50, help="timed runs per measurement (>= 50 for the issue's table)")
+    ap.add_argument("--runs", type=int, default=30, help="timed runs per round")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds; the median of their medians is reported")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON (- for stdout)")
+    ap.add_argument("--markdown", action="store_true", help="print the table as the README's markdown table")
     args = ap.parse_args(argv)
     paths = sorted(p for p in glob.glob(os.path.join(args.models, "*.tflite")) if args.only in os.path.basename(p))
     if not paths:
@@ -229,18 +337,42 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         have_litert = False
         print("model_bench: ai-edge-litert is not installed (pip install -e '.[bench]'): nnc only", file=sys.stderr)
+    load_before = os.getloadavg()
+    peak = fma_peak.measure()
+    overhead = overhead_bench.measure(runs=2000, repeats=5)
+    print(f"CPU: {cpu_description()}")
+    print(f"fp32 FMA peak: {peak.gflops:.1f} GFLOP/s per core ({peak.isa}, {peak.lanes} float32 lanes, measured)")
+    print(f"compute() overhead of a 4-element ADD (median of 5 x 2000): {overhead['reusable'] / 1e3:.1f} us reusable, "
+          f"{overhead['one-shot'] / 1e3:.1f} us non-reusable (a new execution bound each time)")  # fmt: skip
     rows = []
     for p in paths:
         print(f"model_bench: {os.path.basename(p)} ...", file=sys.stderr, flush=True)
-        rows.append(bench_model(p, args, have_litert))
-    print(table(rows, args.threads, have_litert))
-    print("nnc's native code is single-threaded: its t2 columns run the same code as t1.")
-    summary: dict = {"models": rows, "runs": args.runs, "threads": args.threads, "litert": have_litert}
-    if have_litert:
+        try:
+            rows.append(bench_model(p, args, have_litert, peak.gflops))
+        except Mismatch as e:
+            raise SystemExit(f"{os.path.basename(p)}: {e}") from None
+    load_after = os.getloadavg()
+    print(f"latency: median of {args.repeats} x {args.runs} runs (median of the rounds' medians; p90 over all runs), "
+          f"after {args.warmup} warm-up runs; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
+          f"on {os.cpu_count()} CPUs")  # fmt: skip
+    print((markdown_table if args.markdown else text_table)(rows, args.threads, have_litert))
+    if not has_threads():
+        print("nnc's generated code is single-threaded here (no Execution.set_num_threads): "
+              "its 2-thread lines run the same code as 1 thread.")  # fmt: skip
+    supported = [r for r in rows if "not_supported" not in r]
+    skipped = [r["model"] for r in rows if "not_supported" in r]
+    if skipped:
+        print(f"{len(skipped)} of {len(rows)} model(s) not supported by nnc, left out of the geometric means: "
+              f"{', '.join(skipped)}")  # fmt: skip
+    summary: dict = {"cpu": cpu_description(), "peak_gflops_per_core": peak.gflops, "vector_isa": peak.isa,
+                     "overhead_ns": overhead, "models": rows, "runs": args.runs, "repeats": args.repeats,
+                     "threads": args.threads, "litert": have_litert, "nnc_threads": has_threads(),
+                     "load_average": [load_before[0], load_after[0]]}  # fmt: skip
+    if have_litert and supported:
         for th in args.threads:
-            ratios = [r[f"ratio_t{th}"] for r in rows]
-            summary[f"geomean_ratio_t{th}"] = math.exp(sum(map(math.log, ratios)) / len(ratios))
-            print(f"geometric mean nnc/LiteRT at {th} thread(s): {summary[f'geomean_ratio_t{th}']:.2f}")
+            summary[f"geomean_ratio_t{th}"] = geomean([r[f"ratio_t{th}"] for r in supported])
+            print(f"geometric mean nnc/LiteRT at {th} thread(s) over {len(supported)} model(s): "
+                  f"{summary[f'geomean_ratio_t{th}']:.2f}")  # fmt: skip
     if args.json:
         text = json.dumps(summary, indent=2)
         if args.json == "-":

@@ -11,6 +11,11 @@ the pipeline on a model:
    optimised object file, loaded into the process or linked into a native
    artifact (:mod:`nnc.runtime.artifact`).
 
+One target (:class:`~nnc.runtime.jit.Target`: the host unless told
+otherwise) serves both ends: LLVM generates code for it, and the lowering
+blocks its vector kernels for its description (:func:`target_description`,
+an option of ``convert-nnapi-to-linalg``).
+
 It also decides what the compiler can take: :func:`check_support` (before
 compiling), :func:`specialised_inputs` (inputs whose values are compiled in),
 and :func:`compiler_errors`, which turns what the compiler raises into the
@@ -26,6 +31,7 @@ for type checking only.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import os
@@ -49,8 +55,9 @@ from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
 from nnc.passes.convert_nnapi_to_linalg import ConstantPool, ConvertNNAPIToLinalgPass
-from nnc.passes.pipeline import DEFAULT_PIPELINE, context, run_passes, to_llvm_ir
+from nnc.passes.pipeline import context, default_pipeline, run_passes, to_llvm_ir
 from nnc.passes.shape_inference import ShapeInferenceError
+from nnc.passes.target import TargetDescription
 from nnc.runtime.artifact import (
     ArtifactError,
     ArtifactUsageError,
@@ -63,6 +70,7 @@ from nnc.runtime.artifact import (
     weights_path,
     write_file,
 )
+from nnc.runtime.cpu_probe import implied_features
 from nnc.runtime.executable import CompiledIR, Executable, generate_code
 from nnc.runtime.jit import Target
 
@@ -165,14 +173,29 @@ def shaped_module(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[Mod
     return imported.module, imported.weights
 
 
-def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[OperandInfo]) -> CompiledIR:
-    """The pipeline after shape inference, up to LLVM IR.  The result's
+def target_description(target: Target) -> TargetDescription:
+    """What the lowering needs to know of ``target``: its features (for a
+    CPU name alone, those LLVM implies for it, probed once per process)
+    and what they give the vector kernels."""
+    return TargetDescription.parse(target.triple, target.cpu, implied_features(target))
+
+
+def lower_shaped(
+    module: ModuleOp, weights: bytes, input_infos: Sequence[OperandInfo], target: Target | None = None
+) -> CompiledIR:
+    """The pipeline after shape inference, up to LLVM IR, with the vector
+    kernels blocked for ``target`` (default: the host).  The result's
     weights are the constant pool as the lowering leaves it: weights laid
     out for the kernels appended, constants read only in that layout dropped."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
-    pool = ConstantPool(weights)  # grows by the weights laid out at compile time
-    run_passes(module, DEFAULT_PIPELINE[1:], context(), [ConvertNNAPIToLinalgPass(pool=pool)])
+    description = target_description(target or Target.host())
+    pool = ConstantPool(weights)  # the lowering appends weights laid out for the kernels
+    passes = [
+        dataclasses.replace(p, pool=pool) if isinstance(p, ConvertNNAPIToLinalgPass) else p
+        for p in default_pipeline(description)[1:]
+    ]
+    run_passes(module, passes, context())
     arena = module.attributes.get("nnc.arena_size")
     return CompiledIR(
         to_llvm_ir(module),
@@ -183,14 +206,15 @@ def lower_shaped(module: ModuleOp, weights: bytes, input_infos: Sequence[Operand
     )
 
 
-def lower_to_llvm(model: Model, input_infos: Sequence[OperandInfo]) -> CompiledIR:
+def lower_to_llvm(model: Model, input_infos: Sequence[OperandInfo], target: Target | None = None) -> CompiledIR:
     """Run the whole pass pipeline; raises ShapeInferenceError / PassFailedException."""
     module, weights = shaped_module(model, input_infos)
-    return lower_shaped(module, weights, input_infos)
+    return lower_shaped(module, weights, input_infos, target)
 
 
 #: In-process cache: identical specialised modules share native code.  The key
-#: is the shape-inferred nnapi module's text plus a digest of its constant pool,
+#: is the shape-inferred nnapi module's text and the target (which decides the
+#: kernels' blocking as well as LLVM's code) plus a digest of its constant pool,
 #: so equal models built separately (e.g. the same model with declared and with
 #: unspecified output shapes) compile once per process.
 _CACHE: dict[tuple[str, str], Executable] = {}
@@ -207,7 +231,7 @@ def compile_model(model: Model, input_infos: Sequence[OperandInfo], target: Targ
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    exe = Executable(generate_code(lower_shaped(module, weights, input_infos), target))
+    exe = Executable(generate_code(lower_shaped(module, weights, input_infos, target), target))
     with _CACHE_LOCK:
         # Another thread may have compiled the same module meanwhile: share one.
         hit = _CACHE.get(key)
@@ -256,14 +280,17 @@ def shaped_nnapi(model: Model, infos: Sequence[OperandInfo]) -> tuple[ModuleOp, 
         return shaped_module(model, infos)
 
 
-def lower(model: Model, infos: Sequence[OperandInfo], progress: Progress | None = None) -> CompiledIR:
-    """Check support and run the whole pipeline to LLVM IR, errors as NNError."""
+def lower(
+    model: Model, infos: Sequence[OperandInfo], progress: Progress | None = None, target: Target | None = None
+) -> CompiledIR:
+    """Check support and run the whole pipeline to LLVM IR for ``target``
+    (default: the host), errors as NNError."""
     check_support(model, _FINISH)
     module, weights = shaped_nnapi(model, infos)
     if progress:
         progress.stage("lowering")
     with compiler_errors(model, _FINISH):
-        return lower_shaped(module, weights, infos)
+        return lower_shaped(module, weights, infos, target)
 
 
 EMITS = ("mlir", "llvm", "obj", "shared")
@@ -311,7 +338,7 @@ def compile_artifact(
         return put(buf.getvalue())
     cc = c_compiler() if emit == "shared" else None
     target = target or Target.host()
-    code = lower(model, infos, progress)
+    code = lower(model, infos, progress, target)
     with compiler_errors(model, _FINISH):
         art = build(code, target, embed_weights, progress)
     if emit == "llvm":

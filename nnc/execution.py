@@ -50,6 +50,15 @@ NNAPI.  :meth:`~Execution.set_loop_timeout` bounds each WHILE loop (default
 monotonic clock every iteration, stops once it has run longer, and the
 computation fails with MISSED_DEADLINE_TRANSIENT (C149, C151).
 
+Cost of a computation: everything a computation needs that its bindings
+fix -- the variant, the output checks, the native call's pointer arrays, the
+scratch arena -- is prepared by the first computation of a reusable
+execution and kept (arguments can be bound only before it), so the next ones
+only check what can still change (state, deadline, client memory mappings)
+and make the native call; inputs whose values select the variant, and device
+memories, are looked up again every time (see ``Execution._plan_for``).
+``benchmarks/overhead_bench.py`` measures it.
+
 Thread safety (C7): executions of one compilation may run on any number of
 threads at once (each native call gets its own scratch memory, see
 :mod:`nnc.runtime.executable`).  One execution must not be modified by two
@@ -95,7 +104,9 @@ from nnc.event import Event
 from nnc.memory import INPUT, OUTPUT, Memory, fully_known
 from nnc.model import Operand
 from nnc.operand_types import OperandInfo, dtype_of, is_int
+from nnc.runtime import threadpool
 from nnc.runtime.abi import LOOP_TIMEOUT_STATUS
+from nnc.runtime.executable import NativeCall
 
 _UINT32_MAX = 0xFFFFFFFF
 
@@ -117,6 +128,7 @@ _LOOP_TIMEOUT = "ANeuralNetworksExecution_setLoopTimeout"
 _REUSABLE = "ANeuralNetworksExecution_setReusable"
 _PADDING = "ANeuralNetworksExecution_enableInputAndOutputPadding"
 _FREE = "ANeuralNetworksExecution_free"
+_NUM_THREADS = "ANeuralNetworksExecution_setNumThreads"  # an nnc extension, named in the NDK's style
 
 
 class State(enum.Enum):
@@ -150,6 +162,19 @@ class _Outcome:
     shapes: list[tuple[int, ...]] | None = None
     sufficient: list[bool] | None = None
     durations: dict[DurationCode, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """A computation prepared from the bindings (see Execution._plan_for):
+    the native call with its arguments converted, the outcome of a
+    successful run without timing (the output shapes it writes; one object
+    for every run, as outcomes are never modified once made), and the client
+    memories whose mapping each run checks."""
+
+    call: NativeCall
+    outcome: _Outcome
+    memories: tuple[Memory, ...]
 
 
 class OutputDimensions(list):
@@ -250,6 +275,11 @@ class Execution:
         self._closed = False
         self._close_pending = False
         self._lock = threading.RLock()
+        #: (index, memory) of the outputs bound to device memories, which a computation initialises
+        self._device_outputs: list[tuple[int, Memory]] = []
+        #: a reusable execution's computation, kept from its first (see _plan_for)
+        self._plan: _Plan | None = None
+        self._num_threads = threadpool.default_num_threads()
 
     # -- read-only views of the configuration -------------------------------------------------------
     @property
@@ -340,6 +370,26 @@ class Execution:
             if not _is_bool(enable):
                 raise BadDataError(_PADDING, f"enable must be a bool, got {type(enable).__name__}")
             self._padding = bool(enable)
+
+    @property
+    def num_threads(self) -> int:
+        """The threads a computation runs on (nnc extension; see :meth:`set_num_threads`)."""
+        return self._num_threads
+
+    @ndk(_NUM_THREADS)
+    def set_num_threads(self, n: int) -> None:
+        """nnc extension: run this execution's computations on ``n`` threads
+        (an int >= 1; above :data:`nnc.runtime.threadpool.MAX_THREADS` it is
+        lowered to that).  The default is ``NNC_NUM_THREADS`` when set to a
+        positive integer, else the CPUs this process may run on.  Outputs do
+        not depend on it.  The native pool's count is per process and is set
+        at the start of each computation, so concurrent computations that ask
+        for different counts get one or the other."""
+        with self._lock:
+            self._preparing(_NUM_THREADS)
+            if not is_int(n) or int(n) < 1:
+                raise BadDataError(_NUM_THREADS, f"the thread count must be an int >= 1, got {n!r}")
+            self._num_threads = min(int(n), threadpool.MAX_THREADS)
 
     # -- binding ---------------------------------------------------------------------------------------
     def _operand(self, fn: str, index: int, roles: list[int], what: str) -> Operand:
@@ -457,6 +507,8 @@ class Execution:
                 if int(index) in table:
                     raise BadStateError(fn, f"{what} is already set")
                 self._bind(fn, table, index, _Binding("device", dims, None, memory))
+                if io == OUTPUT:
+                    self._device_outputs.append((int(index), memory))
                 return
             view = memory._client_array(fn, io, offset, length, dtype)
             if int(index) in table:
@@ -493,9 +545,8 @@ class Execution:
     def _finish(self, outcome: _Outcome) -> None:
         """COMPUTATION -> COMPLETED; device memories written by the outputs
         become initialised, or uninitialised if the computation failed."""
-        for k, b in self._outputs.items():
-            if b.kind == "device" and b.memory is not None:
-                b.memory._set_written(outcome.shapes[k] if outcome.error is None and outcome.shapes else None)
+        for k, memory in self._device_outputs:
+            memory._set_written(outcome.shapes[k] if outcome.error is None and outcome.shapes else None)
         with self._lock:
             self._outcome = outcome
             self._state = State.COMPLETED
@@ -517,7 +568,12 @@ class Execution:
     def _validate_start(self, fn: str) -> None:
         """What the runtime checks when a computation starts, in every mode:
         every argument bound (omitted counts, C133), and device-memory inputs
-        initialised with the shape of their last producer (C173, C177)."""
+        initialised with the shape of their last producer (C173, C177).
+        Nothing to do with a kept plan: it exists only after a computation
+        found every argument bound, and arguments can no longer change, and
+        only when no device memory is bound."""
+        if self._plan is not None:
+            return
         arguments = (("input", self.model.inputs, self._inputs), ("output", self.model.outputs, self._outputs))
         for what, roles, table in arguments:
             for k in range(len(roles)):
@@ -735,9 +791,51 @@ class Execution:
         return b.array[:need].reshape(shape)
 
     def _execute(self, fn: str, deadline: int | None, burst: Burst | None) -> _Outcome:
-        """Find the variant, check the outputs, run the native code once."""
-        t0 = time.perf_counter_ns()
-        self._check_deadline(fn, deadline, "before the computation started")
+        """Run the native code once: with the plan of the earlier computations
+        when it is kept (see :meth:`_plan_for`), else with a new one.  This is
+        the whole per-computation cost of a reusable execution, so the clock
+        is read only when timing is measured."""
+        measure = self._measure
+        t0 = time.perf_counter_ns() if measure else 0
+        if deadline is not None:
+            self._check_deadline(fn, deadline, "before the computation started")
+        plan = self._plan or self._plan_for(fn, deadline)
+        for memory in plan.memories:
+            memory._check_mapped(fn)
+        call = plan.call
+        threadpool.use(self._num_threads)
+        t1 = time.perf_counter_ns() if measure else 0
+        try:
+            arena = burst._arena(call.executable) if burst is not None else None
+            status = call.executable.run(call.inputs, call.outputs, arena, call.loop_timeout_ns, prepared=call)
+        except MemoryError:
+            raise OutOfMemoryError(fn, "cannot allocate the execution's working memory") from None
+        t2 = time.perf_counter_ns() if measure else 0
+        if status:
+            self._raise_status(fn, status)
+        if deadline is not None:
+            self._check_deadline(fn, deadline, "before the computation ended")
+        if not measure:
+            return plan.outcome
+        hw, driver = t2 - t1, time.perf_counter_ns() - t0
+        durations = {DurationCode.ON_HARDWARE: hw, DurationCode.IN_DRIVER: driver,
+                     DurationCode.FENCED_ON_HARDWARE: hw, DurationCode.FENCED_IN_DRIVER: driver}  # fmt: skip
+        return _Outcome(None, plan.outcome.shapes, plan.outcome.sufficient, durations)
+
+    def _plan_for(self, fn: str, deadline: int | None) -> _Plan:
+        """Everything about a computation that depends only on the bindings:
+        the variant, the output shapes, the checks of the outputs against
+        them and of overlaps, and the native call with its pointers.
+
+        A reusable execution keeps it for its next computations when nothing
+        in it can change once the execution left the preparation state:
+        arguments are bound only then, so the buffers, their sizes and the
+        variant are fixed -- unless an input's *value* selects the variant
+        (a specialised input, whose data the caller may change between
+        computations) or a device memory is bound (its contents and shape
+        change with the executions that write it; its buffer may be
+        reallocated).  Client memories are kept, but each computation
+        checks again that their mapping is still there."""
         infos = self._input_infos(fn)
         exe = self._variant(fn, infos)
         self._check_deadline(fn, deadline, "while preparing the computation")
@@ -749,32 +847,21 @@ class Execution:
                 fn, f"outputs {small} are too small for the computed shapes {[list(shapes[k]) for k in small]}",
                 output_shapes=shapes, sufficient=sufficient,
             )  # fmt: skip
+        inputs = [self._inputs[k] for k in range(len(self.model.inputs))]
         ins = [
             _DUMMY if b.kind == "omitted" else self._input_array(b, self.model.operands[idx], fn)
-            for b, idx in ((self._inputs[k], idx) for k, idx in enumerate(self.model.inputs))
+            for b, idx in zip(inputs, self.model.inputs)
         ]
         _check_no_overlap(fn, ins, outs)  # type: ignore[arg-type]
-        for b in (*self._inputs.values(), *self._outputs.values()):
-            if b.kind == "memory":
-                assert b.memory is not None
-                b.memory._check_mapped(fn)
-        arena = burst._arena(exe) if burst is not None else None
-        t1 = time.perf_counter_ns()
-        try:
-            status = exe.run(ins, outs, arena, self._loop_timeout_ns)
-        except MemoryError:
-            raise OutOfMemoryError(fn, "cannot allocate the execution's working memory") from None
-        t2 = time.perf_counter_ns()
-        if status:
-            self._raise_status(fn, status)
-        self._check_deadline(fn, deadline, "before the computation ended")
-        t3 = time.perf_counter_ns()
-        durations: dict[DurationCode, int] = {}
-        if self._measure:
-            hw, driver = t2 - t1, t3 - t0
-            durations = {DurationCode.ON_HARDWARE: hw, DurationCode.IN_DRIVER: driver,
-                         DurationCode.FENCED_ON_HARDWARE: hw, DurationCode.FENCED_IN_DRIVER: driver}  # fmt: skip
-        return _Outcome(None, shapes, sufficient, durations)
+        bindings = [*inputs, *self._outputs.values()]
+        memories = tuple(b.memory for b in bindings if b.kind == "memory" and b.memory is not None)
+        call = exe.bind(ins, outs, self._loop_timeout_ns)  # type: ignore[arg-type]
+        plan = _Plan(call, _Outcome(None, shapes, sufficient), memories)
+        specialised = self.compilation.specialised
+        value_selects_variant = any(k in specialised and b.kind != "omitted" for k, b in enumerate(inputs))
+        if self._reusable and not value_selects_variant and all(b.kind != "device" for b in bindings):
+            self._plan = plan
+        return plan
 
     def _raise_status(self, fn: str, status: int) -> None:
         """The error for a nonzero native status: a WHILE loop past the loop
@@ -860,6 +947,8 @@ class Execution:
         self._closed = True
         self._inputs.clear()
         self._outputs.clear()
+        self._plan = None
+        self._device_outputs.clear()
 
     def __enter__(self) -> Execution:
         return self

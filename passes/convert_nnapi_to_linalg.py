@@ -72,9 +72,10 @@ from nnc.dialects import nnapi
 from nnc.dialects.nnapi import STORAGE, SUBGRAPH_ATTR, dense_value, from_xdsl_type, memref_type, op_call
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
-from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
+from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
+from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 
 
 #: alignment of what the lowering appends to the constant pool (the
@@ -367,15 +368,44 @@ def arith_index(builder: Builder, n: int) -> SSAValue:
 class ConvertNNAPIToLinalgPass(ModulePass):
     """Lower every nnapi op to linalg.generic on memrefs (see module doc).
 
+    Options (pipeline syntax ``convert-nnapi-to-linalg{target-features="+avx2,+fma"}``)
+    name the target the vector kernels are blocked for
+    (:mod:`nnc.passes.target`, :mod:`nnc.passes.kernels.tiles`):
+    ``target-triple`` (default x86-64 Linux), ``target-cpu`` (informative)
+    and ``target-features``, LLVM's feature string, which decides.  Without
+    options the pass assumes :data:`~nnc.passes.target.DEFAULT_TARGET`
+    (AVX-512); the driver always gives the compilation's target, with the
+    features LLVM implies for its CPU.
+
     ``pool`` (set by the driver, never on the command line): the model's
     constant pool.  With it the lowerings read constant weights and append
-    them laid out for the kernels (packed GEMM panels); the pool then grows
-    and ``nnapi.weights_size`` with it.  Without it (``nnc-opt``) packed
+    them laid out for the kernels (packed GEMM panels), and constants read
+    only in that layout are dropped.  Without it (``nnc-opt``) packed
     constants are ``memref.global`` and only inline constants are read."""
 
     name = "convert-nnapi-to-linalg"
 
+    target_triple: str = ""
+    target_cpu: str = ""
+    target_features: str = ""
     pool: ConstantPool | None = field(default=None, compare=False)
+
+    @staticmethod
+    def for_target(target: TargetDescription) -> ConvertNNAPIToLinalgPass:
+        """The pass configured for ``target``."""
+        return ConvertNNAPIToLinalgPass(target.triple, target.cpu, target.feature_string)
+
+    def target(self) -> TargetDescription:
+        """The target the options describe."""
+        if not (self.target_triple or self.target_cpu or self.target_features):
+            return DEFAULT_TARGET
+        if not self.target_features:
+            raise PassFailedException(
+                "convert-nnapi-to-linalg: target-cpu without target-features: give the CPU's "
+                "features (LLVM's spelling, e.g. target-features=\"+avx2,+fma\"); the driver "
+                "derives them from the CPU name"
+            )
+        return TargetDescription.parse(self.target_triple or DEFAULT_TARGET.triple, self.target_cpu, self.target_features)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         size_attr = op.attributes.get("nnapi.weights_size")
@@ -390,9 +420,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
         emission = EmissionState()
         lowered: list[tuple[func.FuncOp, _FunctionLowering]] = []
-        # One target today; issue 11 makes the policy a function of the
-        # compilation's target (an option of this pass).
-        tiles = tile_policy(AVX512)
+        tiles = tile_policy(self.target())
         for top in functions:
             if SUBGRAPH_ATTR in top.attributes:
                 continue  # inlined where it is used

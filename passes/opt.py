@@ -22,9 +22,9 @@ from typing import TextIO
 
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
 
-from nnc.passes.pipeline import DEFAULT_PIPELINE, PASSES, context, run_passes, to_llvm_ir
+from nnc.passes.pipeline import DEFAULT_PIPELINE, PASSES, context, run_passes, split_pipeline, to_llvm_ir
 
 #: the separator of --split-input-file chunks (MLIR's)
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
@@ -95,7 +95,7 @@ def process(text: str, name: str, passes: list[str], emit: str, out: TextIO) -> 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="nnc-opt", description="Run nnc passes on an MLIR file.")
     ap.add_argument("file", nargs="?", default="-", help="input .mlir file (- for stdin)")
-    ap.add_argument("-p", "--passes", default="", help="comma-separated pass names")
+    ap.add_argument("-p", "--passes", default="", help='comma-separated pass names, each with options: name{opt="value"}')
     ap.add_argument("--pipeline", action="store_true", help="run the default pipeline")
     ap.add_argument("--emit", choices=("mlir", "llvm"), default="mlir")
     ap.add_argument("--split-input-file", action="store_true", help="run each '// -----' chunk on its own")
@@ -105,7 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.list_passes:
         print("\n".join(sorted(PASSES)))
         return 0
-    names = list(DEFAULT_PIPELINE) if args.pipeline else [p for p in args.passes.split(",") if p]
+    try:
+        names = list(DEFAULT_PIPELINE) if args.pipeline else split_pipeline(args.passes)
+    except ArgSpecParseError as e:
+        print(f"nnc-opt: error: bad pass pipeline {args.passes!r}: {str(e).splitlines()[-1].strip()}", file=sys.stderr)
+        return 1
     try:
         text = sys.stdin.read() if args.file == "-" else open(args.file).read()
     except OSError as e:

@@ -7,14 +7,22 @@ From an nnapi module with static input shapes to the llvm dialect:
                                 (and uses of shared vector kernels)
 3. ``nnc-plan-buffers``         temporaries -> views into one arena
 4. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
-5. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
-6. ``lower-affine``             (xDSL) affine.apply -> arith
-7. ``nnc-lower-scf-while``      scf.while (WHILE) -> blocks and cf branches
-8. ``convert-scf-to-cf``        (xDSL) structured control flow -> blocks
-9. ``convert-nnc-to-llvm``      func/cf/arith/math/memref/vector -> llvm
-10. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+5. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
+                                calls (to nnc_parallel_for in convert-nnc-to-llvm)
+6. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
+7. ``lower-affine``             (xDSL) affine.apply -> arith
+8. ``nnc-lower-scf-while``      scf.while (WHILE) -> blocks and cf branches
+9. ``convert-scf-to-cf``        (xDSL) structured control flow -> blocks
+10. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+11. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR through xDSL's llvm backend (:func:`to_llvm_ir`).
+
+A pipeline is a list of passes, each a name, a name with options in xDSL's
+pipeline syntax (``convert-nnapi-to-linalg{target-features="+avx2,+fma"}``)
+or a configured pass; :func:`default_pipeline` configures the lowering for
+the compilation's target (:mod:`nnc.passes.target`), which decides the
+vector kernels' blocking.
 """
 
 from __future__ import annotations
@@ -30,14 +38,17 @@ from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.transforms.lower_affine import LowerAffinePass
+from xdsl.utils.arg_spec import parse_pipeline
 
 from nnc.dialects.nnapi import NNAPI
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.lower_scf_while import LowerScfWhilePass
 from nnc.passes.outline_kernels import OutlineKernelsPass
+from nnc.passes.outline_parallel import OutlineParallelPass
 from nnc.passes.plan_buffers import PlanBuffersPass
 from nnc.passes.shape_inference import ShapeInferencePass
+from nnc.passes.target import TargetDescription
 from nnc.passes.to_llvm import ConvertNNCToLLVMPass
 
 #: name -> pass class, for nnc-opt's -p option
@@ -47,6 +58,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         ShapeInferencePass,
         ConvertNNAPIToLinalgPass,
         OutlineKernelsPass,
+        OutlineParallelPass,
         PlanBuffersPass,
         ConvertLinalgToLoopsPass,
         LowerAffinePass,
@@ -64,6 +76,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "convert-nnapi-to-linalg",
     "nnc-plan-buffers",
     "nnc-outline-kernels",
+    "nnc-outline-parallel",
     "convert-linalg-to-loops",
     "lower-affine",
     "nnc-lower-scf-while",
@@ -71,6 +84,38 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "convert-nnc-to-llvm",
     "nnc-add-entry-point",
 )
+
+
+#: a pass as the pipeline functions take it: a name, a name with options, or a pass
+PassLike = str | ModulePass
+
+
+def default_pipeline(target: TargetDescription | None = None) -> list[PassLike]:
+    """:data:`DEFAULT_PIPELINE` with the lowering configured for ``target``
+    (None: the lowering's documented default, as ``nnc-opt`` runs it)."""
+    if target is None:
+        return list(DEFAULT_PIPELINE)
+    lowering = ConvertNNAPIToLinalgPass.for_target(target)
+    return [lowering if name == lowering.name else name for name in DEFAULT_PIPELINE]
+
+
+def split_pipeline(text: str) -> list[str]:
+    """The passes of a comma-separated pipeline, each with its options
+    (commas inside an option's quotes do not split)."""
+    return [str(spec) for spec in parse_pipeline(text)]
+
+
+def make_pass(spec: PassLike) -> ModulePass:
+    """The pass ``spec`` names (with its options), or ``spec`` itself."""
+    if isinstance(spec, ModulePass):
+        return spec
+    specs = list(parse_pipeline(spec))
+    if len(specs) != 1 or specs[0].name not in PASSES:
+        raise KeyError(f"unknown pass {spec!r}; known: {', '.join(sorted(PASSES))}")
+    try:
+        return PASSES[specs[0].name]().from_pass_spec(specs[0])
+    except ValueError as e:  # an option the pass does not have, or of the wrong type
+        raise KeyError(f"pass {specs[0].name}: {e}") from None
 
 
 def context() -> Context:
@@ -82,18 +127,12 @@ def context() -> Context:
     return ctx
 
 
-def run_passes(
-    module: ModuleOp, names: Sequence[str], ctx: Context | None = None, configured: Sequence[ModulePass] = ()
-) -> ModuleOp:
-    """Run the passes ``names`` in order; a pass of ``configured`` runs as
-    given instead of default-constructed (options only the driver can set,
-    such as the constant pool of convert-nnapi-to-linalg)."""
+def run_passes(module: ModuleOp, passes: Sequence[PassLike], ctx: Context | None = None) -> ModuleOp:
+    """Apply ``passes`` in order (names, names with options, or passes)."""
     ctx = ctx or context()
-    instances = {p.name: p for p in configured}
-    for name in names:
-        if name not in PASSES:
-            raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(PASSES))}")
-        (instances.get(name) or PASSES[name]()()).apply(ctx, module)
+    configured = [make_pass(p) for p in passes]  # every name checked before the first runs
+    for p in configured:
+        p.apply(ctx, module)
     return module
 
 

@@ -26,6 +26,14 @@ arith on vectors maps like arith on scalars (intrinsics mangled ``v16f32``),
 and fast-math flags of float arith (``contract``) carry over.  Functions
 marked ``nnc.noalias`` (kernels outlined by nnc-outline-kernels) get
 ``noalias`` pointer arguments and ``no_inline``.
+
+Parallel loops (the second step of :mod:`nnc.passes.outline_parallel`): a
+function marked ``nnc.parallel_body`` gets the thread pool's body signature
+``void (i64 begin, i64 end, ptr ctx)`` and loads its other parameters from
+``ctx``, slot j (8 bytes) holding parameter j + 2; a call marked
+``nnc.parallel_dispatch`` (``@body(0, n, captures...)``) becomes the stores
+of the captures into such an array (allocated once, in the caller's entry
+block) and ``nnc_parallel_for(@body, ctx, n)``.
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.passes.outline_kernels import NOALIAS_ATTR
+from nnc.passes.outline_parallel import BODY_ATTR, DISPATCH_ATTR, PARALLEL_FOR
 
 PTR = llvm.LLVMPointerType()
 
@@ -203,6 +212,9 @@ class _FuncConverter:
     def __post_init__(self) -> None:
         self.vmap: dict[SSAValue, SSAValue] = {}
         self.out: list[Operation] = []
+        #: stack slots of parallel dispatches, placed at the top of the entry
+        #: block (an alloca in a loop would grow the stack at every iteration)
+        self.entry_ops: list[Operation] = []
 
     # -- helpers ---------------------------------------------------------------
     def emit(self, op: Operation) -> Operation:
@@ -247,22 +259,35 @@ class _FuncConverter:
                 "functions return at most one value"
             )
         ret = outputs[0] if outputs else llvm.LLVMVoidType()
-        lty = llvm.LLVMFunctionType([convert_type(t) for t in ftype.inputs.data], ret)
+        parallel_body = BODY_ATTR in fn.attributes
+        if parallel_body:
+            lty = llvm.LLVMFunctionType([i64, i64, PTR], ret)
+        else:
+            lty = llvm.LLVMFunctionType([convert_type(t) for t in ftype.inputs.data], ret)
         public = fn.sym_visibility is None or fn.sym_visibility.data == "public"
         linkage = llvm.LinkageAttr("external" if public else "internal")
         if fn.is_declaration:
             return llvm.FuncOp(fn.sym_name.data, lty, linkage=linkage)
         old_blocks = list(fn.body.blocks)
         new_blocks = {b: Block(arg_types=[convert_type(a.type) for a in b.args]) for b in old_blocks}
+        entry = old_blocks[0]
+        if parallel_body:
+            new_blocks[entry] = Block(arg_types=[i64, i64, PTR])
         for b, nb in new_blocks.items():
             for a, na in zip(b.args, nb.args):
                 self.vmap[a] = na
         self.block_map = new_blocks
         for b in _rpo(old_blocks):
             self.out = []
+            if parallel_body and b is entry:  # parameters from ctx first
+                self._unpack_context(entry)
             for op in b.ops:
                 self.convert_op(op)
             new_blocks[b].add_ops(self.out)
+        if self.entry_ops:
+            first = new_blocks[entry].first_op
+            assert first is not None
+            new_blocks[entry].insert_ops_before(self.entry_ops, first)
         body = Region([new_blocks[b] for b in old_blocks])
         new = llvm.FuncOp(fn.sym_name.data, lty, linkage=linkage, body=body)
         kernel = NOALIAS_ATTR in fn.attributes
@@ -301,6 +326,38 @@ class _FuncConverter:
             self._libm(op, _LIBM[type(op)])
             return
         raise PassFailedException(f"convert-nnc-to-llvm: cannot lower {op.name}")
+
+    # -- parallel loops (nnc.passes.outline_parallel) -------------------------------------
+    def slot(self, ctx: SSAValue, j: int) -> SSAValue:
+        """The address of 8-byte slot ``j`` of a parallel body's context."""
+        return self.emit(llvm.GEPOp.from_mixed_indices(ctx, [j], i64, inbounds=True)).results[0]
+
+    def _unpack_context(self, entry: Block) -> None:
+        """A parallel body's parameters after (begin, end), loaded from ctx."""
+        ctx = self.block_map[entry].args[2]
+        for j, a in enumerate(entry.args[2:]):
+            t = convert_type(a.type)
+            self.vmap[a] = self.emit(llvm.LoadOp(self.slot(ctx, j), t)).results[0]
+
+    def dispatch(self, op: func.CallOp) -> None:
+        """``@body(0, n, captures...)`` -> captures stored into a stack array,
+        ``nnc_parallel_for(@body, ctx, n)``."""
+        begin = op.arguments[0].owner
+        if not (isinstance(begin, arith.ConstantOp) and isinstance(begin.value, IntegerAttr) and begin.value.value.data == 0):
+            raise PassFailedException("convert-nnc-to-llvm: a parallel dispatch must start at iteration 0")
+        captured = list(op.arguments[2:])
+        size = llvm.ConstantOp(IntegerAttr(max(1, len(captured)), i64), i64)
+        # Slots of pointer type: 8 bytes on the 64-bit targets nnc supports,
+        # and an untyped pointer for xDSL's translation, so that stores of any
+        # type into them type-check.
+        alloca = llvm.AllocaOp(size, PTR, alignment=8)
+        self.entry_ops += [size, alloca]
+        ctx = alloca.results[0]
+        for j, v in enumerate(captured):
+            self.emit(llvm.StoreOp(self.v(v), self.slot(ctx, j)))
+        body = self.emit(llvm.AddressOfOp(op.callee.root_reference.data, PTR)).results[0]
+        self.extern(PARALLEL_FOR, llvm.LLVMVoidType(), [PTR, PTR, i64])
+        self.emit(llvm.CallOp(PARALLEL_FOR, body, ctx, self.v(op.arguments[1])))
 
     def intrinsic(self, name: str, op: Operation) -> SSAValue:
         """Call the type-mangled float intrinsic ``name`` on ``op``'s operands."""
@@ -481,6 +538,9 @@ def _h_return(c: _FuncConverter, op: func.ReturnOp) -> None:
 
 
 def _h_call(c: _FuncConverter, op: func.CallOp) -> None:
+    if DISPATCH_ATTR in op.attributes:
+        c.dispatch(op)
+        return
     rets = [convert_type(t) for t in op.result_types]
     call = c.emit(
         llvm.CallOp(op.callee.root_reference.data, *[c.v(a) for a in op.arguments], return_type=rets[0] if rets else None)

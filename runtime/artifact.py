@@ -18,7 +18,10 @@ module* generated here with ``llvmlite.ir``:
     constant tables behind bounds-checked accessors;
 ``nnc_model_check_weights``
     CRC-32 (zlib's) of a caller-loaded weights buffer against the one the
-    code was compiled with.
+    code was compiled with;
+``nnc_model_set_num_threads``, ``nnc_model_get_num_threads``
+    the thread count of the artifact's own thread pool
+    (:mod:`nnc.runtime.threadpool`, linked in with internal linkage).
 
 The model's functions are optimised first (``runtime.jit.optimize``, which
 internalises everything but ``nnc_run``), that ``nnc_run`` is renamed
@@ -55,12 +58,13 @@ from typing import Protocol
 
 import llvmlite.binding as llvm
 from llvmlite import ir
-
-from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS, OperandType
-from nnc.operand_types import OperandInfo, dtype_of
+from nnc.runtime import threadpool
 from nnc.runtime.abi import ABI_VERSION, ALIGNMENT, ARTIFACT_ENTRY_NAME, STATUS
 from nnc.runtime.executable import CompiledIR, NativeCode
 from nnc.runtime.jit import Target, emit_object, optimize
+
+from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS, OperandType
+from nnc.operand_types import OperandInfo, dtype_of
 
 #: The C header of an artifact, a ``string.Template`` (package data of nnc.runtime).
 _HEADER_TEMPLATE = Template(resources.files(__package__).joinpath("artifact_header.h.in").read_text(encoding="utf-8"))
@@ -219,6 +223,17 @@ def abi_module(code: CompiledIR, target: Target, embed_weights: bool) -> ir.Modu
     else:
         status = b.call(nnc_run, [ins, outs, w, ir.Constant(ptr, None)])
     b.ret(status)
+
+    # void nnc_model_set_num_threads(int n), int nnc_model_get_num_threads(void): the linked-in pool's
+    set_threads = ir.Function(mod, ir.FunctionType(ir.VoidType(), [i32]), threadpool.SET_NUM_THREADS)
+    get_threads = ir.Function(mod, ir.FunctionType(i32, []), threadpool.GET_NUM_THREADS)
+    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [i32]), "nnc_model_set_num_threads")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.call(set_threads, fn.args)
+    b.ret_void()
+    fn = ir.Function(mod, ir.FunctionType(i32, []), "nnc_model_get_num_threads")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.ret(b.call(get_threads, []))
     return mod
 
 
@@ -254,6 +269,9 @@ def build(code: CompiledIR, target: Target, embed_weights: bool = False, progres
     abi = llvm.parse_assembly(str(abi_module(code, target, embed_weights)))
     abi.verify()
     mod.link_in(abi)
+    mod.link_in(threadpool.compile_module(target))
+    for name in threadpool.API:  # the artifact's own pool: never clashes with another's
+        mod.get_function(name).linkage = "internal"
     mod.verify()
     if progress:
         progress.stage("generating code")
@@ -307,7 +325,7 @@ def c_compiler() -> list[str]:
 
 
 def link_shared(object_code: bytes, out: str, cc: Sequence[str] | None = None) -> None:
-    """``cc -shared`` the object into ``out`` (with libm)."""
+    """``cc -shared`` the object into ``out`` (with libm and libpthread)."""
     cmd = list(cc or c_compiler())
     directory = os.path.dirname(os.path.abspath(out))
     with tempfile.TemporaryDirectory(prefix="nnc-link-") as tmp:
@@ -319,7 +337,7 @@ def link_shared(object_code: bytes, out: str, cc: Sequence[str] | None = None) -
         except OSError as e:
             raise ArtifactError(f"cannot write {out}: {e.strerror}") from None
         os.close(fd)
-        args = [*cmd, "-shared", "-o", staged, obj, "-lm"]
+        args = [*cmd, "-shared", "-pthread", "-o", staged, obj, "-lm"]
         if sys.platform.startswith("linux"):
             args.insert(-2, f"-Wl,-soname,{os.path.basename(out)}")
         try:
@@ -406,6 +424,7 @@ def header_text(
         "NNC_MODEL_WEIGHTS_EMBEDDED": "1" if embedded else "0",
         "NNC_MODEL_LOOP_TIMEOUT_NS": f"((uint64_t){DEFAULT_LOOP_TIMEOUT_NS}u)",
         "NNC_MODEL_MAX_LOOP_TIMEOUT_NS": f"((uint64_t){MAXIMUM_LOOP_TIMEOUT_NS}u)",
+        "NNC_MODEL_MAX_THREADS": f"{threadpool.MAX_THREADS}",
     }
     if weights_file is not None:
         defines["NNC_MODEL_WEIGHTS_FILE"] = json.dumps(os.path.basename(weights_file))

@@ -6,18 +6,26 @@ a warning on stderr and aborts the whole process on some names (a 32-bit-only
 CPU for a 64-bit triple), so the probe runs in a child Python process.
 Separate from :mod:`nnc.runtime.artifact`, which links and documents code
 once the target is chosen.
+
+It also finds the features a CPU name implies (:func:`implied_features`):
+LLVM has no API that lists them, but it knows them when it generates code, so
+a child process compiles a few probe functions for the CPU and the features
+are read off the instructions chosen (zmm/ymm/xmm registers, ``vfmadd``,
+``vpdpbusd``, ``pcmpgtq``, AArch64 ``sdot``).  This works for any CPU LLVM
+knows, including ones newer than this code; the result, in LLVM's spelling,
+feeds the target description (:mod:`nnc.passes.target`) the lowering uses.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 import subprocess
 import sys
 
 import llvmlite.binding as llvm
-
 from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
 from nnc.runtime.jit import Target, initialize
 
@@ -25,6 +33,8 @@ _PROBE = r"""
 import json, os, sys, tempfile
 import llvmlite.binding as llvm
 llvm.initialize_native_target(); llvm.initialize_native_asmprinter()
+if sys.argv[2] == "features":  # any triple LLVM was built for (tests probe AArch64 too)
+    llvm.initialize_all_targets(); llvm.initialize_all_asmprinters()
 t = llvm.Target.from_triple(sys.argv[1])
 def machine(cpu):
     sys.stderr.flush()
@@ -36,6 +46,13 @@ def machine(cpu):
             os.dup2(saved, 2); os.close(saved)
         f.seek(0)
         return tm, f.read().decode(errors="replace")
+if sys.argv[2] == "features":
+    tm = t.create_target_machine(cpu=sys.argv[3], features=sys.argv[4], opt=3, reloc="pic")
+    m = llvm.parse_assembly(sys.stdin.read())
+    m.triple = sys.argv[1]
+    m.data_layout = str(tm.target_data)
+    print(json.dumps({"asm": tm.emit_assembly(m)}))
+    sys.exit(0)
 if sys.argv[2] == "help":
     print(json.dumps({"listing": machine("help")[1]}))
     sys.exit(0)
@@ -59,7 +76,7 @@ def _probe(cpu: str) -> tuple[subprocess.CompletedProcess, str]:
 
 
 def _cpu_names(listing: str) -> list[str]:
-    return re.findall(r"^\s+(\S+)\s+- Select the", listing, re.M)
+    return re.findall(r"^\s+(\S+)\s+- Select the", listing, re.MULTILINE)
 
 
 def known_cpus() -> list[str]:
@@ -88,3 +105,129 @@ def target_for_cpu(cpu: str | None) -> Target:
         hint = f"; did you mean {', '.join(near)}?" if near else " (--target-cpu help lists them)"
         raise ArtifactUsageError(f"--target-cpu {cpu!r} is not a CPU LLVM knows for {triple}{hint}")
     return Target.for_cpu(cpu)
+
+
+#: Probe functions (target-independent IR) whose instruction selection shows
+#: the vector features: register width for float32 (``fadd``) and int32
+#: (``mul``, AVX2 on x86), FMA (``llvm.fma`` without it is a libcall), SSE4.2
+#: (``pcmpgtq``) and the int8 dot products LLVM matches from a reduction of
+#: widened products (u8 x s8: x86 VNNI ``vpdpbusd``; s8 x s8: AArch64 ``sdot``).
+_PROBE_IR = r"""
+define void @nnc_probe_f32(ptr %p) {
+  %q = getelementptr <16 x float>, ptr %p, i64 1
+  %a = load <16 x float>, ptr %p
+  %b = load <16 x float>, ptr %q
+  %r = fadd <16 x float> %a, %b
+  store <16 x float> %r, ptr %p
+  ret void
+}
+define void @nnc_probe_i32(ptr %p) {
+  %q = getelementptr <16 x i32>, ptr %p, i64 1
+  %a = load <16 x i32>, ptr %p
+  %b = load <16 x i32>, ptr %q
+  %r = mul <16 x i32> %a, %b
+  store <16 x i32> %r, ptr %p
+  ret void
+}
+define void @nnc_probe_fma(ptr %p) {
+  %q1 = getelementptr <4 x float>, ptr %p, i64 1
+  %q2 = getelementptr <4 x float>, ptr %p, i64 2
+  %a = load <4 x float>, ptr %p
+  %b = load <4 x float>, ptr %q1
+  %c = load <4 x float>, ptr %q2
+  %r = call <4 x float> @llvm.fma.v4f32(<4 x float> %a, <4 x float> %b, <4 x float> %c)
+  store <4 x float> %r, ptr %p
+  ret void
+}
+define <2 x i64> @nnc_probe_cmp(<2 x i64> %a, <2 x i64> %b) {
+  %c = icmp sgt <2 x i64> %a, %b
+  %r = sext <2 x i1> %c to <2 x i64>
+  ret <2 x i64> %r
+}
+define i32 @nnc_probe_dot_us(ptr %x, ptr %w, i32 %acc) {
+  %a = load <32 x i8>, ptr %x
+  %b = load <32 x i8>, ptr %w
+  %az = zext <32 x i8> %a to <32 x i32>
+  %bs = sext <32 x i8> %b to <32 x i32>
+  %m = mul <32 x i32> %az, %bs
+  %s = call i32 @llvm.vector.reduce.add.v32i32(<32 x i32> %m)
+  %r = add i32 %s, %acc
+  ret i32 %r
+}
+define i32 @nnc_probe_dot_ss(ptr %x, ptr %w, i32 %acc) {
+  %a = load <16 x i8>, ptr %x
+  %b = load <16 x i8>, ptr %w
+  %as = sext <16 x i8> %a to <16 x i32>
+  %bs = sext <16 x i8> %b to <16 x i32>
+  %m = mul <16 x i32> %as, %bs
+  %s = call i32 @llvm.vector.reduce.add.v16i32(<16 x i32> %m)
+  %r = add i32 %s, %acc
+  ret i32 %r
+}
+declare <4 x float> @llvm.fma.v4f32(<4 x float>, <4 x float>, <4 x float>)
+declare i32 @llvm.vector.reduce.add.v32i32(<32 x i32>)
+declare i32 @llvm.vector.reduce.add.v16i32(<16 x i32>)
+"""
+
+
+def _probe_bodies(asm: str) -> dict[str, str]:
+    """Assembly text of each probe function."""
+    bodies: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in asm.splitlines():
+        m = re.match(r"^(nnc_probe_\w+):", line)
+        if m:
+            current = bodies.setdefault(m.group(1), [])
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(lines) for name, lines in bodies.items()}
+
+
+def features_from_probe(triple: str, asm: str) -> str:
+    """The features (LLVM's spelling) the probe's assembly shows."""
+    fn = _probe_bodies(asm)
+    f32, i32 = fn.get("nnc_probe_f32", ""), fn.get("nnc_probe_i32", "")
+    found: list[str] = []
+    if triple.startswith(("x86_64", "amd64")):
+        if "%zmm" in f32:
+            found.append("avx512f")
+        elif "%ymm" in f32:
+            found.append("avx")
+        if "%ymm" in i32 or "%zmm" in i32:
+            found.append("avx2")
+        if "vfmadd" in fn.get("nnc_probe_fma", ""):
+            found.append("fma")
+        if "pcmpgtq" in fn.get("nnc_probe_cmp", ""):
+            found.append("sse4.2")
+        if "pmulld" in i32:
+            found.append("sse4.1")
+        if "vpdpbusd" in fn.get("nnc_probe_dot_us", ""):
+            found.append("avx512vnni" if "avx512f" in found else "avxvnni")
+    elif triple.startswith(("aarch64", "arm64")):
+        found.append("neon")
+        if "sdot" in fn.get("nnc_probe_dot_ss", ""):
+            found.append("dotprod")
+    return ",".join("+" + f for f in found)
+
+
+@functools.lru_cache(maxsize=64)
+def _implied(triple: str, cpu: str, features: str) -> str:
+    initialize()
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, triple, "features", cpu, features],
+        input=_PROBE_IR, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["LLVM aborted"])[-1]
+        raise ArtifactUsageError(f"cannot generate code for CPU {cpu!r} on {triple}: {why}")
+    return features_from_probe(triple, json.loads(proc.stdout.strip().splitlines()[-1])["asm"])
+
+
+def implied_features(target: Target) -> str:
+    """The target's features in LLVM's spelling: its own list when it has
+    one (the host's names every feature), else what LLVM generates for its
+    CPU, probed in a child process (LLVM aborts on some CPU names) once per
+    (triple, CPU) in this process."""
+    if target.features:
+        return target.features
+    return _implied(target.triple, target.cpu, target.features)

@@ -18,26 +18,31 @@ Thread safety (C7): an Executable is immutable once loaded and shared by every
 execution of its compilation (and, through the in-process cache, by equal
 models).  Its constant pool is only read by the native code; each call gets
 its own scratch arena (a fresh one per call, or the caller's: a burst keeps
-one per variant and runs one computation at a time), so any number of
-threads may run the same Executable at once -- ctypes releases the GIL for
-the native call, so they really run in parallel.  LLVM itself is not
+one per variant and runs one computation at a time, and a reusable
+execution's :class:`NativeCall` one for its computations, which never
+overlap), so any number of threads may run the same Executable at once --
+ctypes releases the GIL for the native call, so they really run in parallel.  LLVM itself is not
 thread-safe (llvmlite parses into the global LLVMContext), so optimising,
 emitting and loading native code is serialised by :data:`LLVM_LOCK`.
+
+Parallel loops in the code call ``nnc_parallel_for``, which resolves to the
+one thread pool of this process (:mod:`nnc.runtime.threadpool`, loaded before
+the first Executable); the caller sets its thread count before running.
 """
 
 from __future__ import annotations
 
 import ctypes
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from nnc.runtime import threadpool
+from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
+from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize
 
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
 from nnc.operand_types import OperandInfo, dtype_of
-from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
-from nnc.runtime.jit import NativeModule, Target, emit_object, optimize
 
 
 @dataclass
@@ -66,11 +71,6 @@ class NativeCode:
     target: Target
 
 
-#: Serialises every use of LLVM (parsing, optimising, emitting, MCJIT loading):
-#: llvmlite works in LLVM's global context, which is not thread-safe.
-LLVM_LOCK = threading.RLock()
-
-
 def generate_code(ir: CompiledIR, target: Target) -> NativeCode:
     """LLVM IR -> optimised object code for ``target``."""
     with LLVM_LOCK:
@@ -85,10 +85,12 @@ class Executable:
         self.code = code
         self.target = code.target
         with LLVM_LOCK:
+            threadpool.install()  # before loading: the object may call nnc_parallel_for
             self.native = NativeModule.from_object(code.object_code, code.target)
         # Weights live as long as the executable; 64-byte aligned.
         self._weights = _aligned(max(len(code.weights), 1))
         self._weights[: len(code.weights)] = np.frombuffer(code.weights, dtype=np.uint8)
+        self._weights_address: int = self._weights.ctypes.data
         self.arena_size = code.arena_size
         self.output_shapes = [tuple(o.dims or ()) for o in code.outputs]
         self.output_dtypes = [dtype_of(o.type) for o in code.outputs]
@@ -105,6 +107,8 @@ class Executable:
         outputs: Sequence[np.ndarray],
         arena: np.ndarray | None = None,
         loop_timeout_ns: int = DEFAULT_LOOP_TIMEOUT_NS,
+        *,
+        prepared: NativeCall | None = None,
     ) -> int:
         """Run the model; returns 0, ``k + 1`` if operation ``k`` met invalid
         runtime data, or :data:`LOOP_TIMEOUT_STATUS` if a WHILE loop ran
@@ -112,17 +116,101 @@ class Executable:
         arrays of the compiled shapes and dtypes (nnc.Execution checks before
         calling).  ``arena`` is scratch memory from :func:`new_arena` for this
         executable that no other call uses meanwhile; without it the call
-        allocates its own, so concurrent calls never share scratch memory."""
-        ins = (ctypes.c_void_p * max(len(inputs), 1))(*[a.ctypes.data for a in inputs])
-        outs = (ctypes.c_void_p * max(len(outputs), 1))(*[a.ctypes.data for a in outputs])
-        if arena is None or arena.nbytes < self.arena_size:
-            arena = new_arena(self.arena_size)
-        return int(
-            self._entry(
-                ctypes.addressof(ins), ctypes.addressof(outs), self._weights.ctypes.data, arena.ctypes.data,
-                min(max(int(loop_timeout_ns), 0), 2**64 - 1),
-            )  # fmt: skip
-        )
+        allocates its own, so concurrent calls never share scratch memory.
+
+        ``prepared``: these very arguments converted by :meth:`bind` earlier
+        (same executable, same ``inputs``/``outputs`` objects, same timeout),
+        so that this call does not convert them again; with anything else
+        they are converted now.  Every native call of the model goes through
+        this method."""
+        call = prepared
+        if (
+            call is None
+            or call.executable is not self
+            or call.inputs is not inputs
+            or call.outputs is not outputs
+            or call.loop_timeout_ns != loop_timeout_ns
+        ):
+            call = self.bind(inputs, outputs, loop_timeout_ns)
+        return call(arena)
+
+    def bind(
+        self,
+        inputs: Sequence[np.ndarray],
+        outputs: Sequence[np.ndarray],
+        loop_timeout_ns: int = DEFAULT_LOOP_TIMEOUT_NS,
+    ) -> NativeCall:
+        """These arguments converted once for the native entry, to be passed
+        to :meth:`run` as ``prepared`` any number of times (see
+        :class:`NativeCall`); same guarantees as :meth:`run`."""
+        return NativeCall(self, inputs, outputs, loop_timeout_ns)
+
+
+class NativeCall:
+    """One executable's entry with its arguments converted once.
+
+    Converting arguments is most of what a call of a small model costs in
+    Python (a numpy array's address alone takes microseconds), so a reusable
+    execution binds its buffers here once and then only runs: the pointer
+    arrays, the constant pool's address and the loop timeout are fixed, and
+    the scratch arena is the caller's (a burst's) or one this call owns,
+    allocated at its first use.  The caller guarantees what
+    :meth:`Executable.run` requires and that one NativeCall makes one call
+    at a time (an execution refuses a second simultaneous computation),
+    which is what makes the owned arena safe to reuse.  The arrays are
+    referenced here, so their addresses stay valid as long as the call
+    lives."""
+
+    __slots__ = (
+        "_arena",
+        "_arena_address",
+        "_arena_args",
+        "_args",
+        "_ins",
+        "_outs",
+        "executable",
+        "inputs",
+        "loop_timeout_ns",
+        "outputs",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        executable: Executable,
+        inputs: Sequence[np.ndarray],
+        outputs: Sequence[np.ndarray],
+        loop_timeout_ns: int = DEFAULT_LOOP_TIMEOUT_NS,
+    ):
+        self.executable = executable
+        self.inputs, self.outputs, self.loop_timeout_ns = inputs, outputs, loop_timeout_ns
+        self._ins = (ctypes.c_void_p * max(len(inputs), 1))(*[a.ctypes.data for a in inputs])
+        self._outs = (ctypes.c_void_p * max(len(outputs), 1))(*[a.ctypes.data for a in outputs])
+        timeout = min(max(int(loop_timeout_ns), 0), 2**64 - 1)
+        #: the entry's arguments but the arena's address
+        self._args = (ctypes.addressof(self._ins), ctypes.addressof(self._outs), executable._weights_address, timeout)
+        self._arena: np.ndarray | None = None  # owned, allocated at the first call without one
+        self._arena_address = 0
+        self._arena_args: tuple | None = None  # (the arena argument, the entry's five arguments for it)
+
+    def __call__(self, arena: np.ndarray | None = None) -> int:
+        """Call the entry once; ``arena``: scratch memory from
+        :func:`new_arena` for this executable that no other call uses
+        meanwhile, or None (or one too small) for the one this call owns."""
+        cached = self._arena_args
+        if cached is None or cached[0] is not arena:
+            cached = self._arena_args = (arena, self._arguments(arena))
+        return self.executable._entry(*cached[1])
+
+    def _arguments(self, arena: np.ndarray | None) -> tuple:
+        """The entry's five arguments with ``arena`` (or the owned one)."""
+        if arena is None or arena.nbytes < self.executable.arena_size:
+            if self._arena is None:
+                self._arena, self._arena_address = _aligned_at(max(self.executable.arena_size, 1))
+            address = self._arena_address
+        else:
+            address = arena.ctypes.data
+        w_in, w_out, weights, timeout = self._args
+        return (w_in, w_out, weights, address, timeout)
 
 
 def new_arena(size: int) -> np.ndarray:
@@ -131,6 +219,13 @@ def new_arena(size: int) -> np.ndarray:
 
 
 def _aligned(n: int, align: int = 64) -> np.ndarray:
+    return _aligned_at(n, align)[0]
+
+
+def _aligned_at(n: int, align: int = 64) -> tuple[np.ndarray, int]:
+    """``n`` bytes aligned to ``align``, and their address (asking numpy for
+    an address again costs microseconds)."""
     raw = np.empty(n + align, dtype=np.uint8)
-    off = (-raw.ctypes.data) % align
-    return raw[off : off + n]
+    base = raw.ctypes.data
+    off = (-base) % align
+    return raw[off : off + n], base + off

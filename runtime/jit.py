@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
 _init_lock = threading.Lock()
 _initialized = False
+
+#: Serialises every use of LLVM (parsing, optimising, emitting, MCJIT loading):
+#: llvmlite works in LLVM's global context, which is not thread-safe.
+LLVM_LOCK = threading.RLock()
 
 #: int32_t nnc_run(void *const *inputs, void *const *outputs, const void *weights, void *arena)
 #: of a module without the loop-timeout argument (hand-written IR); compiled
@@ -64,17 +69,20 @@ class Target:
 OPT_LEVEL = 2
 
 
-def optimize(ir_text: str, target: Target, opt_level: int = OPT_LEVEL) -> llvm.ModuleRef:
-    """Parse and optimise LLVM IR with the new pass manager at ``opt_level``."""
+def optimize(
+    ir_text: str, target: Target, opt_level: int = OPT_LEVEL, exported: Collection[str] = ("nnc_run",)
+) -> llvm.ModuleRef:
+    """Parse and optimise LLVM IR with the new pass manager at ``opt_level``;
+    only the functions named in ``exported`` keep external linkage."""
     initialize()
     tm = target.machine()
     mod = llvm.parse_assembly(ir_text)
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     mod.verify()
-    # Only the entry point is exported: everything else may be inlined away.
+    # Only the entry point (or ``exported``) stays external: everything else may be inlined away.
     for fn in mod.functions:
-        if not fn.is_declaration and fn.name != "nnc_run":
+        if not fn.is_declaration and fn.name not in exported:
             fn.linkage = "internal"
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     pto.loop_vectorization = opt_level >= 2
@@ -94,17 +102,21 @@ def emit_assembly(mod: llvm.ModuleRef, target: Target) -> str:
 
 
 class NativeModule:
-    """Compiled code loaded into this process (kept alive with this object)."""
+    """Compiled code loaded into this process (kept alive with this object).
+    ``entry`` is the ``nnc_run`` ctypes function (None for a module without
+    one, e.g. the thread pool, when built with ``entry=False``)."""
 
-    def __init__(self, mod: llvm.ModuleRef, target: Target):
+    def __init__(self, mod: llvm.ModuleRef, target: Target, entry: bool = True):
         initialize()
         self._engine = llvm.create_mcjit_compiler(mod, target.machine())
         self._engine.finalize_object()
         self._module = mod
-        self._bind()
+        self.entry = None
+        if entry:
+            self._bind()
 
     @classmethod
-    def from_object(cls, object_code: bytes, target: Target) -> NativeModule:
+    def from_object(cls, object_code: bytes, target: Target, entry: bool = True) -> NativeModule:
         """Load a relocatable object (as emitted by :func:`emit_object`);
         external symbols (libm) resolve against this process."""
         initialize()
@@ -113,12 +125,18 @@ class NativeModule:
         self._engine = llvm.create_mcjit_compiler(self._module, target.machine())
         self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
         self._engine.finalize_object()
-        self._bind()
+        self.entry = None
+        if entry:
+            self._bind()
         return self
 
     def address(self, name: str) -> int:
         """The address of the function ``name`` (0 if the code has none)."""
         return self._engine.get_function_address(name)
+
+    def global_address(self, name: str) -> int:
+        """The address of the (external) global variable ``name``."""
+        return self._engine.get_global_value_address(name)
 
     def _bind(self) -> None:
         addr = self.address("nnc_run")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import mmap
+import os
+
 import numpy as np
 import pytest
 
@@ -312,3 +315,129 @@ def test_scalar_model_input_is_compiled_in_per_value():
     x, y = np.array([1, -5], np.float32), np.array([1, 2], np.float32)
     np.testing.assert_array_equal(cm.run(x, y, np.array(0, np.int32))[0], [2, -3])
     np.testing.assert_array_equal(cm.run(x, y, np.array(1, np.int32))[0], [2, 0])
+
+
+# -- a reusable execution keeps what its bindings fix (nnc.execution._plan_for) ------------------------
+def _reusable_add(x, y, out) -> nnc.Execution:
+    c = nnc.Compilation(add_model(dims=(2,)))
+    c.finish()
+    ex = nnc.Execution(c)
+    ex.set_reusable(True)
+    ex.set_input(0, x)
+    ex.set_input(1, y)
+    ex.set_output(0, out)
+    return ex
+
+
+def test_reusable_execution_reads_its_buffers_at_every_computation():
+    """The pointers are kept from the first computation; the data is not."""
+    x, y, out = np.array([1, 2], np.float32), np.array([10, 20], np.float32), np.zeros(2, np.float32)
+    ex = _reusable_add(x, y, out)
+    burst = nnc.Burst(ex.compilation)
+    for k in range(4):
+        x[:] = [k, -k]
+        out[:] = np.nan
+        if k % 2:
+            ex.burst_compute(burst)
+        else:
+            ex.compute()
+        np.testing.assert_array_equal(out, [10 + k, 20 - k])
+        assert ex.get_output_operand_dimensions(0) == [2]
+
+
+def test_reusable_execution_measures_every_computation():
+    c = nnc.Compilation.for_devices(add_model(dims=(2,)), [nnc.get_devices()[0]])
+    c.finish()
+    ex = nnc.Execution(c)
+    ex.set_reusable(True)
+    ex.set_measure_timing(True)
+    ex.set_input(0, np.ones(2, np.float32))
+    ex.set_input(1, np.ones(2, np.float32))
+    ex.set_output(0, np.zeros(2, np.float32))
+    for _ in range(2):
+        ex.compute()
+        hw, driver = ex.get_duration(nnc.DurationCode.ON_HARDWARE), ex.get_duration(nnc.DurationCode.IN_DRIVER)
+        assert 0 < hw <= driver < 2**64 - 1
+
+
+def test_reusable_execution_follows_a_value_specialised_input():
+    """An input whose value selects the compiled variant (a scalar input) is
+    read again at every computation: the caller may change it in place."""
+    m = nnc.Model()
+    a, b = (m.add_operand(T.TENSOR_FLOAT32, [2]) for _ in range(2))
+    act = m.add_operand(T.INT32)
+    out = m.add_operand(T.TENSOR_FLOAT32, [2])
+    m.add_operation(Op.ADD, [a, b, act], [out])
+    m.identify_inputs_and_outputs([a, b, act], [out])
+    m.finish()
+    c = nnc.Compilation(m)
+    c.finish()
+    ex = nnc.Execution(c)
+    ex.set_reusable(True)
+    activation, y = np.array(0, np.int32), np.zeros(2, np.float32)
+    ex.set_input(0, np.array([1, -5], np.float32))
+    ex.set_input(1, np.array([1, 2], np.float32))
+    ex.set_input(2, activation)
+    ex.set_output(0, y)
+    ex.compute()
+    np.testing.assert_array_equal(y, [2, -3])
+    activation[()] = 1  # RELU
+    ex.compute()
+    np.testing.assert_array_equal(y, [2, 0])
+
+
+def test_reusable_execution_checks_a_client_memory_mapping_every_time():
+    """A file that shrank after the first computation is UNMAPPABLE at the
+    next one, never a SIGBUS in native code."""
+    fd = os.memfd_create("nnc-test")
+    os.ftruncate(fd, 4096)
+    mem = nnc.Memory.from_fd(4096, mmap.PROT_READ | mmap.PROT_WRITE, fd, 0)
+    c = nnc.Compilation(add_model(dims=(2,)))
+    c.finish()
+    ex = nnc.Execution(c)
+    ex.set_reusable(True)
+    ex.set_input_from_memory(0, mem, 0, 8)
+    ex.set_input(1, np.ones(2, np.float32))
+    ex.set_output(0, np.zeros(2, np.float32))
+    ex.compute()
+    os.ftruncate(fd, 0)
+    os.close(fd)
+    with pytest.raises(nnc.UnmappableError) as info:
+        ex.compute()
+    assert info.value.function == "ANeuralNetworksExecution_compute"
+
+
+def test_reusable_execution_reads_a_device_memory_as_last_written():
+    """A device memory input is looked up at every computation: its contents
+    (and whether it is initialised) change with the executions that write it."""
+    c = nnc.Compilation(add_model(dims=(2,)))
+    c.finish()
+    d = nnc.MemoryDesc()
+    d.add_input_role(c, 0, 1.0)
+    d.add_output_role(c, 0, 1.0)
+    d.finish()
+    mem = nnc.Memory.from_desc(d)
+    reader = nnc.Execution(c)
+    reader.set_reusable(True)
+    reader.set_input_from_memory(0, mem, 0, 0)
+    reader.set_input(1, np.ones(2, np.float32))
+    out = np.zeros(2, np.float32)
+    reader.set_output(0, out)
+    with pytest.raises(nnc.OpFailedError):
+        reader.compute()  # uninitialised
+    for k in range(2):
+        writer = nnc.Execution(c)
+        writer.set_input(0, np.full(2, k, np.float32))
+        writer.set_input(1, np.full(2, k, np.float32))
+        writer.set_output_from_memory(0, mem, 0, 0)
+        writer.compute()
+        reader.compute()
+        np.testing.assert_array_equal(out, [2 * k + 1] * 2)
+    failing = nnc.Execution(c)  # reads an uninitialised memory: fails, and leaves ``mem`` uninitialised
+    failing.set_input_from_memory(0, nnc.Memory.from_desc(d), 0, 0)
+    failing.set_input(1, np.ones(2, np.float32))
+    failing.set_output_from_memory(0, mem, 0, 0)
+    with pytest.raises(nnc.OpFailedError):
+        failing.compute()
+    with pytest.raises(nnc.OpFailedError):
+        reader.compute()

@@ -210,7 +210,7 @@ def build_caller(tmp, header: str, link: list[str]) -> str:
         f.write(C_MAIN.replace("HEADER", f'"{os.path.basename(header)}"'))
     exe = os.path.join(tmp, "caller")
     cmd = [CC, "-std=c11", "-D_POSIX_C_SOURCE=200112L", "-Wall", "-Wextra", "-Werror", "-pedantic",
-           "-I", os.path.dirname(header), "-o", exe, src, *link, "-lm"]  # fmt: skip
+           "-I", os.path.dirname(header), "-o", exe, src, *link, "-pthread", "-lm"]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
     return exe
@@ -440,3 +440,109 @@ def test_progress_indicator():
     text = tty.getvalue()
     assert "\n" not in text and "nnc: compiling m.nnc: optimising" in text
     assert text.endswith("\r") and text.rsplit("\r", 2)[-2].strip() == ""  # line erased at the end
+
+
+# A caller of the thread-count API: the default, then the model at 1 and 2 threads (outputs compared).
+C_THREADS = r"""
+#include HEADER
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(3); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { perror(path); exit(3); }
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+/* usage: prog IN_0 .. IN_n OUT_0 .. OUT_m (weights embedded) */
+int main(int argc, char **argv) {
+    int ni = nnc_model_num_inputs(), no = nnc_model_num_outputs();
+    if (argc != 1 + ni + no) return 2;
+    printf("default %d\n", nnc_model_get_num_threads());
+    const void *inputs[NNC_MODEL_NUM_INPUTS];
+    for (int i = 0; i < ni; i++) {
+        size_t n;
+        inputs[i] = read_file(argv[1 + i], &n);
+        if (n != nnc_model_input_size(i)) return 3;
+    }
+    void *one[NNC_MODEL_NUM_OUTPUTS], *two[NNC_MODEL_NUM_OUTPUTS];
+    for (int i = 0; i < no; i++) {
+        one[i] = malloc(nnc_model_output_size(i));
+        two[i] = malloc(nnc_model_output_size(i));
+        memset(one[i], 0xA5, nnc_model_output_size(i));
+        memset(two[i], 0x5A, nnc_model_output_size(i));
+    }
+    nnc_model_set_num_threads(1);
+    if (nnc_model_get_num_threads() != 1) return 4;
+    if (nnc_model_run(inputs, one, NULL) != 0) return 6;
+    nnc_model_set_num_threads(2);
+    if (nnc_model_get_num_threads() != 2) return 4;
+    for (int k = 0; k < 20; k++)
+        if (nnc_model_run(inputs, two, NULL) != 0) return 6;
+    for (int i = 0; i < no; i++)
+        if (memcmp(one[i], two[i], nnc_model_output_size(i)) != 0) { fprintf(stderr, "outputs differ\n"); return 8; }
+    nnc_model_set_num_threads(100000);
+    if (nnc_model_get_num_threads() != NNC_MODEL_MAX_THREADS) return 4;
+    nnc_model_set_num_threads(0);
+    printf("reset %d\n", nnc_model_get_num_threads());
+    for (int i = 0; i < no; i++) {
+        FILE *f = fopen(argv[1 + ni + i], "wb");
+        if (!f || fwrite(one[i], 1, nnc_model_output_size(i), f) != nnc_model_output_size(i)) return 3;
+        fclose(f);
+    }
+    printf("ok\n");
+    return 0;
+}
+"""
+
+
+@needs_cc
+def test_thread_count_from_c(models, tmp_path):
+    """nnc_model_set_num_threads / get from C: the default from NNC_NUM_THREADS
+    or the CPUs, the model at 1 and 2 threads with equal outputs, equal to the
+    Python runtime's; the pool is linked into the library, not exported."""
+    path = models["two_io"]
+    lib = str(tmp_path / "libthreads.so")
+    compile_in_process(path, "-o", lib, "--embed-weights")
+    header = str(tmp_path / "libthreads.h")
+    text = open(header).read()
+    assert "nnc_model_set_num_threads(int n)" in text and "NNC_NUM_THREADS" in text
+    assert "#define NNC_MODEL_MAX_THREADS" in text
+    proc = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True)
+    if proc.returncode == 0:  # binutils present: only the C ABI is exported
+        assert "nnc_model_set_num_threads" in proc.stdout and "nnc_parallel_for" not in proc.stdout
+
+    src = tmp_path / "threads.c"
+    src.write_text(C_THREADS.replace("HEADER", '"libthreads.h"'))
+    exe = str(tmp_path / "threads")
+    cmd = [CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", str(tmp_path), "-o", exe, str(src),
+           lib, f"-Wl,-rpath,{tmp_path}", "-pthread", "-lm"]  # fmt: skip
+    build = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert build.returncode == 0, build.stderr
+
+    model = nnc.Model.load(path)
+    inputs = random_inputs(model, seed=4)
+    in_paths = []
+    for k, x in enumerate(inputs):
+        in_paths.append(str(tmp_path / f"in{k}.bin"))
+        x.tofile(in_paths[-1])
+    out_paths = [str(tmp_path / f"out{k}.bin") for k in range(len(model.outputs))]
+    cpus = min(len(os.sched_getaffinity(0)), 64)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON") and k != "NNC_NUM_THREADS"}
+    for env_value, default in ((None, cpus), ("3", 3), ("lots", cpus), ("500", 64)):
+        env = dict(base) if env_value is None else dict(base, NNC_NUM_THREADS=env_value)
+        proc = subprocess.run([exe, *in_paths, *out_paths], capture_output=True, text=True, timeout=60, env=env)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+        assert proc.stdout.split() == ["default", str(default), "reset", str(default), "ok"], (env_value, proc.stdout)
+    ref = nnc.compile(model).run(*inputs)
+    for k, want in enumerate(ref):
+        got = np.fromfile(out_paths[k], dtype=want.dtype).reshape(want.shape)
+        np.testing.assert_array_equal(got, want)

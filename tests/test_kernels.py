@@ -1,9 +1,11 @@
 """The vector kernels' tile policy, lowering state that is per compilation,
 and weights laid out at compile time.
 
-The policy (nnc.passes.kernels.tiles) is a pure function of the target; for
-the one target compiled for today (AVX-512) it must keep every kernel's
-accumulators and operands within the 32 vector registers.  The lowering
+The policy (nnc.passes.kernels.tiles) is a pure function of the target
+description (nnc.passes.target); for every target it must keep each kernel's
+accumulators and operands within the vector register file: counted
+(live_vectors) for AVX-512, AVX2, SSE4.2, x86-64 and NEON, and checked in the
+assembly LLVM generates for real CPU names (no vector spill or reload).  The lowering
 keeps what it has emitted in the LoweringContext, so compilations running
 in threads at the same time produce the same IR as one alone.
 """
@@ -11,10 +13,12 @@ in threads at the same time produce the same IR as one alone.
 from __future__ import annotations
 
 import io
+import re
 import threading
 from pathlib import Path
 
 import numpy as np
+import pytest
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -26,6 +30,8 @@ from nnc import driver
 from nnc.passes.convert_nnapi_to_linalg import ConstantPool
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, VectorTarget, live_vectors, tile_policy
 from nnc.passes.pipeline import context, run_passes
+from nnc.passes.target import TargetDescription
+from nnc.runtime import jit
 
 LIT_CONV = Path(__file__).resolve().parent.parent / "lit" / "lowering" / "conv.mlir"
 
@@ -51,6 +57,101 @@ def test_policy_is_a_pure_function_of_the_target() -> None:
     assert tile_policy(avx2) == tile_policy(VectorTarget(256, 16, True))
     assert tile_policy(avx2).lanes == 8
     assert tile_policy(avx2).gemm_rows(2) == 6
+
+
+#: one description per register-file shape the policy must fit
+TARGETS = {
+    "avx512": TargetDescription.parse("x86_64-unknown-linux-gnu", "", "+avx512f"),
+    "avx2": TargetDescription.parse("x86_64-unknown-linux-gnu", "", "+avx2,+fma"),
+    "sse4.2": TargetDescription.parse("x86_64-unknown-linux-gnu", "", "+sse4.2"),
+    "x86-64": TargetDescription.parse("x86_64-unknown-linux-gnu", "", ""),
+    "neon": TargetDescription.parse("aarch64-unknown-linux-gnu", "", "+neon"),
+}
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_policy_fits_every_register_file(name: str) -> None:
+    """Every kernel, the GEMM's channel tail included (one vector of each
+    halving width, each with its own broadcast), fits the register file."""
+    target = TARGETS[name]
+    policy = tile_policy(target)
+    assert policy.lanes == target.lanes("f32")
+    assert policy == tile_policy(target.vector)
+    live = live_vectors(policy)
+    assert max(live.values()) <= target.registers, live
+
+
+def test_avx2_policy_is_xnnpack_shaped() -> None:
+    """16 registers of 8 floats: GEMM blocks of 6 pixels x 2 vectors (12
+    accumulators), the channel tail (4 + 2 + 1 lanes) 3 pixels, depthwise 6."""
+    p = tile_policy(TARGETS["avx2"])
+    assert (p.lanes, p.gemm_rows(p.max_col_vectors), p.max_col_vectors, p.gemm_rows(3), p.dw_pixels) == (8, 6, 2, 3, 6)
+
+
+def _kernel_model(filter_is_input: bool = False) -> nnc.Model:
+    """CONV_2D 3x3 (47 -> 79 channels), DEPTHWISE_CONV_2D 3x3 and a batch-1
+    FULLY_CONNECTED on rows of 12 pixels: full GEMM blocks, channel tails of
+    every width (79 = 4 x 16 + 15 = 9 x 8 + 7 = 19 x 4 + 3) and the dot
+    product kernel.  ``filter_is_input``: the CONV_2D's filter is an input
+    of the model, so its panels are transposed at run time (a constant
+    filter is packed by the compiler and needs no transposition kernel)."""
+    m = nnc.Model()
+    rng = np.random.default_rng(0)
+
+    def const(*shape: int) -> int:
+        i = m.add_operand(T.TENSOR_FLOAT32, list(shape))
+        m.set_operand_value(i, rng.standard_normal(shape).astype(np.float32))
+        return i
+
+    def scalar(v: int) -> int:
+        i = m.add_operand(T.INT32)
+        m.set_operand_value(i, np.int32(v))
+        return i
+
+    x = m.add_operand(T.TENSOR_FLOAT32, [1, 3, 12, 47])
+    c = m.add_operand(T.TENSOR_FLOAT32, [1, 3, 12, 79])
+    d = m.add_operand(T.TENSOR_FLOAT32, [1, 3, 12, 79])
+    f = m.add_operand(T.TENSOR_FLOAT32, [1, 10])
+    same, one, none = scalar(1), scalar(1), scalar(0)
+    w = m.add_operand(T.TENSOR_FLOAT32, [79, 3, 3, 47]) if filter_is_input else const(79, 3, 3, 47)
+    m.add_operation(Op.CONV_2D, [x, w, const(79), same, one, one, none], [c])
+    m.add_operation(Op.DEPTHWISE_CONV_2D, [c, const(1, 3, 3, 79), const(79), same, one, one, one, none], [d])
+    m.add_operation(Op.FULLY_CONNECTED, [d, const(10, 3 * 12 * 79), const(10), none], [f])
+    m.identify_inputs_and_outputs([x, w] if filter_is_input else [x], [f])
+    m.finish()
+    return m
+
+
+def _functions(asm: str) -> dict[str, list[str]]:
+    """Assembly lines of each function (by its label)."""
+    fns: dict[str, list[str]] = {}
+    lines: list[str] = []
+    for line in asm.splitlines():
+        m = re.match(r"^([A-Za-z_][\w.$]*):", line)
+        if m:
+            lines = fns.setdefault(m.group(1), [])
+        else:
+            lines.append(line)
+    return fns
+
+
+#: a vector register moved to or from the stack frame: a spill or a reload
+_STACK_VECTOR = re.compile(r"%[xyz]mm\d+.*\((%rsp|%rbp)\)|\((%rsp|%rbp)\).*%[xyz]mm\d+")
+
+
+@pytest.mark.parametrize("cpu", ["skylake-avx512", "haswell", "x86-64-v2", "x86-64"])
+def test_kernels_do_not_spill(cpu: str) -> None:
+    """The kernels compiled for ``cpu`` (its features found by LLVM) keep
+    every accumulator in a register: no vector register touches the stack
+    anywhere in a GEMM, depthwise, dot-product or transposition kernel."""
+    target = jit.Target.for_cpu(cpu)
+    model = _kernel_model(filter_is_input=True)
+    code = driver.lower(model, driver.static_input_infos(model), target=target)
+    asm = jit.emit_assembly(jit.optimize(code.llvm_ir, target), target)
+    kernels = {n: ls for n, ls in _functions(asm).items() if re.match(r"nnc_(gemm|dw|dot|transpose)_", n)}
+    assert {n.split("_")[1] for n in kernels} == {"gemm", "dw", "dot", "transpose"}
+    spills = {n: [ln.strip() for ln in ls if _STACK_VECTOR.search(ln)] for n, ls in kernels.items()}
+    assert not {n: s for n, s in spills.items() if s}, spills
 
 
 def _lower(text: str) -> str:

@@ -98,7 +98,8 @@ builtin.module {
 // columns see a clipped window and use the kernel that loops over the taps
 // given at run time ("clip"), the interior 2x2 pixels the kernel with the
 // 3x3 window unrolled; each keeps one accumulator per pixel for a vector of
-// 16 channels.
+// 16 channels.  The loop over the interior rows is marked parallel (each
+// iteration writes its own output row).
 // CHECK-LABEL: func.func @depthwise(
 // CHECK-NOT:    memref.alloc
 // CHECK:        }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
@@ -112,6 +113,7 @@ builtin.module {
 // CHECK:            arith.minnumf
 // CHECK:          }{nnc.kernel = "nnc_dw_2p_3x3_t0_relu6"}
 // CHECK:          }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK-NEXT:   } {nnc.parallel}
 // CHECK:        }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
 // CHECK:        func.return
 

@@ -52,3 +52,18 @@ builtin.module {
 }
 // CHECK: nnc-opt: error: convert-nnc-to-llvm: vector.broadcast of a vector is not supported
 // CHECK-NOT: Traceback
+
+// -----
+
+// A parallel dispatch (nnc-outline-parallel) runs its body from iteration 0.
+builtin.module {
+  func.func @main(%a: memref<64xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    func.call @nnc_par_0(%c1, %n, %a) {nnc.parallel_dispatch} : (index, index, memref<64xf32>) -> ()
+    func.return
+  }
+  func.func private @nnc_par_0(%begin: index, %end: index, %a: memref<64xf32>) attributes {nnc.parallel_body} {
+    func.return
+  }
+}
+// CHECK: nnc-opt: error: convert-nnc-to-llvm: a parallel dispatch must start at iteration 0

@@ -5,41 +5,29 @@ Policy apart from mechanism, as IREE keeps its tile-size selection apart from
 code generation: :mod:`nnc.passes.kernels.f32` builds a kernel for whatever
 block shape it is asked for, and this module decides the block shapes from
 what the target's vector unit offers.  :func:`tile_policy` is a pure function
-of a :class:`VectorTarget`; its result, a :class:`TilePolicy`, travels in the
-lowering context (``LoweringContext.tiles``), so one compilation uses one
+of the target (its description, or just its :class:`VectorTarget`); its
+result, a :class:`TilePolicy`, travels in the lowering context (``LoweringContext.tiles``), so one compilation uses one
 policy throughout and two compilations never share one.
 
-Today every compilation uses :data:`AVX512` (16 float lanes, 32 registers),
-the values the kernels were tuned with; the speed issue (issue 11) derives
-the target from the host or ``--target-cpu`` and validates the other targets.
-The register budget of each kernel is spelt out in :func:`live_vectors`, so
-that a policy can be checked against the register file without compiling.
+The policy is computed from the compilation's target description
+(:class:`nnc.passes.target.TargetDescription`, an option of
+``convert-nnapi-to-linalg``): the vector width sets the lanes, the number of
+vector registers the register blocking.  The register budget of each kernel
+is spelt out in :func:`live_vectors`, so that a policy can be checked against
+the register file without compiling (and ``tests/test_kernels.py`` checks the
+generated assembly for spills on AVX-512, AVX2, SSE4.2 and baseline x86-64).
 
-This module imports nothing from the lowerings: it is a leaf, below both the
-lowering context and the kernels.
+This module imports nothing from the lowerings, only the target description:
+it is a leaf, below both the lowering context and the kernels.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nnc.passes.target import TargetDescription, VectorTarget
 
-@dataclass(frozen=True)
-class VectorTarget:
-    """What the tile policy needs to know about the target's vector unit."""
-
-    #: width of the widest vector register the kernels may use, in bits
-    vector_bits: int
-    #: number of vector registers (x86-64: 16 with SSE/AVX2, 32 with AVX-512)
-    registers: int
-    #: whether a fused multiply-add exists (the kernels emit a contractable
-    #: multiply and add either way; the blocking does not depend on it yet)
-    fma: bool
-
-    @property
-    def f32_lanes(self) -> int:
-        """float32 lanes of the widest vector."""
-        return self.vector_bits // 32
+__all__ = ["AVX512", "TilePolicy", "VectorTarget", "live_vectors", "tile_policy"]
 
 
 #: x86-64 with AVX-512F: 512-bit vectors, 32 registers, FMA
@@ -66,29 +54,54 @@ class TilePolicy:
     dot_max_rows: int
     #: dot-product kernel: output channels per block
     dot_units: int
+    #: vector registers of the target (default: AVX-512's 32, the register
+    #: file the blocking was first tuned for)
+    registers: int = 32
 
     def gemm_rows(self, vectors: int) -> int:
-        """Output pixels per GEMM block whose columns are ``vectors`` vectors."""
-        return max(1, min(self.max_rows, self.accumulators // vectors))
+        """Output pixels per GEMM block whose columns are ``vectors`` vectors:
+        at most ``accumulators`` accumulators, and room left for the step's
+        operands, one weight vector per column vector and, in the channel
+        tail whose vectors all differ in width, one broadcast per vector
+        (``rows x vectors + 2 x vectors <= registers``)."""
+        room = self.registers // vectors - 2
+        return max(1, min(self.max_rows, self.accumulators // vectors, room))
 
 
-def tile_policy(target: VectorTarget) -> TilePolicy:
-    """The blocking for ``target``: three quarters of the registers hold
-    accumulators, the rest the weight vectors and broadcasts of a step.
+def tile_policy(target: VectorTarget | TargetDescription) -> TilePolicy:
+    """The blocking for ``target`` (a description, or just its vector unit):
+    three quarters of the registers hold accumulators, the rest the weight
+    vectors and broadcasts of a step.
+
+    * GEMM blocks of up to ``registers / 8`` vectors of output channels x
+      ``accumulators / vectors`` pixels: 4 x 6 with 32 registers (AVX-512:
+      64 x 6 floats; NEON: 16 x 6), 2 x 6 with 16 (AVX2: 16 x 6 floats,
+      XNNPACK's shape; SSE: 8 x 6).
+    * depthwise: up to 8 pixels (one weight vector serves 8 FMAs), as many
+      as leave room for the inputs of a row of taps: when LLVM unrolls the
+      taps of a row (the border kernel's tap loop) it loads each input once
+      for the 3 taps, so ``p`` pixels keep ``p`` accumulators, ``p + 2``
+      inputs and a weight live: 6 pixels with 16 registers, 8 with 32.
+      (Measured on AVX2, MobileNet v2 layers: 8 pixels run up to a few
+      percent faster than 6 in the interior, but the border kernel then
+      spills; 4 is slower, 12 slower still.)
+    * dot products: ``registers / 8`` units x 3 rows.
 
     For :data:`AVX512` this is exactly the blocking nnc was tuned with
     (16 lanes, 24 accumulators, blocks of up to 4 vectors x 12 pixels, 8
-    depthwise pixels, dot products below 4 rows in blocks of 4 units).  Other
-    targets get the same proportions; they are not used yet (issue 11)."""
-    regs = target.registers
+    depthwise pixels, dot products below 4 rows in blocks of 4 units)."""
+    unit = target.vector if isinstance(target, TargetDescription) else target
+    regs = unit.registers
+    accumulators = regs * 3 // 4
     return TilePolicy(
-        lanes=target.f32_lanes,
-        accumulators=regs * 3 // 4,
+        lanes=unit.f32_lanes,
+        accumulators=accumulators,
         max_col_vectors=max(1, regs // 8),
         max_rows=12,
-        dw_pixels=max(1, regs // 4),
+        dw_pixels=max(1, min(8, (regs - 3) // 2)),
         dot_max_rows=4,
         dot_units=max(1, regs // 8),
+        registers=regs,
     )
 
 
@@ -105,7 +118,9 @@ def live_vectors(policy: TilePolicy) -> dict[str, int]:
       width (16 lanes: 8, 4, 2, 1), whatever ``max_col_vectors`` is.
     * dot products: ``(dot_max_rows - 1) x dot_units`` accumulators, one
       input vector per row and one weight vector per unit.
-    * depthwise: one accumulator per pixel, one weight and one input vector.
+    * depthwise: one accumulator per pixel, one weight and one input vector
+      (when LLVM shares the inputs of a row of 3 taps, ``dw_pixels + 2``
+      inputs instead of one: :func:`tile_policy` leaves room for that).
     * transposition: a ``lanes x lanes`` block in registers plus the two
       results of a shuffle round.
     """

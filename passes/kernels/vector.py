@@ -33,8 +33,10 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    IndexType,
     MemRefType,
     StringAttr,
+    UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
     f32,
@@ -46,6 +48,7 @@ from xdsl.rewriter import InsertPoint
 from nnc.enums import FuseCode
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 from nnc.passes.outline_kernels import KERNEL_ATTR
+from nnc.passes.outline_parallel import PARALLEL_ATTR
 
 #: a float32 buffer inside a kernel: any length (kernels serve every layer)
 ANY_F32 = MemRefType(f32, [DYNAMIC_INDEX])
@@ -250,3 +253,28 @@ def for_range(
 def each(e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[Emitter, IndexOrInt], None]) -> None:
     """:func:`for_range` without carried values."""
     for_range(e, lo, hi, step, lambda e2, i, _: (body(e2, i), [])[1])
+
+
+def parallel_each(
+    e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[Emitter, IndexOrInt], None]
+) -> None:
+    """:func:`each` over iterations that may run on several threads: the
+    ``scf.for`` carries ``nnc.parallel``, and ``nnc-outline-parallel`` hands it
+    to the thread pool when it is worth a dispatch.
+
+    The caller promises what the pool needs for results that do not depend
+    on the thread count: iterations write disjoint memory and read nothing
+    another iteration writes, each output element is computed by exactly one
+    iteration, and the body writes no shared state (no status flag).  Any
+    split of ``[lo, hi)`` into contiguous chunks, run in any order, then gives
+    bit-identical results."""
+    if isinstance(lo, int) and isinstance(hi, int) and hi - lo <= step:
+        each(e, lo, hi, step, body)  # nothing or one iteration: no loop
+        return
+    block = Block(arg_types=[IndexType()])
+    inner = Emitter(Builder(InsertPoint.at_end(block)))
+    body(inner, block.args[0])
+    inner.op(scf.YieldOp())
+    op = scf.ForOp(e.index(lo), e.index(hi), e.index(step), [], Region(block))
+    op.attributes[PARALLEL_ATTR] = UnitAttr()
+    e.b.insert(op)

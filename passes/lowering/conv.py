@@ -52,7 +52,7 @@ from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels.f32 import Level, dot, dw_kernel, gemm
-from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, widths
+from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, parallel_each, widths
 from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
@@ -513,7 +513,8 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
                     if q1 > full:
                         call(e, n, oh, full, q1 - full, kh, (kw0, kw1))
 
-            each(e, r0, r1, 1, row)
+            # Rows are independent: each writes its own output row.
+            parallel_each(e, r0, r1, 1, row)
 
     each(e, 0, g.batches, 1, image)
 

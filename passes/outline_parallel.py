@@ -1,0 +1,306 @@
+"""``nnc-outline-parallel``: loops whose iterations are independent become
+functions that a thread pool runs in chunks.
+
+Lowerings mark such a loop with :func:`nnc.passes.kernels.vector.parallel_each`,
+an ``scf.for`` without loop-carried values carrying the unit attribute
+``nnc.parallel`` (:data:`PARALLEL_ATTR`).  The mark is a promise of the
+lowering, which this pass cannot check:
+
+* the iterations write disjoint memory and none reads what another writes;
+* every output element is computed by one iteration, in the same order
+  whatever the split, so results do not depend on the number of threads
+  (bit-identical at 1, 2 or 8 threads);
+* the body writes no shared status flag and calls nothing with side effects
+  beyond its own outputs.
+
+The pass outlines the outermost marked loop of each nest that is worth a
+dispatch (:func:`worth_parallel`; a marked loop inside an outlined one stays a
+plain loop) in two steps, one per level of the pipeline:
+
+1. here, at the scf level, the loop ``for %i = lo to hi step s {body}``
+   becomes a private function that runs iterations ``[begin, end)``::
+
+     func.func private @nnc_par_K(%begin: index, %end: index, %v0: T0, ...)
+         attributes {nnc.parallel_body} {
+       scf.for %k = %begin to %end step 1 { %i = lo + %k * s; body }
+     }
+
+   whose parameters after ``begin, end`` are the values the body captures
+   from outside (buffers, indices, scalars; constants are cloned instead),
+   and the loop becomes a marked call of it over the whole range::
+
+     func.call @nnc_par_K(%c0, %trip_count, %v0, ...) {nnc.parallel_dispatch}
+
+   which is still a correct serial program;
+2. ``convert-nnc-to-llvm`` (:mod:`nnc.passes.to_llvm`), where functions have
+   addresses and memory is raw, gives the body the ABI signature
+   ``void (i64 begin, i64 end, ptr ctx)`` (it loads its captures from ``ctx``,
+   an array of 8-byte slots, slot j holding capture j: memrefs are bare
+   pointers, scalars are stored in the slot's first bytes) and turns the
+   marked call into filling such an array on the caller's stack and
+   ``nnc_parallel_for(@nnc_par_K, ctx, trip_count)``.
+
+``nnc_parallel_for(void (*body)(int64_t, int64_t, void *), void *ctx, int64_t n)``
+is the runtime's thread pool, declared external: it runs ``body`` over
+contiguous chunks of ``[0, n)`` and returns when all are done.  A module
+without a loop worth outlining never references it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+#: unit attribute on an ``scf.for`` whose iterations are independent (see the
+#: module doc for the contract); defined here, the lowest module that knows
+#: the convention, and imported by the builder that emits it
+PARALLEL_ATTR = "nnc.parallel"
+#: unit attribute on an outlined body function (begin, end, captures...)
+BODY_ATTR = "nnc.parallel_body"
+#: unit attribute on the call that runs an outlined body over [0, n)
+DISPATCH_ATTR = "nnc.parallel_dispatch"
+#: the thread pool's entry point (C ABI, provided by the runtime)
+PARALLEL_FOR = "nnc_parallel_for"
+#: prefix of the outlined functions' names
+BODY_PREFIX = "nnc_par_"
+
+#: A dispatch (waking workers, one barrier) costs microseconds: a loop is
+#: outlined only if it has at least two iterations and about this many
+#: operations in all (the static estimate of :func:`work`), roughly 10 us of
+#: scalar work.  The one place the heuristic lives.
+MIN_PARALLEL_WORK = 16384
+#: the estimate of a loop whose trip count is not a compile-time constant
+UNKNOWN_TRIP = 16
+#: the estimate of a call to a function outside the module (libm, runtime)
+EXTERNAL_CALL_WORK = 16
+
+
+#: values known at compile time while estimating work: constants, and the
+#: parameters of a called function whose arguments are constants
+Known = dict[SSAValue, int]
+
+
+def const_index(v: SSAValue, known: Known | None = None) -> int | None:
+    """The value of an ``arith.constant`` index or integer (or of a value in
+    ``known``), else None."""
+    if known and v in known:
+        return known[v]
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def trip_count(loop: scf.ForOp, known: Known | None = None) -> int | None:
+    """Iterations of ``loop`` if its bounds are known."""
+    lo, hi, step = (const_index(v, known) for v in (loop.lb, loop.ub, loop.step))
+    if lo is None or hi is None or step is None or step <= 0:
+        return None
+    return max(0, -(-(hi - lo) // step))
+
+
+class _Work:
+    """Static estimate of the operations a region executes: ops counted once,
+    nested loops multiplied by their trip count, calls by the callee's
+    estimate with the constant arguments known (so that a shared kernel's
+    loops over its size parameters count what this use runs), memoised."""
+
+    def __init__(self, module: ModuleOp):
+        self.funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        self.memo: dict[tuple[str, tuple[int | None, ...]], int] = {}
+
+    def of_ops(self, ops: Iterator[Operation], known: Known) -> int:
+        total = 0
+        for op in ops:
+            total += 1
+            if isinstance(op, scf.ForOp):
+                n = trip_count(op, known)
+                total += (UNKNOWN_TRIP if n is None else n) * self.of_ops(iter(op.body.block.ops), known)
+            elif isinstance(op, func.CallOp):
+                args = tuple(const_index(a, known) for a in op.arguments)
+                total += self.of_call(op.callee.root_reference.data, args)
+            else:
+                for region in op.regions:
+                    for block in region.blocks:
+                        total += self.of_ops(iter(block.ops), known)
+        return total
+
+    def of_call(self, name: str, args: tuple[int | None, ...]) -> int:
+        fn = self.funcs.get(name)
+        if fn is None or fn.is_declaration:
+            return EXTERNAL_CALL_WORK
+        key = (name, args)
+        if key not in self.memo:
+            self.memo[key] = EXTERNAL_CALL_WORK  # guards against recursion
+            known = {p: a for p, a in zip(fn.body.blocks[0].args, args) if a is not None}
+            self.memo[key] = sum(self.of_ops(iter(b.ops), known) for b in fn.body.blocks)
+        return self.memo[key]
+
+
+def worth_parallel(loop: scf.ForOp, work: _Work) -> bool:
+    """The minimum-work heuristic: at least two iterations and
+    :data:`MIN_PARALLEL_WORK` operations in all."""
+    n = trip_count(loop)
+    if n is not None and n < 2:
+        return False
+    per_iteration = work.of_ops(iter(loop.body.block.ops), {})
+    return (UNKNOWN_TRIP if n is None else n) * per_iteration >= MIN_PARALLEL_WORK
+
+
+def _check_capture_type(t: Attribute) -> None:
+    """Captures travel in 8-byte slots: pointers (memrefs), index, integers
+    and floats of at most 64 bits."""
+    ok = isinstance(t, MemRefType | IndexType) or (
+        isinstance(t, IntegerType | AnyFloat) and t.bitwidth <= 64  # type: ignore[union-attr]
+    )
+    if not ok:
+        raise PassFailedException(f"nnc-outline-parallel: a parallel loop captures a value of type {t}")
+
+
+def captures(loop: scf.ForOp) -> list[SSAValue]:
+    """Values the loop's body reads that are defined outside it, in the order
+    of first use."""
+    inside: set[SSAValue] = set()
+    for op in loop.body.walk():
+        inside.update(op.results)
+        for region in op.regions:
+            for block in region.blocks:
+                inside.update(block.args)
+    inside.update(loop.body.block.args)
+    seen: dict[SSAValue, None] = {}
+    for op in loop.body.walk():
+        for v in op.operands:
+            if v not in inside:
+                seen.setdefault(v, None)
+    return list(seen)
+
+
+def _is_constant(v: SSAValue) -> bool:
+    return isinstance(v.owner, arith.ConstantOp)
+
+
+def outline(loop: scf.ForOp, name: str) -> func.FuncOp:
+    """Replace ``loop`` by a dispatch call of a new function ``name`` (returned,
+    not yet in the module) running its iterations [begin, end)."""
+    if loop.iter_args or loop.results:
+        raise PassFailedException("nnc-outline-parallel: a parallel loop carries values")
+    caps = captures(loop)
+    passed = [v for v in caps if not _is_constant(v)]
+    for v in (loop.lb, loop.step):  # the bounds the body needs, when not constants
+        if not _is_constant(v) and v not in passed:
+            passed.append(v)
+    for v in passed:
+        _check_capture_type(v.type)
+    fn = _body_function(loop, name, caps, passed)
+    _replace_by_dispatch(loop, name, passed)
+    return fn
+
+
+def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: list[SSAValue]) -> func.FuncOp:
+    """``func.func private @name(begin, end, passed...)`` running the loop's
+    body for iterations k in [begin, end), i.e. ``i = lo + k * step``;
+    captured constants are cloned into it."""
+    index = IndexType()
+    lo, step = loop.lb, loop.step
+    block = Block(arg_types=[index, index, *[v.type for v in passed]])
+    begin, end = block.args[0], block.args[1]
+    mapping: dict[SSAValue, SSAValue] = dict(zip(passed, block.args[2:]))
+    for v in [*caps, lo, step]:
+        if _is_constant(v) and v not in mapping:
+            clone = v.owner.clone()  # type: ignore[union-attr]
+            block.add_op(clone)
+            mapping[v] = clone.results[0]
+    one = arith.ConstantOp(IntegerAttr(1, index))
+    block.add_op(one)
+    inner = Block(arg_types=[index])
+    iv: SSAValue = inner.args[0]
+    if const_index(step) != 1:
+        scaled = arith.MuliOp(iv, mapping[step])
+        inner.add_op(scaled)
+        iv = scaled.result
+    if const_index(lo) != 0:
+        shifted = arith.AddiOp(iv, mapping[lo])
+        inner.add_op(shifted)
+        iv = shifted.result
+    mapping[loop.body.block.args[0]] = iv
+    for op in loop.body.block.ops:
+        inner.add_op(op.clone(value_mapper=mapping))
+    block.add_op(scf.ForOp(begin, end, one.result, [], Region(inner)))
+    block.add_op(func.ReturnOp())
+    fn = func.FuncOp(name, ([index, index, *[v.type for v in passed]], []), Region(block), visibility="private")
+    fn.attributes[BODY_ATTR] = UnitAttr()
+    return fn
+
+
+def _replace_by_dispatch(loop: scf.ForOp, name: str, passed: list[SSAValue]) -> None:
+    """The trip count, then ``func.call @name(0, trips, passed...)
+    {nnc.parallel_dispatch}`` in place of ``loop``."""
+    index = IndexType()
+    parent = loop.parent_block()
+    assert parent is not None
+    zero = arith.ConstantOp(IntegerAttr(0, index))
+    ops: list[Operation] = [zero]
+    n = trip_count(loop)
+    if n is not None:
+        ops.append(arith.ConstantOp(IntegerAttr(n, index)))
+    else:
+        # max(0, ceildiv(hi - lo, step)); step > 0 in every scf.for nnc emits
+        ops.append(arith.SubiOp(loop.ub, loop.lb))
+        if const_index(loop.step) != 1:
+            ops.append(arith.CeilDivSIOp(ops[-1].results[0], loop.step))
+        ops.append(arith.MaxSIOp(ops[-1].results[0], zero.result))
+    call = func.CallOp(name, [zero.result, ops[-1].results[0], *passed], [])
+    call.attributes[DISPATCH_ATTR] = UnitAttr()
+    ops.append(call)
+    parent.insert_ops_before(ops, loop)
+    parent.erase_op(loop, safe_erase=False)
+
+
+def _marked_outermost(region: Region, work: _Work) -> Iterator[scf.ForOp]:
+    """Marked loops worth a dispatch, outermost first; a loop inside one that
+    is yielded is not visited."""
+    for block in region.blocks:
+        for op in list(block.ops):
+            if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes:
+                if not isinstance(op.attributes[PARALLEL_ATTR], UnitAttr):
+                    raise PassFailedException(f"nnc-outline-parallel: {PARALLEL_ATTR} must be a unit attribute")
+                if worth_parallel(op, work):
+                    yield op
+                    continue
+            for inner in op.regions:
+                yield from _marked_outermost(inner, work)
+
+
+class OutlineParallelPass(ModulePass):
+    """Marked parallel loops -> body functions + dispatch calls (see module doc)."""
+
+    name = "nnc-outline-parallel"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        work = _Work(op)
+        taken = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
+        bodies: list[func.FuncOp] = []
+        for fn in list(op.ops):
+            if not isinstance(fn, func.FuncOp) or fn.is_declaration:
+                continue
+            for loop in list(_marked_outermost(fn.body, work)):
+                name = f"{BODY_PREFIX}{len(bodies)}"
+                while name in taken:
+                    name += "_"
+                taken.add(name)
+                bodies.append(outline(loop, name))
+        op.body.block.add_ops(bodies)

@@ -1,0 +1,69 @@
+"""The benchmark scripts' own logic (no timing here: benchmarks time, tests check)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+
+import fma_peak  # noqa: E402
+import model_bench  # noqa: E402
+
+from nnc.runtime.jit import Target  # noqa: E402
+from nnc.tflite import UnsupportedOperatorsError  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "cpu, features, lanes, isa, fma, register",
+    [
+        ("skylake-avx512", "+avx512f,+avx2,+avx,+fma", 16, "AVX-512", True, "zmm"),
+        ("haswell", "+avx2,+avx,+fma", 8, "AVX2", True, "ymm"),
+        ("x86-64", "+sse2,-avx", 4, "SSE", False, "xmm"),
+    ],
+)
+def test_fma_loop_is_one_vector_op_per_accumulator_with_no_spill(cpu, features, lanes, isa, fma, register):
+    assert fma_peak.vector_isa(features) == (lanes, isa, fma)
+    target = Target.for_cpu(cpu)
+    mod = llvm.parse_assembly(fma_peak.fma_loop_ir(lanes, fma))
+    mod.verify()
+    asm = target.machine().emit_assembly(mod)
+    loop = asm[asm.index(".LBB0_1:") : asm.index("jb\t.LBB0_1")]
+    ops = [line for line in loop.splitlines() if ("vfmadd" in line if fma else "mulps" in line)]
+    assert len(ops) == fma_peak.ACCUMULATORS and all(register in op for op in ops)
+    assert "rsp" not in loop  # every accumulator stays in a register
+
+
+def test_quantised_outputs_may_differ_by_one_quantum():
+    ref = np.array([[-3, 7, 100, 2]], np.int8)
+    assert model_bench.check(ref + np.array([[1, -1, 0, 1]], np.int8), ref) == 1
+    with pytest.raises(model_bench.Mismatch):
+        model_bench.check(ref + np.array([[2, 0, 0, 0]], np.int8), ref)
+    with pytest.raises(model_bench.Mismatch):  # within a quantum, but another class wins
+        model_bench.check(np.array([[-3, 101, 100, 2]], np.int8), np.array([[-3, 100, 101, 2]], np.int8))
+
+
+def test_float_outputs_keep_the_relative_tolerance():
+    ref = np.array([0.25, 0.5, 0.25], np.float32)
+    assert model_bench.check(ref + 1e-6, ref) < 1e-5
+    with pytest.raises(model_bench.Mismatch):
+        model_bench.check(ref + np.float32(1e-3), ref)
+
+
+def test_unsupported_models_are_a_table_line_and_stay_out_of_the_means():
+    error = UnsupportedOperatorsError([(0, "DEQUANTIZE", "input 0 must be quantised, got TENSOR_FLOAT16")] * 3)
+    reason = model_bench.not_supported(error)
+    assert reason == "DEQUANTIZE x3 (e.g. input 0 must be quantised, got TENSOR_FLOAT16)"
+    rows = [
+        {"model": "fp16", "not_supported": reason},
+        {"model": "m", "macs": 2e6, "import_s": 0.1, "compile_cold_s": 1.0, "prepare_hit_ms": 5.0, "max_diff": 1.0,
+         **{f"{side}_t1_{k}": 1.0 for side in ("nnc", "litert") for k in ("median_ms", "p90_ms", "gflops", "peak_pct")},
+         "ratio_t1": 1.0},
+    ]  # fmt: skip
+    lines = model_bench.markdown_table(rows, [1], True).splitlines()
+    assert len(lines) == 4 and len({line.count("|") for line in lines}) == 1
+    assert "not supported: DEQUANTIZE x3" in lines[2]
