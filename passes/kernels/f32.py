@@ -38,6 +38,7 @@ from nnc.passes.kernels.vector import (
     for_range,
     kernel,
     offsets,
+    parallel_each,
     tag,
     widths,
 )
@@ -284,7 +285,7 @@ def gemm_tiles(e: Emitter, segments: Sequence[Case]) -> None:
     weights and the bias), so they may run in any order or on several
     threads; each output element is computed by one iteration, in the same
     order whichever thread runs it."""
-    each(e, 0, sum(n for n, _ in segments), 1, lambda e2, t: _switch(e2, t, segments))
+    parallel_each(e, 0, sum(n for n, _ in segments), 1, lambda e2, t: _switch(e2, t, segments))
 
 
 # -- dot products: out[m, n] = act(bias[n] + sum_i a[m, i] * w[n, i]) --------------------------
@@ -345,7 +346,8 @@ def dot(
         kernel(ctx, e, name, [a, w, bias, out, 0, a_rstride, n0, depth, kfull, 0, cols], body)
 
     full = cols // units_per_block * units_per_block
-    each(e, 0, full, units_per_block, lambda e2, n0: call(e2, n0, units_per_block))
+    # Blocks of output channels are independent: the thread pool may split them.
+    parallel_each(e, 0, full, units_per_block, lambda e2, n0: call(e2, n0, units_per_block))
     if cols > full:
         call(e, full, cols - full)
 
