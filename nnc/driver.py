@@ -31,6 +31,7 @@ for type checking only.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import os
@@ -53,6 +54,7 @@ from nnc.errors import BadDataError, NNError, OpFailedError, OutOfMemoryError, U
 from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
+from nnc.passes.convert_nnapi_to_linalg import ConstantPool, ConvertNNAPIToLinalgPass
 from nnc.passes.pipeline import context, default_pipeline, run_passes, to_llvm_ir
 from nnc.passes.shape_inference import ShapeInferenceError
 from nnc.passes.target import TargetDescription
@@ -182,15 +184,22 @@ def lower_shaped(
     module: ModuleOp, weights: bytes, input_infos: Sequence[OperandInfo], target: Target | None = None
 ) -> CompiledIR:
     """The pipeline after shape inference, up to LLVM IR, with the vector
-    kernels blocked for ``target`` (default: the host)."""
+    kernels blocked for ``target`` (default: the host).  The result's
+    weights are the constant pool as the lowering leaves it: weights laid
+    out for the kernels appended, constants read only in that layout dropped."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
     description = target_description(target or Target.host())
-    run_passes(module, default_pipeline(description)[1:], context())
+    pool = ConstantPool(weights)  # the lowering appends weights laid out for the kernels
+    passes = [
+        dataclasses.replace(p, pool=pool) if isinstance(p, ConvertNNAPIToLinalgPass) else p
+        for p in default_pipeline(description)[1:]
+    ]
+    run_passes(module, passes, context())
     arena = module.attributes.get("nnc.arena_size")
     return CompiledIR(
         to_llvm_ir(module),
-        weights,
+        pool.contents(),
         arena.data if isinstance(arena, IntAttr) else 0,
         list(input_infos),
         outputs,

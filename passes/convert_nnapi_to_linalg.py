@@ -19,6 +19,15 @@ is lowered by the family lowering registered for its type in
 :mod:`nnc.passes.lowering`; the op's scalars are compile-time constants and
 reach the lowering as Python values.
 
+Weights laid out at compile time: given the model's :class:`ConstantPool`
+(the driver does; ``nnc-opt`` has none), a lowering may read a constant's
+value (:meth:`LoweringContext.constant_value`) and append a rearranged copy
+(:meth:`LoweringContext.packed_constant`: the GEMM's weight panels).  After
+lowering, constants that no code reads any more are dropped from the pool
+(:meth:`ConstantPool.compact`), the views are moved to the new offsets and
+``nnapi.weights_size`` and ``%weights`` take the final size, which the
+driver hands on with the pool's bytes.
+
 A model with a WHILE gets one more argument after ``%status``,
 ``%loop_timeout: i64`` (nanoseconds, from ``nnc_run``; its position is the
 module attribute ``nnc.loop_timeout_arg``, -1 without WHILE), and the module
@@ -29,15 +38,19 @@ functions (marked ``nnapi.subgraph``; they are dropped afterwards).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    FunctionType,
     IntAttr,
     IntegerAttr,
     IndexType,
@@ -52,17 +65,80 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
-from nnc.dialects.nnapi import SUBGRAPH_ATTR, memref_type, op_call
+from nnc.dialects.nnapi import STORAGE, SUBGRAPH_ATTR, dense_value, from_xdsl_type, memref_type, op_call
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
+
+
+#: alignment of what the lowering appends to the constant pool (the
+#: importer aligns the model's constants the same way)
+POOL_ALIGN = 64
+
+
+@dataclass(eq=False)
+class ConstantPool:
+    """The model's constant pool (the bytes ``%weights`` points to at run
+    time) during one compilation: the importer's ``data``, which the
+    lowering reads to lay weights out at compile time, and what it appends
+    (:meth:`append`).  The driver creates it, gives it to the pass and takes
+    :meth:`contents` as the weights of the compiled model (runtime, caches,
+    ``nnc compile``'s weights file)."""
+
+    data: bytes
+    appended: bytearray = field(default_factory=bytearray)
+    #: digest of an appended array -> its offset: equal arrays are stored once
+    _offsets: dict[bytes, int] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.data) + len(self.appended)
+
+    def read(self, offset: int, nbytes: int) -> bytes:
+        return self.data[offset : offset + nbytes]
+
+    def append(self, raw: bytes) -> int:
+        """Append ``raw`` at the next 64-byte boundary; its offset."""
+        key = hashlib.sha256(raw).digest()
+        if key in self._offsets:
+            return self._offsets[key]
+        self.appended.extend(b"\0" * ((-self.size) % POOL_ALIGN))
+        offset = self.size
+        self.appended.extend(raw)
+        self._offsets[key] = offset
+        return offset
+
+    def contents(self) -> bytes:
+        return self.data + bytes(self.appended) if self.appended else self.data
+
+    def compact(self, used: Sequence[tuple[int, int]]) -> dict[int, int]:
+        """Keep only the ``used`` byte ranges (offset, size), in their order
+        and 64-byte aligned; where each used offset moved to.  Constants no
+        code reads any more (weights only their packed copy is read of) are
+        dropped, and the pool is final: nothing may be appended after."""
+        spans: list[list[int]] = []
+        for off, n in sorted(used):
+            if spans and off < spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], off + n)
+            else:
+                spans.append([off, off + n])
+        whole = self.contents()
+        out = bytearray()
+        starts: list[tuple[int, int, int]] = []
+        for lo, hi in spans:
+            out.extend(b"\0" * ((-len(out)) % POOL_ALIGN))
+            starts.append((lo, hi, len(out)))
+            out.extend(whole[lo:hi])
+        self.data, self.appended = bytes(out), bytearray()
+        self._offsets = {}
+        return {off: new + off - lo for off, _ in used for lo, hi, new in starts if lo <= off < hi or off == lo}
 
 
 def _memref(t: Attribute, what: str) -> MemRefType:
@@ -81,6 +157,7 @@ class _FunctionLowering:
         weights_size: int,
         emission: EmissionState,
         tiles: TilePolicy,
+        pool: ConstantPool | None = None,
         loop_timeout: bool = False,
     ):
         self.module = module
@@ -89,6 +166,12 @@ class _FunctionLowering:
         #: the module's emission state and tile policy, given to every context
         self.emission = emission
         self.tiles = tiles
+        #: the module's constant pool, when the compilation has its bytes
+        self.pool = pool
+        #: buffer of a tensor constant -> its ConstantOp's value
+        self.constant_values: dict[SSAValue, tuple[Attribute, TensorType]] = {}
+        #: every view into %weights with the byte range it reads
+        self.pool_views: list[tuple[memref.ViewOp, int, int]] = []
         self.globals: list[Operation] = []
         self.buffers: dict[SSAValue, SSAValue | None] = {}
         self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
@@ -179,8 +262,36 @@ class _FunctionLowering:
     def _ctx(self, call: OpCall, ins: list, outs: list) -> LoweringContext:
         return LoweringContext(
             self.builder, call, ins, outs, self._alloc, self.status, self._constant,
-            emission=self.emission, tiles=self.tiles,
+            emission=self.emission, tiles=self.tiles, constants=self,
         )  # fmt: skip
+
+    # -- ConstantSource (what the lowerings know of the constants) -----------------
+    def value_of(self, buf: SSAValue) -> np.ndarray | None:
+        known = self.constant_values.get(buf)
+        if known is None:
+            return None
+        value, t = known
+        info = from_xdsl_type(t)
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            return dense_value(value, info.type)
+        if self.pool is None or not isinstance(value, nnapi.BlobAttr):
+            return None
+        dtype = np.dtype(STORAGE[info.type][1])
+        raw = self.pool.read(value.offset.data, value.size.data)
+        return np.frombuffer(raw, dtype=dtype).reshape(t.get_shape())
+
+    def packed(self, value, elem: Attribute) -> SSAValue:
+        arr = np.ascontiguousarray(value)
+        if self.pool is None:
+            return self._constant(arr, elem)
+        offset = self.pool.append(arr.tobytes())
+        return self._pool_view(offset, arr.nbytes, MemRefType(elem, list(arr.shape)))
+
+    def _pool_view(self, offset: int, nbytes: int, mt: MemRefType) -> SSAValue:
+        view = memref.ViewOp(self.weights, arith_index(self.builder, offset), [], mt)
+        self.builder.insert(view)
+        self.pool_views.append((view, offset, nbytes))
+        return view.results[0]
 
     def _constant(self, value, elem: Attribute) -> SSAValue:
         """A memref.global holding ``value`` and its get_global here."""
@@ -234,19 +345,21 @@ class _FunctionLowering:
             return None  # scalars are compile-time values; MODEL operands name functions
         mt = memref_type(t)
         if isinstance(op.value, nnapi.BlobAttr):
-            off = arith_index(self.builder, op.value.offset.data)
-            view = memref.ViewOp(self.weights, off, [], mt)
-            self.builder.insert(view)
-            return view.results[0]
-        assert isinstance(op.value, DenseIntOrFPElementsAttr)
-        init = DenseIntOrFPElementsAttr(TensorType(mt.element_type, mt.get_shape()), op.value.data)
-        return self._global(mt, init)
+            buf = self._pool_view(op.value.offset.data, op.value.size.data, mt)
+        else:
+            assert isinstance(op.value, DenseIntOrFPElementsAttr)
+            init = DenseIntOrFPElementsAttr(TensorType(mt.element_type, mt.get_shape()), op.value.data)
+            buf = self._global(mt, init)
+        self.constant_values[buf] = (op.value, t)
+        return buf
+
+
+def arith_op(n: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(n, IndexType()))
 
 
 def arith_index(builder: Builder, n: int) -> SSAValue:
-    from xdsl.dialects import arith
-
-    op = arith.ConstantOp(IntegerAttr(n, IndexType()))
+    op = arith_op(n)
     builder.insert(op)
     return op.result
 
@@ -262,13 +375,20 @@ class ConvertNNAPIToLinalgPass(ModulePass):
     and ``target-features``, LLVM's feature string, which decides.  Without
     options the pass assumes :data:`~nnc.passes.target.DEFAULT_TARGET`
     (AVX-512); the driver always gives the compilation's target, with the
-    features LLVM implies for its CPU."""
+    features LLVM implies for its CPU.
+
+    ``pool`` (set by the driver, never on the command line): the model's
+    constant pool.  With it the lowerings read constant weights and append
+    them laid out for the kernels (packed GEMM panels), and constants read
+    only in that layout are dropped.  Without it (``nnc-opt``) packed
+    constants are ``memref.global`` and only inline constants are read."""
 
     name = "convert-nnapi-to-linalg"
 
     target_triple: str = ""
     target_cpu: str = ""
     target_features: str = ""
+    pool: ConstantPool | None = field(default=None, compare=False)
 
     @staticmethod
     def for_target(target: TargetDescription) -> ConvertNNAPIToLinalgPass:
@@ -290,16 +410,23 @@ class ConvertNNAPIToLinalgPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         size_attr = op.attributes.get("nnapi.weights_size")
         weights_size = size_attr.data if isinstance(size_attr, IntAttr) else 0
+        if self.pool is not None and self.pool.size != weights_size:
+            raise PassFailedException(
+                f"convert-nnapi-to-linalg: the constant pool has {self.pool.size} bytes, "
+                f"the module's nnapi.weights_size says {weights_size}"
+            )
         new_ops: list[Operation] = []
         functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
         loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
         emission = EmissionState()
+        lowered: list[tuple[func.FuncOp, _FunctionLowering]] = []
         tiles = tile_policy(self.target())
         for top in functions:
             if SUBGRAPH_ATTR in top.attributes:
                 continue  # inlined where it is used
-            fl = _FunctionLowering(op, top, weights_size, emission, tiles, loop_timeout=loops)
+            fl = _FunctionLowering(op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops)
             new_fn = fl.run()
+            lowered.append((new_fn, fl))
             if top.sym_name.data == "main":
                 ret = top.body.block.last_op
                 assert ret is not None
@@ -315,4 +442,42 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         if loops:
             new_ops.append(clock_declaration())
         op.body.block.add_ops(new_ops)
+        if self.pool is not None:
+            _compact_pool(self.pool, [v for _, fl in lowered for v in fl.pool_views])
+            if self.pool.size != weights_size:
+                weights_size = self.pool.size
+                for fn, fl in lowered:
+                    _resize_weights(fn, fl.weights, weights_size)
         op.attributes["nnapi.weights_size"] = IntAttr(weights_size)
+
+
+def _compact_pool(pool: ConstantPool, views: Sequence[tuple[memref.ViewOp, int, int]]) -> None:
+    """Drop from ``pool`` the constants no view is read from any more (a
+    filter whose only use is the GEMM reads just its packed copy) and
+    move the views that are read to the constants' new offsets."""
+    live = []
+    for view, offset, nbytes in views:
+        if view.results[0].uses:
+            live.append((view, offset, nbytes))
+            continue
+        shift = view.byte_shift.owner
+        view.detach()
+        view.erase()
+        if isinstance(shift, Operation) and not shift.results[0].uses:
+            shift.detach()
+            shift.erase()
+    moved = pool.compact([(offset, nbytes) for _, offset, nbytes in live])
+    for view, offset, _ in live:
+        if moved[offset] != offset:
+            shift = arith_op(moved[offset])
+            Rewriter.insert_op(shift, InsertPoint.before(view))
+            view.operands[1] = shift.result
+
+
+def _resize_weights(fn: func.FuncOp, weights: SSAValue, size: int) -> None:
+    """Give ``fn``'s ``%weights`` argument the pool's final size (packed
+    constants were appended while the functions were lowered)."""
+    Rewriter.replace_value_with_new_type(weights, MemRefType(i8, [size]))
+    fn.function_type = FunctionType.from_lists(
+        [a.type for a in fn.body.block.args], list(fn.function_type.outputs.data)
+    )

@@ -1,4 +1,5 @@
-"""The vector kernels' tile policy, and lowering state that is per compilation.
+"""The vector kernels' tile policy, lowering state that is per compilation,
+and weights laid out at compile time.
 
 The policy (nnc.passes.kernels.tiles) is a pure function of the target
 description (nnc.passes.target); for every target it must keep each kernel's
@@ -22,9 +23,11 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 import nnc
+from nnc import FuseCode
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc import driver
+from nnc.passes.convert_nnapi_to_linalg import ConstantPool
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, VectorTarget, live_vectors, tile_policy
 from nnc.passes.pipeline import context, run_passes
 from nnc.passes.target import TargetDescription
@@ -85,11 +88,13 @@ def test_avx2_policy_is_xnnpack_shaped() -> None:
     assert (p.lanes, p.gemm_rows(p.max_col_vectors), p.max_col_vectors, p.gemm_rows(3), p.dw_pixels) == (8, 6, 2, 3, 6)
 
 
-def _kernel_model() -> nnc.Model:
+def _kernel_model(filter_is_input: bool = False) -> nnc.Model:
     """CONV_2D 3x3 (47 -> 79 channels), DEPTHWISE_CONV_2D 3x3 and a batch-1
     FULLY_CONNECTED on rows of 12 pixels: full GEMM blocks, channel tails of
     every width (79 = 4 x 16 + 15 = 9 x 8 + 7 = 19 x 4 + 3) and the dot
-    product kernel."""
+    product kernel.  ``filter_is_input``: the CONV_2D's filter is an input
+    of the model, so its panels are transposed at run time (a constant
+    filter is packed by the compiler and needs no transposition kernel)."""
     m = nnc.Model()
     rng = np.random.default_rng(0)
 
@@ -108,10 +113,11 @@ def _kernel_model() -> nnc.Model:
     d = m.add_operand(T.TENSOR_FLOAT32, [1, 3, 12, 79])
     f = m.add_operand(T.TENSOR_FLOAT32, [1, 10])
     same, one, none = scalar(1), scalar(1), scalar(0)
-    m.add_operation(Op.CONV_2D, [x, const(79, 3, 3, 47), const(79), same, one, one, none], [c])
+    w = m.add_operand(T.TENSOR_FLOAT32, [79, 3, 3, 47]) if filter_is_input else const(79, 3, 3, 47)
+    m.add_operation(Op.CONV_2D, [x, w, const(79), same, one, one, none], [c])
     m.add_operation(Op.DEPTHWISE_CONV_2D, [c, const(1, 3, 3, 79), const(79), same, one, one, one, none], [d])
     m.add_operation(Op.FULLY_CONNECTED, [d, const(10, 3 * 12 * 79), const(10), none], [f])
-    m.identify_inputs_and_outputs([x], [f])
+    m.identify_inputs_and_outputs([x, w] if filter_is_input else [x], [f])
     m.finish()
     return m
 
@@ -139,7 +145,7 @@ def test_kernels_do_not_spill(cpu: str) -> None:
     every accumulator in a register: no vector register touches the stack
     anywhere in a GEMM, depthwise, dot-product or transposition kernel."""
     target = jit.Target.for_cpu(cpu)
-    model = _kernel_model()
+    model = _kernel_model(filter_is_input=True)
     code = driver.lower(model, driver.static_input_infos(model), target=target)
     asm = jit.emit_assembly(jit.optimize(code.llvm_ir, target), target)
     kernels = {n: ls for n, ls in _functions(asm).items() if re.match(r"nnc_(gemm|dw|dot|transpose)_", n)}
@@ -180,3 +186,73 @@ def test_concurrent_compilations_emit_the_same_ir() -> None:
     assert not errors, errors
     assert len(results) == 4
     assert all(r == alone for r in results)
+
+
+# -- weights laid out at compile time -------------------------------------------------------
+
+
+def test_constant_pool_appends_aligned_once_and_compacts() -> None:
+    """Appended arrays start on 64-byte boundaries and equal ones are stored
+    once; compaction keeps only the used ranges, aligned, and says where
+    each moved."""
+    pool = ConstantPool(b"x" * 100)
+    assert pool.append(b"abc") == 128
+    assert pool.append(b"abc") == 128
+    assert pool.append(b"de") == 192
+    moved = pool.compact([(0, 10), (192, 2)])
+    assert moved == {0: 0, 192: 64}
+    assert pool.contents() == b"x" * 10 + b"\0" * 54 + b"de"
+
+
+def _conv_model(filter_is_input: bool) -> tuple[nnc.Model, list[np.ndarray]]:
+    """A 3x3 CONV_2D, 10 -> 37 channels (two whole vector blocks and a tail
+    on any lane count), whose filter is a constant or an input."""
+    rng = np.random.default_rng(5)
+    wv = rng.normal(0, 0.5, (37, 3, 3, 10)).astype(np.float32)
+    xv = rng.normal(0, 1, (1, 9, 9, 10)).astype(np.float32)
+    m = nnc.Model()
+    x = m.add_operand(T.TENSOR_FLOAT32, [1, 9, 9, 10])
+    w = m.add_operand(T.TENSOR_FLOAT32, [37, 3, 3, 10])
+    if not filter_is_input:
+        m.set_operand_value(w, wv)
+    b = m.add_operand(T.TENSOR_FLOAT32, [37])
+    m.set_operand_value(b, rng.normal(0, 0.1, 37).astype(np.float32))
+    scalars = []
+    for v in (1, 1, 1, FuseCode.RELU):  # SAME padding, strides 1, RELU
+        s = m.add_operand(T.INT32)
+        m.set_operand_value(s, v)
+        scalars.append(s)
+    out = m.add_operand(T.TENSOR_FLOAT32, [1, 9, 9, 37])
+    m.add_operation(Op.CONV_2D, [x, w, b, *scalars], [out])
+    m.identify_inputs_and_outputs([x, w] if filter_is_input else [x], [out])
+    m.finish()
+    return m, [xv, wv] if filter_is_input else [xv]
+
+
+def _run(m: nnc.Model, inputs: list[np.ndarray]) -> np.ndarray:
+    comp = nnc.Compilation(m)
+    comp.finish()
+    ex = nnc.Execution(comp)
+    for k, v in enumerate(inputs):
+        ex.set_input(k, v)
+    out = np.zeros((1, 9, 9, 37), np.float32)
+    ex.set_output(0, out)
+    ex.compute()
+    return out
+
+
+def test_packed_weights_equal_the_run_time_transposition() -> None:
+    """A constant filter is packed by the compiler, one given as an input is
+    transposed at run time into the same panels: the outputs are
+    bit-identical.  The packed copy replaces the filter in the constant pool
+    (only read packed), so the pool does not grow by the filter's size."""
+    const_model, const_inputs = _conv_model(filter_is_input=False)
+    input_model, input_inputs = _conv_model(filter_is_input=True)
+    assert _run(const_model, const_inputs).tobytes() == _run(input_model, input_inputs).tobytes()
+    infos = [const_model.operands[i].info(with_value=False) for i in const_model.inputs]
+    module, weights = driver.shaped_module(const_model, infos)
+    compiled = driver.lower_shaped(module, weights, infos)
+    filter_bytes = 37 * 3 * 3 * 10 * 4
+    assert len(weights) >= filter_bytes
+    assert len(compiled.weights) < len(weights) + 64
+    assert compiled.weights != weights  # laid out for the kernel, not as given

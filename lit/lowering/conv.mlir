@@ -5,9 +5,10 @@
 // side here (out 3, (3-1)*2 + 3 - 5 = 2 in total, head 1), so the input is
 // first copied into the interior of a zero-filled 1x7x7x2 buffer.  The GEMM
 // over pixels x output channels has one block of channels (2 + 1 lanes):
-// its weight rows [3, 3x3x2] are transposed into a panel [18, 3] (too small
-// for vector blocks: element by element), then one use of a shared GEMM
-// kernel per output row (scf.for over the 3 rows) keeps 3 pixels x (2 + 1)
+// the filter is an input of the model, so its weight rows [3, 3x3x2] are
+// transposed at run time into a panel [18, 3] (too small for vector blocks:
+// element by element), then one use of a shared GEMM kernel per output row
+// (scf.for over the 3 rows, the GEMM's tiles) keeps 3 pixels x (2 + 1)
 // channels in vector accumulators started from the bias, reduces over the
 // kh, kw, ic loops with one weight vector per width and one broadcast input
 // per pixel (multiply-adds that LLVM may fuse: fastmath<contract>), clamps
@@ -63,8 +64,9 @@ builtin.module {
 // CHECK:        linalg.generic {{.*}} ins(%[[X]] : memref<1x5x5x2xf32>) outs(%[[IN]] :
 // CHECK:        %[[PANEL:.*]] = memref.alloc() {{.*}} : memref<54xf32>
 // CHECK:        scf.execute_region {
-// CHECK-NEXT:     builtin.unrealized_conversion_cast {{.*}} : memref<54xf32>, memref<54xf32>, index, index, index, index, index to memref<?xf32>, memref<?xf32>, index, index, index, index, index
+// CHECK-NEXT:     builtin.unrealized_conversion_cast {{.*}} : memref<54xf32>, memref<54xf32>, index, index, index, index, index, index to memref<?xf32>, memref<?xf32>, index, index, index, index, index, index
 // CHECK:            memref.load
+// CHECK-NEXT:       arith.addi
 // CHECK-NEXT:       arith.muli
 // CHECK-NEXT:       arith.addi
 // CHECK-NEXT:       memref.store

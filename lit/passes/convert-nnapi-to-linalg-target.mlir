@@ -5,7 +5,8 @@
 // (nnc.passes.kernels.tiles).  Without options the pass assumes AVX-512
 // (512-bit vectors: 16 floats, 32 registers): one block of a full vector of
 // channels (16) and one of the 8-lane tail, each over 2 blocks of 8 pixels,
-// panels transposed in 16x16 and 8x8 blocks.  With AVX2 (256-bit: 8 floats,
+// panels (the filter is an input here) transposed in 16x16 and 8x8 blocks
+// before the GEMM's tiles.  With AVX2 (256-bit: 8 floats,
 // 16 registers) the 3 vectors of channels come in blocks of 2 vectors x 6
 // pixels (12 accumulators + 2 weight vectors + 1 broadcast: 15 of the 16
 // registers; 16 pixels = 6 + 5 + 5) and of 1 vector x 8 pixels.
@@ -21,23 +22,23 @@ builtin.module {
 
 // AVX512-LABEL: func.func @main
 // AVX512:         func.call @nnc_transpose_16(
-// AVX512:         func.call @nnc_gemm_8x16_l1_none(
 // AVX512:         func.call @nnc_transpose_8(
+// AVX512:         func.call @nnc_gemm_8x16_l1_none(
 // AVX512:         func.call @nnc_gemm_8x8_l1_none(
+// AVX512-LABEL: func.func private @nnc_transpose_8(
 // AVX512-LABEL: func.func private @nnc_gemm_8x16_l1_none(
 // AVX512:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // AVX512:           vector.broadcast {{.*}} : f32 to vector<16xf32>
 // AVX512:           arith.mulf {{.*}} : vector<16xf32>
 // AVX512-NOT:   vector<8xf32>
-// AVX512-LABEL: func.func private @nnc_transpose_8(
 // AVX512-LABEL: func.func private @nnc_gemm_8x8_l1_none(
 // AVX512:           arith.mulf {{.*}} : vector<8xf32>
 
 // AVX2-LABEL: func.func @main
 // AVX2:         func.call @nnc_transpose_8(
+// AVX2:         func.call @nnc_transpose_8(
 // AVX2:         func.call @nnc_gemm_6x8_8_l1_none(
 // AVX2:         func.call @nnc_gemm_5x8_8_l1_none(
-// AVX2:         func.call @nnc_transpose_8(
 // AVX2:         func.call @nnc_gemm_8x8_l1_none(
 // AVX2-NOT:     vector<16xf32>
 // AVX2-LABEL: func.func private @nnc_gemm_6x8_8_l1_none(

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32
 
@@ -37,6 +38,7 @@ from nnc.passes.kernels.vector import (
     for_range,
     kernel,
     offsets,
+    parallel_each,
     tag,
     widths,
 )
@@ -59,15 +61,15 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
     """The GEMM block kernel: ``rows`` output pixels (input windows at
     ``a_base + r * a_rstride``, outputs at ``out_base + r * cols``) times the
     output channels ``n0 + [0, sum(ws))`` (vectors of widths ``ws``), whose
-    weights are the packed panel ``b`` (``[K, sum(ws)]``), reducing over
+    weights are the packed panel at ``b[b_base:]`` (``[K, sum(ws)]``), reducing over
     ``levels`` nested loops (size, a_step, b_step parameters).  Per innermost
     step: one weight vector per width, one broadcast input per row, rows x
     vectors FMAs."""
     name = f"nnc_gemm_{rows}x{tag(ws)}_l{levels}_{act_tag(act)}"
 
     def body(e: Emitter, p: list[Value]) -> None:
-        a, b, bias, out, a_base, a_rstride, out_base, n0, cols = p[:9]
-        lv = [p[9 + 3 * i : 12 + 3 * i] for i in range(levels)]
+        a, b, bias, out, a_base, a_rstride, out_base, n0, cols, b_base = p[:10]
+        lv = [p[10 + 3 * i : 13 + 3 * i] for i in range(levels)]
         v = Vec(e)
         offs = offsets(ws)
         nw = len(ws)
@@ -97,7 +99,7 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
 
             return inner
 
-        accs = for_range(e, 0, lv[0][0], 1, level(0, 0, 0), accs)
+        accs = for_range(e, 0, lv[0][0], 1, level(0, 0, b_base), accs)
         for r in range(rows):
             for j, (o, w) in enumerate(zip(offs, ws)):
                 v.store(v.activation(accs[r * nw + j], act), out, v.ix(out_base, (cols, r), n0, o))
@@ -117,49 +119,80 @@ def row_blocks(n: int, most: int) -> list[tuple[int, int, int]]:
     return [b for b in blocks if b[1] > b[0]]
 
 
+#: Where run ``r`` of a GEMM's output pixels starts: ``(e, r) -> (input
+#: offset, output offset)`` (a run is ``run_len`` pixels whose input windows
+#: are ``a_rstride`` apart: an output row, or all pixels of a 1x1 convolution).
+RunAt = Callable[[Emitter, IndexOrInt], tuple[IndexOrInt, IndexOrInt]]
+
+
+def col_blocks(cols: int, lanes: int, most: int) -> list[tuple[int, int, tuple[int, ...]]]:
+    """The output channels of a GEMM in blocks of vectors: [(first, end,
+    vector widths of each block)], each entry blocks of one width.  Whole
+    vectors in balanced blocks of at most ``most`` (6 vectors: 3 + 3, not
+    4 + 2), then the narrower tail (40 channels of 16 lanes: 16 + 16, then
+    8)."""
+    blocks = (
+        [(v0 * lanes, v1 * lanes, (lanes,) * nv) for v0, v1, nv in row_blocks(cols // lanes, most)]
+        if cols >= lanes
+        else []
+    )
+    if cols % lanes:
+        blocks.append((cols // lanes * lanes, cols, tuple(widths(cols % lanes, lanes))))
+    return blocks
+
+
+def pack_panels(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]) -> np.ndarray:
+    """The weights ``w`` (numpy ``[cols, K]``, one row of K per output
+    channel) as the GEMM kernel reads them: per block of channels ``[n0,
+    n0 + width)`` the panel ``w[n0 : n0 + width].T`` (``[K, width]``),
+    panels in channel order, so the block at ``n0`` starts at ``n0 * K``.
+    What :func:`transpose` builds at run time for weights that are inputs."""
+    panels = [w[n0 : n0 + sum(ws)].T for c0, c1, ws in blocks for n0 in range(c0, c1, sum(ws))]
+    return np.ascontiguousarray(np.concatenate([p.reshape(-1) for p in panels]))
+
+
 def gemm(
     ctx: LoweringContext,
     a: Value,
     w: Value,
     bias: Value,
     out: Value,
-    runs: Callable[[Emitter, Callable[[Emitter, IndexOrInt, IndexOrInt], None]], None],
+    run_count: int,
+    run_at: RunAt,
     run_len: int,
     a_rstride: int,
     cols: int,
     levels: Sequence[Level],
     act: int,
+    w_value: np.ndarray | None = None,
 ) -> None:
     """``out = act(bias + a * w^T)`` on flat buffers, ``w`` the weights as
     given (``[cols, K]``, one row of K per output channel; K runs over
-    ``levels``), ``out`` as ``[pixels, cols]``.
+    ``levels``), ``out`` as ``[pixels, cols]``; the output pixels are
+    ``run_count`` runs of ``run_len`` (:data:`RunAt`).
 
-    The output pixels come in runs of ``run_len`` whose input windows are
-    ``a_rstride`` apart (an output row, or all pixels of a 1x1 convolution):
-    ``runs(e, f)`` calls ``f(e, a_offset, out_offset)`` for each run.  Blocks
-    of output channels (up to the policy's ``max_col_vectors`` vectors) are
-    the outer loop: for each, the block's weight rows are first transposed
-    into a panel ``[K, block]`` (:func:`transpose_kernel`) that stays in
-    cache while every run streams through the GEMM kernel.  Each weight is
-    read from memory once per execution, as with weights packed ahead of
-    time."""
+    The kernel reads the weights as panels (:func:`pack_panels`): when they
+    are a constant whose value is known (``w_value``, numpy ``[cols, K]``),
+    packed at compile time into the constant pool, otherwise transposed
+    into an arena buffer at the start of every execution.  Then every
+    output tile (a block of pixels of one run x a block of channels) is one
+    kernel call, each an independent iteration of one loop
+    (:func:`gemm_tiles`)."""
     tiles = ctx.tiles
-    vw = tiles.lanes
     e = ctx.e
     depth = 1
     for lv in levels:
         depth *= lv.size
-    # Whole vectors of channels in balanced blocks (6 vectors: 3 + 3, not
-    # 4 + 2), then the narrower tail.
-    col_blocks = (
-        [(v0 * vw, v1 * vw, (vw,) * nv) for v0, v1, nv in row_blocks(cols // vw, tiles.max_col_vectors)]
-        if cols >= vw
-        else []
-    )
-    if cols % vw:
-        col_blocks.append((cols // vw * vw, cols, tuple(widths(cols % vw, vw))))
-    panel = ctx.flat(ctx.alloc([depth * max(sum(wd) for _, _, wd in col_blocks)], f32))
-    for c0, c1, ws in col_blocks:
+    blocks = col_blocks(cols, tiles.lanes, tiles.max_col_vectors)
+    if w_value is not None:
+        panels = ctx.flat(ctx.packed_constant(pack_panels(w_value.reshape(cols, depth), blocks), f32))
+    else:
+        panels = ctx.flat(ctx.alloc([cols * depth], f32))
+        for c0, c1, ws in blocks:
+            each(e, c0, c1, sum(ws), lambda e2, n0, width=sum(ws): transpose(
+                ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth))
+    segments: list[Case] = []
+    for c0, c1, ws in blocks:
         width = sum(ws)
         rblocks = row_blocks(run_len, tiles.gemm_rows(len(ws)))
         # b_step of a level: K-rows of the panel, each `width` long
@@ -167,18 +200,92 @@ def gemm(
 
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
             name, body = gemm_kernel(rows, ws, len(levels), act)
-            kernel(ctx, e, name, [a, panel, bias, out, a_off, a_rstride, o_off, n0, cols, *lv_args], body)
+            b_off = Vec(e).ix(0, (n0, depth))  # the panel of channels n0.. starts at n0 * K
+            kernel(ctx, e, name, [a, panels, bias, out, a_off, a_rstride, o_off, n0, cols, b_off, *lv_args], body)
 
-        def per_run(e: Emitter, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, rblocks=rblocks, call=call) -> None:
-            for r0, r1, mr in rblocks:
-                each(e, r0, r1, mr, lambda e2, m0, mr=mr: call(
-                    e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, cols))))
+        segments.append(_col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, cols, call))
+    gemm_tiles(e, segments)
 
-        def block(e: Emitter, n0: IndexOrInt, width=width, per_run=per_run) -> None:
-            transpose(ctx, e, w, Vec(e).ix(0, (n0, depth)), panel, width, depth)
-            runs(e, lambda e2, a_off, o_off: per_run(e2, n0, a_off, o_off))
 
-        each(e, c0, c1, width, block)
+#: One kind of iterations of a loop: (how many, body(e, index among them)).
+Case = tuple[int, Callable[[Emitter, IndexOrInt], None]]
+
+
+def _switch(e: Emitter, t: IndexOrInt, cases: Sequence[Case]) -> None:
+    """Run the case that iteration ``t`` of ``cases`` (their iterations one
+    after the other) falls in, with its index within that case: a chain of
+    ``scf.if`` on ``t``, nothing for a single case."""
+    first = 0
+    for k, (n, body) in enumerate(cases):
+        if k + 1 == len(cases):
+            body(e, Vec(e).ix(t, -first))
+            return
+        if isinstance(t, int):
+            if t < first + n:
+                body(e, t - first)
+                return
+            first += n
+            continue
+        start, rest = first, cases[k + 1 :]
+        below = e.cmp("ult", t, e.index(first + n))
+        e.if_(below, lambda e2, body=body, start=start: (body(e2, Vec(e2).ix(t, -start)), [])[1],
+              lambda e2, start=start + n, rest=rest: (_switch(e2, Vec(e2).ix(t, -start), rest), [])[1])
+        return
+
+
+def _divmod(e: Emitter, t: IndexOrInt, n: int, outer: int) -> tuple[IndexOrInt, IndexOrInt]:
+    """``divmod(t, n)`` for ``t < outer * n`` (constants folded)."""
+    if outer == 1:
+        return 0, t
+    if n == 1:
+        return t, 0
+    if isinstance(t, int):
+        return divmod(t, n)
+    return e.div(t, e.index(n)), e.rem(t, e.index(n))
+
+
+def _col_block_tiles(
+    c0: int, c1: int, width: int, run_count: int, run_at: RunAt,
+    rblocks: Sequence[tuple[int, int, int]], a_rstride: int, cols: int,
+    call: Callable[[Emitter, int, IndexOrInt, IndexOrInt, IndexOrInt], None],
+) -> Case:
+    """The output tiles of the channel blocks ``[c0, c1)`` (each ``width``
+    wide): channel block x run x block of pixels (``rblocks``, blocks of one
+    or two sizes), in that order, so that consecutive tiles share a weight
+    panel as they did when the panel was transposed per block.
+    ``call(e, rows, n0, a_off, o_off)`` computes one tile."""  # fmt: skip
+    per_run = [((r1 - r0) // size, r0, size) for r0, r1, size in rblocks]
+    nb = sum(n for n, _, _ in per_run)
+    ncb = (c1 - c0) // width
+
+    def tile(e: Emitter, t: IndexOrInt) -> None:
+        cb, rest = _divmod(e, t, run_count * nb, ncb)
+        run, j = _divmod(e, rest, nb, run_count)
+        n0 = Vec(e).ix(c0, (cb, width))
+        a_run, o_run = run_at(e, run)
+
+        def rows(r0: int, size: int) -> Callable[[Emitter, IndexOrInt], None]:
+            def block(e: Emitter, i: IndexOrInt) -> None:
+                v = Vec(e)
+                m0 = v.ix(r0, (i, size))
+                call(e, size, n0, v.ix(a_run, (m0, a_rstride)), v.ix(o_run, (m0, cols)))
+
+            return block
+
+        _switch(e, j, [(n, rows(r0, size)) for n, r0, size in per_run])
+
+    return ncb * run_count * nb, tile
+
+
+def gemm_tiles(e: Emitter, segments: Sequence[Case]) -> None:
+    """The GEMM's outermost loop, over every output tile of one operation:
+    ``segments`` (one per kind of channel block) become one loop over their
+    tiles in order (:func:`_switch`).  Its iterations are independent (each
+    writes its own tile of the output and reads only the input, the packed
+    weights and the bias), so they may run in any order or on several
+    threads; each output element is computed by one iteration, in the same
+    order whichever thread runs it."""
+    parallel_each(e, 0, sum(n for n, _ in segments), 1, lambda e2, t: _switch(e2, t, segments))
 
 
 # -- dot products: out[m, n] = act(bias[n] + sum_i a[m, i] * w[n, i]) --------------------------
@@ -239,7 +346,8 @@ def dot(
         kernel(ctx, e, name, [a, w, bias, out, 0, a_rstride, n0, depth, kfull, 0, cols], body)
 
     full = cols // units_per_block * units_per_block
-    each(e, 0, full, units_per_block, lambda e2, n0: call(e2, n0, units_per_block))
+    # Blocks of output channels are independent: the thread pool may split them.
+    parallel_each(e, 0, full, units_per_block, lambda e2, n0: call(e2, n0, units_per_block))
     if cols > full:
         call(e, full, cols - full)
 
@@ -248,14 +356,14 @@ def dot(
 
 
 def transpose_kernel(bs: int):
-    """``dst[c * rows + r] = src[s0 + r * cols + c]`` for r < rows, c < cols:
+    """``dst[d0 + c * rows + r] = src[s0 + r * cols + c]`` for r < rows, c < cols:
     the ``bs`` x ``bs`` blocks below (rfull, cfull) with ``bs`` vector loads,
     log2(bs) rounds of two-vector shuffles that swap the off-diagonal
     half-blocks and ``bs`` vector stores; the leftover columns and rows
     element by element (``bs`` 0: everything element by element)."""
 
     def body(e: Emitter, p: list[Value]) -> None:
-        src, dst, s0, rows, cols, rfull, cfull = p
+        src, dst, s0, d0, rows, cols, rfull, cfull = p
 
         def block(e: Emitter, r0: IndexOrInt, c0: IndexOrInt) -> None:
             v = Vec(e)
@@ -269,11 +377,11 @@ def transpose_kernel(bs: int):
                         vs[i], vs[i + s] = v.shuffle(vs[i], vs[i + s], lo), v.shuffle(vs[i], vs[i + s], hi)
                 s //= 2
             for i in range(bs):
-                v.store(vs[i], dst, v.ix(r0, (v.ix(c0, i), rows)))
+                v.store(vs[i], dst, v.ix(d0, r0, (v.ix(c0, i), rows)))
 
         def elem(e: Emitter, r: IndexOrInt, c: IndexOrInt) -> None:
             v = Vec(e)
-            e.store(e.load(src, [e.index(v.ix(s0, c, (r, cols)))]), dst, [e.index(v.ix(r, (c, rows)))])
+            e.store(e.load(src, [e.index(v.ix(s0, c, (r, cols)))]), dst, [e.index(v.ix(d0, r, (c, rows)))])
 
         if bs:
             each(e, 0, rfull, bs, lambda e2, r0: each(e2, 0, cfull, bs, lambda e3, c0: block(e3, r0, c0)))
@@ -283,15 +391,18 @@ def transpose_kernel(bs: int):
     return f"nnc_transpose_{bs}", body
 
 
-def transpose(ctx: LoweringContext, e: Emitter, src: Value, s0: IndexOrInt, dst: Value, rows: int, cols: int) -> None:
-    """``dst [cols, rows]`` = the ``[rows, cols]`` matrix at ``src[s0:]``,
-    transposed (square blocks of a full vector, or of 8 lanes, in registers)."""
+def transpose(
+    ctx: LoweringContext, e: Emitter, src: Value, s0: IndexOrInt, dst: Value, d0: IndexOrInt, rows: int, cols: int
+) -> None:
+    """``dst[d0:]`` (``[cols, rows]``) = the ``[rows, cols]`` matrix at
+    ``src[s0:]``, transposed (square blocks of a full vector, or of 8
+    lanes, in registers)."""
     vw = ctx.tiles.lanes
     bs = vw if min(rows, cols) >= vw else 8 if min(rows, cols) >= 8 else 0
     rfull = rows // bs * bs if bs else 0
     cfull = cols // bs * bs if bs else 0
     name, body = transpose_kernel(bs)
-    kernel(ctx, e, name, [src, dst, s0, rows, cols, rfull, cfull], body)
+    kernel(ctx, e, name, [src, dst, s0, d0, rows, cols, rfull, cfull], body)
 
 
 # -- depthwise ---------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, memref, scf
@@ -314,6 +314,24 @@ class EmissionState:
     index_constants: dict[Block, dict[int, SSAValue]] = field(default_factory=dict)
 
 
+class ConstantSource(Protocol):
+    """What the lowering knows of the model's compile-time constants (given
+    by the pass that lowers the module, see ``convert-nnapi-to-linalg``)."""
+
+    def value_of(self, buf: SSAValue) -> Any:
+        """The numpy value of the constant ``buf`` is the buffer of (shape and
+        storage dtype of its memref), or None when ``buf`` is not a constant
+        or its bytes are not available to this compilation."""
+        ...
+
+    def packed(self, value: Any, elem: Attribute) -> SSAValue:
+        """A read-only buffer holding ``value`` (a numpy array whose dtype
+        matches ``elem``), made at compile time: a view into the constant
+        pool when the compilation has one (never an LLVM global, however
+        large), else a ``memref.global``."""
+        ...
+
+
 @dataclass
 class LoweringContext:
     """Everything a lowering needs for one nnapi op."""
@@ -333,6 +351,8 @@ class LoweringContext:
     emission: EmissionState = field(default_factory=EmissionState)
     #: blocking of the vector kernels (:mod:`nnc.passes.kernels.tiles`)
     tiles: TilePolicy = field(default_factory=lambda: tile_policy(AVX512))
+    #: the model's compile-time constants (None: none are known)
+    constants: ConstantSource | None = None
 
     @property
     def e(self) -> Emitter:
@@ -375,6 +395,25 @@ class LoweringContext:
         if self.new_constant is None:
             raise ValueError("this context cannot create constants")
         return self.new_constant(value, elem)
+
+    def constant_value(self, buf: Value) -> Any:
+        """The numpy value of ``buf`` when it is a model constant whose bytes
+        this compilation has (to lay weights out at compile time), else None
+        (a model input, a computed tensor, or a module compiled without its
+        constant pool, as ``nnc-opt`` does)."""
+        return None if self.constants is None else self.constants.value_of(buf)
+
+    def packed_constant(self, value: Any, elem: Attribute) -> Value:
+        """A read-only buffer holding ``value`` (a numpy array of any dtype,
+        matching ``elem``) laid out at compile time, e.g. weights packed in
+        the order a kernel reads them.  Appended (64-byte aligned, identical
+        arrays shared) to the model's constant pool, which the driver hands
+        to the runtime and the caches with the original weights; without a
+        pool (``nnc-opt``) a ``memref.global``.  Returns a memref of
+        ``value``'s shape."""
+        if self.constants is None:
+            return self.constant(value, elem)
+        return self.constants.packed(value, elem)
 
     def error_if(self, e: Emitter, cond: Value) -> None:
         """Record a runtime data error of this operation when ``cond`` (i1) holds.

@@ -368,32 +368,30 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
     if plain and pixels < ctx.tiles.dot_max_rows:
         dot(ctx, xf, ctx.flat(w), b, of, pixels, c, cols, c, g.activation)
         return
-    wf = ctx.flat(w)
     levels = [
         Level(g.filter_h, g.dilation_h * wp * c, g.filter_w * c),
         Level(g.filter_w, g.dilation_w * c, c),
         Level(c, 1, 1),
     ]
     levels = [lv for lv in levels if lv.size > 1] or levels[-1:]
+    w_value = ctx.constant_value(w)
+    wf = ctx.flat(w) if w_value is None else w  # read only to lay panels out at run time
 
     if plain:
         # All pixels are one run: pixel p's input is x[p, :].
-        gemm(ctx, xf, wf, b, of, lambda e, f: f(e, 0, 0), pixels, c, cols, levels, g.activation)
+        gemm(ctx, xf, wf, b, of, 1, lambda e, r: (0, 0), pixels, c, cols, levels, g.activation, w_value)
         return
 
-    def rows(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None]) -> None:
-        """One run per output row (n, oh): its windows start stride_w * c apart."""
+    def row_at(e: Emitter, r: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
+        """Run ``r`` is output row (n, oh) = divmod(r, out_h); its windows start stride_w * c apart."""
+        v = Vec(e)
+        if g.batches == 1:
+            n, oh = 0, r
+        else:
+            n, oh = e.div(e.index(r), e.index(g.out_h)), e.rem(e.index(r), e.index(g.out_h))
+        return v.ix(0, (n, hp * wp * c), (oh, g.stride_h * wp * c)), v.ix(0, (r, g.out_w * cols))
 
-        def image(e: Emitter, n: IndexOrInt) -> None:
-            each(e, 0, g.out_h, 1, lambda e2, oh: f(
-                e2,
-                Vec(e2).ix(0, (n, hp * wp * c), (oh, g.stride_h * wp * c)),
-                Vec(e2).ix(0, (n, g.out_h * g.out_w * cols), (oh, g.out_w * cols)),
-            ))
-
-        each(e, 0, g.batches, 1, image)
-
-    gemm(ctx, xf, wf, b, of, rows, g.out_w, g.stride_w * c, cols, levels, g.activation)
+    gemm(ctx, xf, wf, b, of, g.batches * g.out_h, row_at, g.out_w, g.stride_w * c, cols, levels, g.activation, w_value)
 
 
 def _accumulator(ctx: LoweringContext, qc, out: Value, bias: Value, channel_dim: int) -> Value:
@@ -711,11 +709,13 @@ def fully_connected_f32(
     ctx: LoweringContext, x: Value, w: Value, bias: Value, out: Value, batch: int, units: int, size: int, act: int
 ) -> None:
     """Float32 FULLY_CONNECTED: dot products for a small batch, else the
-    GEMM (weight panels transposed on the fly).  ``x`` [batch, size] and
+    GEMM (weight panels packed at compile time for constant weights).  ``x`` [batch, size] and
     ``out`` [batch, units] are any contiguous buffers (views included); the
     recurrent lowerings use it for their gate products."""
     xf, of = ctx.flat(x), ctx.flat(out)
     if batch < ctx.tiles.dot_max_rows:
         dot(ctx, xf, ctx.flat(w), bias, of, batch, size, units, size, act)
         return
-    gemm(ctx, xf, ctx.flat(w), bias, of, lambda e, f: f(e, 0, 0), batch, size, units, [Level(size, 1, 1)], act)
+    w_value = ctx.constant_value(w)
+    wf = ctx.flat(w) if w_value is None else w
+    gemm(ctx, xf, wf, bias, of, 1, lambda e, r: (0, 0), batch, size, units, [Level(size, 1, 1)], act, w_value)
