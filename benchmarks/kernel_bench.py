@@ -10,10 +10,7 @@ Run from the repository root::
 ``--q8`` times the int8 kernels on fixed TENSOR_QUANT8_ASYMM_SIGNED cases
 (per-channel filters): a 3x3 CONV_2D 56x56x128 -> 128, a 1x1 CONV_2D on the
 same input, a 3x3 DEPTHWISE_CONV_2D and FULLY_CONNECTED 1024 -> 1000 at
-batch 1 and 8, as GOP/s (2 x multiply-accumulates / time).  The CONV_2D and
-FULLY_CONNECTED kernels pack the filter at compile time: they need the
-filter's values in the lowering (``conv.filter_value``), which for filters
-in the model's constant pool comes with the constant-pool reader.
+batch 1 and 8, as GOP/s (2 x multiply-accumulates / time).
 
 Each CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED of the model (default:
 MobileNet v2 1.0 224 from ``/work/shared/models``) becomes a model of its own

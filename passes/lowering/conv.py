@@ -541,20 +541,16 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
 def filter_value(ctx: LoweringContext) -> Any:
     """The filter's values when they are known at compile time (then the
     GEMM's weight panel is packed with numpy), else None (a filter given at
-    run time keeps the generic path).
-
-    The one place that asks: today the constants the model stores inline
-    (``OperandInfo.value``); constants in the model's constant pool become
-    visible once the lowering can read the pool (issue 11, weights packed at
-    compile time: ``ctx.constant_value(ctx.input(1))``)."""
-    return ctx.info(1).value
+    run time keeps the generic path): inline constants and, when the
+    compilation has the model's constant pool, constants stored there."""
+    return ctx.constant_value(ctx.input(1))
 
 
 def packed_weights(ctx: LoweringContext, panel: np.ndarray) -> Value:
-    """The buffer holding a packed int16 weight panel.  Today an LLVM global
-    (``ctx.constant``); to become a view into the constant pool
-    (``ctx.packed_constant``) once the lowering can append to it."""
-    return ctx.constant(panel, i16)
+    """The buffer holding a packed int16 weight panel: appended to the
+    model's constant pool (``ctx.packed_constant``; the original filter,
+    read only here, is then left out of the pool)."""
+    return ctx.packed_constant(panel, i16)
 
 
 def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None = None) -> Value:
