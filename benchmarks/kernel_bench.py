@@ -1,9 +1,16 @@
-"""Per-layer benchmark of nnc's float32 CONV_2D / DEPTHWISE_CONV_2D /
-FULLY_CONNECTED kernels on the layers of a TFLite model.
+"""Per-layer benchmark of nnc's CONV_2D / DEPTHWISE_CONV_2D /
+FULLY_CONNECTED kernels on the layers of a TFLite model, or on fixed
+quantised cases.
 
 Run from the repository root::
 
     python benchmarks/kernel_bench.py [MODEL.tflite] [--runs 50] [--ops CONV_2D,...]
+    python benchmarks/kernel_bench.py --q8 [--runs 50]
+
+``--q8`` times the int8 kernels on fixed TENSOR_QUANT8_ASYMM_SIGNED cases
+(per-channel filters): a 3x3 CONV_2D 56x56x128 -> 128, a 1x1 CONV_2D on the
+same input, a 3x3 DEPTHWISE_CONV_2D and FULLY_CONNECTED 1024 -> 1000 at
+batch 1 and 8, as GOP/s (2 x multiply-accumulates / time).
 
 Each CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED of the model (default:
 MobileNet v2 1.0 224 from ``/work/shared/models``) becomes a model of its own
@@ -40,14 +47,16 @@ def single_op_model(model: nnc.Model, index: int) -> tuple[nnc.Model, np.ndarray
         if i in new:
             continue
         src = model.operands[i]
-        new[i] = m.add_operand(src.type, list(src.dims or ()))
+        new[i] = m.add_operand(src.type, list(src.dims or ()), src.scale, src.zero_point)
+        if src.channel_quant is not None:
+            m.set_operand_symm_per_channel_quant_params(new[i], *src.channel_quant)
         if src.is_constant:
             m.set_operand_value(new[i], src.value)
     x = op.inputs[0]
     m.add_operation(op.type, [new[i] for i in op.inputs], [new[o] for o in op.outputs])
     m.identify_inputs_and_outputs([new[x]], [new[o] for o in op.outputs])
     m.finish()
-    xin = np.random.default_rng(0).uniform(-1, 1, model.operands[x].dims).astype(np.float32)
+    xin = random_input(model.operands[x].type, model.operands[x].dims)
     out_dims = model.operands[op.outputs[0]].dims
     w_dims = model.operands[op.inputs[1]].dims
     if op.type == Op.FULLY_CONNECTED:
@@ -57,6 +66,17 @@ def single_op_model(model: nnc.Model, index: int) -> tuple[nnc.Model, np.ndarray
     else:
         macs = int(np.prod(out_dims)) * w_dims[1] * w_dims[2] * w_dims[3]
     return m, xin, macs
+
+
+def random_input(t: T, dims) -> np.ndarray:
+    """A reproducible input of operand type ``t`` (float32 in [-1, 1], or
+    any 8-bit value)."""
+    rng = np.random.default_rng(0)
+    if t == T.TENSOR_FLOAT32:
+        return rng.uniform(-1, 1, dims).astype(np.float32)
+    dtype = np.uint8 if t == T.TENSOR_QUANT8_ASYMM else np.int8
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, dims, endpoint=True).astype(dtype)
 
 
 def median_ms(run, x: np.ndarray, runs: int) -> float:
@@ -85,6 +105,60 @@ def overhead_ms(runs: int) -> float:
     return median_ms(lambda x: cm.run(x), np.ones(1, np.float32), runs)
 
 
+def _q8_case(kind: Op, x_dims, w_dims, scalars) -> tuple[nnc.Model, np.ndarray, int]:
+    """One quantised (signed; per-channel filter for the convolutions, per
+    tensor for FULLY_CONNECTED) operation as a model: (model, an input, MACs)."""
+    rng = np.random.default_rng(0)
+    t = T.TENSOR_QUANT8_ASYMM_SIGNED
+    m = nnc.Model()
+    x = m.add_operand(t, list(x_dims), 0.05, -3)
+    channel_dim = 3 if kind == Op.DEPTHWISE_CONV_2D else 0
+    oc = w_dims[channel_dim]
+    if kind == Op.FULLY_CONNECTED:
+        w = m.add_operand(t, list(w_dims), 0.01, 1)
+    else:
+        w = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, list(w_dims))
+        m.set_operand_symm_per_channel_quant_params(w, list(rng.uniform(0.005, 0.02, oc)), channel_dim)
+    m.set_operand_value(w, rng.integers(-127, 127, w_dims, endpoint=True).astype(np.int8))
+    b = m.add_operand(T.TENSOR_INT32, [oc], 0.0005 if kind == Op.FULLY_CONNECTED else 0.0)
+    m.set_operand_value(b, rng.integers(-2000, 2000, oc).astype(np.int32))
+    ins = [x, w, b]
+    for v in scalars:
+        i = m.add_operand(T.INT32)
+        m.set_operand_value(i, v)
+        ins.append(i)
+    if kind == Op.FULLY_CONNECTED:
+        out_dims = [x_dims[0], oc]
+        macs = x_dims[0] * oc * w_dims[1]
+    else:
+        out_dims = [x_dims[0], x_dims[1], x_dims[2], oc]  # SAME, stride 1
+        taps = w_dims[1] * w_dims[2]
+        macs = int(np.prod(out_dims)) * taps * (1 if kind == Op.DEPTHWISE_CONV_2D else w_dims[3])
+    out = m.add_operand(t, out_dims, 0.1, 2)
+    m.add_operation(kind, ins, [out])
+    m.identify_inputs_and_outputs([x], [out])
+    m.finish()
+    return m, random_input(t, x_dims), macs
+
+
+#: --q8: (label, operation, input dims, filter dims, scalars: padding SAME, strides 1, [multiplier,] RELU6)
+Q8_CASES = [
+    ("CONV_2D 3x3 56x56x128->128", Op.CONV_2D, (1, 56, 56, 128), (128, 3, 3, 128), (1, 1, 1, 3)),
+    ("CONV_2D 1x1 56x56x128->128", Op.CONV_2D, (1, 56, 56, 128), (128, 1, 1, 128), (1, 1, 1, 3)),
+    ("DEPTHWISE 3x3 56x56x128", Op.DEPTHWISE_CONV_2D, (1, 56, 56, 128), (1, 3, 3, 128), (1, 1, 1, 1, 3)),
+    ("FULLY_CONNECTED 1x1024->1000", Op.FULLY_CONNECTED, (1, 1024), (1000, 1024), (3,)),
+    ("FULLY_CONNECTED 8x1024->1000", Op.FULLY_CONNECTED, (8, 1024), (1000, 1024), (3,)),
+]
+
+
+def q8_cases(runs: int, base: float) -> None:
+    for label, kind, x_dims, w_dims, scalars in Q8_CASES:
+        m, x, macs = _q8_case(kind, x_dims, w_dims, scalars)
+        cm = nnc.compile(m)
+        ms = max(median_ms(lambda a: cm.run(a), x, runs) - base, 1e-6)
+        print(f"{label:30s} {macs / 1e6:7.2f} MMAC {ms * 1e3:8.1f} us {2 * macs / ms / 1e6:6.1f} GOP/s")
+
+
 def describe(model: nnc.Model, index: int) -> str:
     op = model.operations[index]
     x = model.operands[op.inputs[0]].dims
@@ -97,14 +171,18 @@ def main() -> None:
     ap.add_argument("model", nargs="?", default=DEFAULT_MODEL)
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--ops", default=",".join(k.name for k in KINDS))
+    ap.add_argument("--q8", action="store_true", help="the fixed quantised cases instead of a model's layers")
     args = ap.parse_args()
     kinds = {Op[k] for k in args.ops.split(",")}
-    model = nnc.import_tflite(args.model)
     base = overhead_ms(args.runs)
     print(f"per-execution overhead (a 1-element ADD): {base * 1e3:.1f} us, subtracted below")
+    if args.q8:
+        q8_cases(args.runs, base)
+        return
+    model = nnc.import_tflite(args.model)
     total_ms, total_macs = 0.0, 0
     for k, op in enumerate(model.operations):
-        if op.type not in kinds or model.operands[op.inputs[0]].type != T.TENSOR_FLOAT32:
+        if op.type not in kinds:
             continue
         m, x, macs = single_op_model(model, k)
         cm = nnc.compile(m)
@@ -113,7 +191,7 @@ def main() -> None:
         total_macs += macs
         print(f"{k:3d} {describe(model, k)} {macs / 1e6:7.2f} MMAC {ms * 1e3:8.1f} us {2 * macs / ms / 1e6:6.1f} GFLOP/s")
     whole = nnc.compile(model)
-    x = np.random.default_rng(0).uniform(-1, 1, model.operands[model.inputs[0]].dims).astype(np.float32)
+    x = random_input(model.operands[model.inputs[0]].type, model.operands[model.inputs[0]].dims)
     model_ms = median_ms(lambda a: whole.run(a), x, args.runs)
     print(f"layers: {total_macs / 1e6:.1f} MMAC in {total_ms:.2f} ms ({2 * total_macs / total_ms / 1e6:.1f} GFLOP/s); "
           f"whole model {model_ms:.2f} ms")

@@ -622,6 +622,13 @@ def _h_vector_extract(c: _FuncConverter, op: vector.ExtractOp) -> None:
     c.vmap[op.result] = c.emit(llvm.BitcastOp(lane, op.result.type)).results[0]
 
 
+def _h_llvm_cast(c: _FuncConverter, op: Operation) -> None:
+    """``llvm.sext`` / ``llvm.zext`` / ``llvm.trunc`` already in the input
+    (integer vector casts of the quantised kernels, which arith cannot
+    express on vectors): the same op on the converted operand."""
+    c.vmap[op.results[0]] = c.emit(type(op)(c.v(op.operands[0]), op.results[0].type)).results[0]
+
+
 _HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Operation], None]] = {
     arith.ConstantOp: _h_constant,
     arith.CmpiOp: _h_cmpi,
@@ -664,6 +671,9 @@ _HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Operation], None]] = 
     vector.FMAOp: _h_vector_fma,
     vector.ShuffleOp: _h_vector_shuffle,
     vector.ExtractOp: _h_vector_extract,
+    llvm.SExtOp: _h_llvm_cast,
+    llvm.ZExtOp: _h_llvm_cast,
+    llvm.TruncOp: _h_llvm_cast,
 }
 
 

@@ -9,6 +9,8 @@ Layout (one convention: what a kernel *is* apart from *when* it is used and
 * :mod:`~nnc.passes.kernels.f32`: the float32 kernels (GEMM, dot products,
   weight-panel transposition, depthwise), each built for the block shape it
   is given;
+* :mod:`~nnc.passes.kernels.q8`: the quantised 8-bit kernels (GEMM of int16
+  pairs, depthwise) with int32 accumulators and the requantisation epilogue;
 * :mod:`~nnc.passes.kernels.tiles`: the tile policy, a pure function from a
   target description to the block shapes, carried by the lowering context.
 

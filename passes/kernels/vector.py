@@ -28,18 +28,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, scf, vector
+from xdsl.dialects import arith, llvm, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IndexType,
+    IntegerType,
     MemRefType,
     StringAttr,
     UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
     f32,
+    i32,
     i64,
 )
 from xdsl.ir import Block, Region
@@ -56,6 +58,12 @@ ANY_F32 = MemRefType(f32, [DYNAMIC_INDEX])
 IndexOrInt = Value | int
 
 
+def any_length(t: MemRefType) -> MemRefType:
+    """A kernel's parameter type for a buffer of type ``t``: one dimension of
+    any length, the same element type (:data:`ANY_F32` for float32)."""
+    return MemRefType(t.element_type, [DYNAMIC_INDEX])
+
+
 def _index_const(ctx: LoweringContext, n: int) -> Value:
     """``arith.constant n : index`` at the top level of the function ``ctx``
     lowers into, made once: kernel arguments are mostly a few small sizes and
@@ -69,13 +77,14 @@ def _index_const(ctx: LoweringContext, n: int) -> Value:
 def kernel(
     ctx: LoweringContext, e: Emitter, name: str, args: Sequence[IndexOrInt], body: Callable[[Emitter, list[Value]], None]
 ) -> None:
-    """Apply the shared kernel ``name`` to ``args`` (float32 buffers and
-    ``index`` values; ints become index constants) at ``e``, somewhere in the
+    """Apply the shared kernel ``name`` to ``args`` (buffers and ``index``
+    values; ints become index constants) at ``e``, somewhere in the
     function ``ctx`` lowers into.
 
     Emitted as ``scf.execute_region {nnc.kernel = name}`` whose first op is
     an ``unrealized_conversion_cast`` of the arguments to the kernel's
-    parameter types (buffers to ``memref<?xf32>``); the first use of a name
+    parameter types (buffers to one-dimensional buffers of any length and
+    the same element type, ``memref<?xf32>``, ``memref<?xi16>``); the first use of a name
     in a function also holds the kernel's code, ``body(e, params)``, later
     uses only the cast (building the same code again would cost most of the
     compile time).  nnc-outline-kernels makes the cast's results the
@@ -83,7 +92,7 @@ def kernel(
     but ``params`` and what ``name`` encodes (and the compilation's tile
     policy, which is the same for every use)."""
     vals = [_index_const(ctx, a) if isinstance(a, int) else a for a in args]
-    types = [ANY_F32 if isinstance(v.type, MemRefType) else v.type for v in vals]
+    types = [any_length(v.type) if isinstance(v.type, MemRefType) else v.type for v in vals]
     block = Block()
     inner = Emitter(Builder(InsertPoint.at_end(block)))
     cast = UnrealizedConversionCastOp.get(vals, types)
@@ -225,6 +234,93 @@ _ACT_RANGE: dict[FuseCode, tuple[float | None, float | None]] = {
     FuseCode.RELU1: (-1.0, 1.0),
     FuseCode.RELU6: (0.0, 6.0),
 }
+
+
+# -- integer vectors (the quantised kernels) ----------------------------------------------------
+
+
+class IVec:
+    """Integer vector arithmetic at one insertion point (any element width).
+
+    Widening and narrowing are the llvm dialect's ``llvm.sext`` /
+    ``llvm.trunc`` on vectors: xDSL's ``arith.extsi`` / ``arith.trunci`` take
+    scalars only; convert-nnc-to-llvm passes the two casts through
+    unchanged.  Everything else is ``arith`` and ``vector``."""
+
+    def __init__(self, e: Emitter):
+        self.e = e
+
+    @staticmethod
+    def width(v: Value) -> int:
+        return v.type.get_shape()[0]  # type: ignore[attr-defined]
+
+    def load(self, buf: Value, off: IndexOrInt, elem: IntegerType, width: int) -> Value:
+        return self.e.op(vector.LoadOp(buf, [self.e.index(off)], VectorType(elem, [width])))
+
+    def store(self, v: Value, buf: Value, off: IndexOrInt) -> None:
+        self.e.op(vector.StoreOp(v, buf, [self.e.index(off)]))
+
+    def const(self, value: int, elem: IntegerType, width: int) -> Value:
+        t = VectorType(elem, [width])
+        return self.e.op(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)] * width), t))
+
+    def splat(self, s: Value, width: int) -> Value:
+        return self.e.op(vector.BroadcastOp(s, VectorType(s.type, [width])))
+
+    def sext(self, v: Value, elem: IntegerType) -> Value:
+        return self.e.op(llvm.SExtOp(v, VectorType(elem, [self.width(v)])))
+
+    def trunc(self, v: Value, elem: IntegerType) -> Value:
+        return self.e.op(llvm.TruncOp(v, VectorType(elem, [self.width(v)])))
+
+    def shuffle(self, a: Value, b: Value, mask: Sequence[int]) -> Value:
+        t = VectorType(a.type.element_type, [len(mask)])  # type: ignore[attr-defined]
+        return self.e.op(vector.ShuffleOp(a, b, DenseArrayBase.from_list(i64, list(mask)), result_type=t))
+
+    def add(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.AddiOp(a, b))
+
+    def sub(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.SubiOp(a, b))
+
+    def mul(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.MuliOp(a, b))
+
+    def and_(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.AndIOp(a, b))
+
+    def shl(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.ShLIOp(a, b))
+
+    def ashr(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.ShRSIOp(a, b))
+
+    def lshr(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.ShRUIOp(a, b))
+
+    def min(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.MinSIOp(a, b))
+
+    def max(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.MaxSIOp(a, b))
+
+    def pairs_dot(self, x: Value, w: Value, acc: Value) -> Value:
+        """``acc + x[0::2] * w[0::2] + x[1::2] * w[1::2]``: ``x`` and ``w``
+        are ``2n`` int16 lanes (pairs of adjacent reduction steps), ``acc``
+        ``n`` int32 lanes; exact, as every product and sum of int16 pairs
+        fits int32.
+
+        Written as the widened ``2n``-lane product whose even and odd lanes
+        are then added: LLVM's X86 backend selects one ``vpmaddwd`` for it
+        (``vpdpwssd`` with the accumulation on AVX-VNNI / AVX512-VNNI), on
+        any vector width, and other targets widening multiply-adds.  (The
+        other textbook form, even and odd lanes of each operand multiplied
+        separately, shares the weights' shuffles between the rows of a
+        block; LLVM then reassociates the sums and the match fails.)"""
+        n = self.width(acc)
+        prod = self.mul(self.sext(x, i32), self.sext(w, i32))
+        even, odd = list(range(0, 2 * n, 2)), list(range(1, 2 * n, 2))
+        return self.add(acc, self.add(self.shuffle(prod, prod, even), self.shuffle(prod, prod, odd)))
 
 
 # -- loops ---------------------------------------------------------------------------------------

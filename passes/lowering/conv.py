@@ -12,8 +12,15 @@ for a FULLY_CONNECTED of few rows (:func:`fully_connected_f32`).  They start
 from the bias, apply the fused activation in registers and write each output
 once.
 
-Every other case (NCHW, depth multiplier > 1, quantised types) is lowered to
-three to five ``linalg.generic`` ops:
+Quantised (8-bit) NHWC CONV_2D and FULLY_CONNECTED with a filter known at
+compile time, and NHWC DEPTHWISE_CONV_2D with depth multiplier 1, use the
+int8 kernels of :mod:`nnc.passes.kernels.q8` (int32 accumulators in vector
+registers, the filter packed with numpy, the requantisation in the kernel's
+epilogue; bit-identical to the generic path below): see
+:func:`_conv_2d_q8`, :func:`_depthwise_q8`, :func:`_fully_connected_q8`.
+
+Every other case (NCHW, depth multiplier > 1, a quantised filter given at
+run time) is lowered to three to five ``linalg.generic`` ops:
 
 1. (only when some window reaches outside the input) the input is copied into
    the interior of a zero-filled temporary, so that the hot loop needs no
@@ -41,9 +48,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import i16, i32
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from nnc.dialects.rules.base import OpCall
@@ -51,6 +60,7 @@ from nnc.dialects.rules.conv import Window, _conv_window, join_layout
 from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.kernels import q8
 from nnc.passes.kernels.f32 import Level, dot, dw_kernel, gemm
 from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, parallel_each, widths
 from nnc.passes.lowering.base import (
@@ -310,6 +320,9 @@ def conv_2d(ctx: LoweringContext) -> None:
     if qc is None and not g.nchw:
         _conv_2d_nhwc(ctx, g, x, w, b, out)
         return
+    if qc is not None and not g.nchw and (wv := filter_value(ctx)) is not None:
+        _conv_2d_q8(ctx, g, qc, x, wv, b, out)
+        return
     channel_dim = 1 if g.nchw else 3
     xp = padded_input(ctx, x, g, 0.0 if qc is None else qc.in_zp)
     acc = _accumulator(ctx, qc, out, b, channel_dim)
@@ -415,6 +428,9 @@ def depthwise_conv_2d(ctx: LoweringContext) -> None:
     if qc is None and not g.nchw and m == 1:
         _depthwise_nhwc(ctx, g, x, w, b, out)
         return
+    if qc is not None and not g.nchw and m == 1:
+        _depthwise_q8(ctx, g, qc, x, w, b, out)
+        return
     channel_dim = 1 if g.nchw else 3
     xp = padded_input(ctx, x, g, 0.0 if qc is None else qc.in_zp)
     acc = _accumulator(ctx, qc, out, b, channel_dim)
@@ -519,6 +535,125 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
     each(e, 0, g.batches, 1, image)
 
 
+# -- quantised (8-bit) on the vector kernels --------------------------------------------------
+
+
+def filter_value(ctx: LoweringContext) -> Any:
+    """The filter's values when they are known at compile time (then the
+    GEMM's weight panel is packed with numpy), else None (a filter given at
+    run time keeps the generic path): inline constants and, when the
+    compilation has the model's constant pool, constants stored there."""
+    return ctx.constant_value(ctx.input(1))
+
+
+def packed_weights(ctx: LoweringContext, panel: np.ndarray) -> Value:
+    """The buffer holding a packed int16 weight panel: appended to the
+    model's constant pool (``ctx.packed_constant``; the original filter,
+    read only here, is then left out of the pool)."""
+    return ctx.packed_constant(panel, i16)
+
+
+def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None = None) -> Value:
+    """The int16 input the quantised kernels read: ``x - input_zp``, inside
+    the zero padding ``g`` asks for (0 contributes nothing, like the
+    reference's skipped taps), as a flat buffer with two elements of slack
+    at its end (the partner of a last odd reduction step, times a zero
+    weight).  ``shape``: ``x``'s shape (NHWC, or [batch, size])."""
+    padded = list(shape)
+    if g is not None and g.needs_padding:
+        padded[1:3] = g.padded_hw
+    n = int(np.prod(padded))
+    flat = ctx.alloc([n + 2], i16)
+    view = ctx.reinterpreted(flat, i16, padded)
+    dst = view
+    if list(shape) != padded:
+        assert g is not None
+        ctx.fill(flat, 0)
+        sub = memref.SubviewOp.from_static_parameters(
+            view, view.type, g.layout(0, g.pad_top, g.pad_left, 0), list(shape), [1] * 4  # type: ignore[arg-type]
+        )
+        ctx.builder.insert(sub)
+        dst = sub.result
+    else:
+        for k in (n, n + 1):
+            ctx.e.store(ctx.e.const(0, i16), flat, [k])
+    rank = len(shape)
+    src = ctx.reshaped(x, list(shape))
+    ctx.generic(list(shape), [(src, identity_map(rank))], [(dst, identity_map(rank))], lambda e, a, idx: [qc.widen(e, a[0])])
+    return flat
+
+
+def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, wv: Any, b: Value, out: Value) -> None:
+    """Quantised NHWC CONV_2D with a constant filter: the int8 GEMM
+    (:func:`~nnc.passes.kernels.q8.gemm`) over output pixels x output
+    channels, the reduction over filter rows around a contiguous run of
+    (filter column, input channel) when the columns are not dilated."""
+    hp, wp = g.padded_hw
+    c, cols = g.in_c, g.out_c
+    xq = q8_input(ctx, qc, x, ctx.shape(x), g)
+    if g.dilation_w == 1:
+        levels = [q8.Level(g.filter_h, g.dilation_h * wp * c)]
+        run = g.filter_w * c
+    else:
+        levels = [q8.Level(g.filter_h, g.dilation_h * wp * c), q8.Level(g.filter_w, g.dilation_w * c)]
+        run = c
+    levels = [lv for lv in levels if lv.size > 1]
+    outer = int(np.prod([lv.size for lv in levels]))
+    blocks = q8.column_blocks(cols, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
+    panel = packed_weights(ctx, q8.pack_panel(qc.filter_int32(wv).reshape(cols, outer, run), blocks))
+    qtab = qc.table(ctx, cols)
+    of = ctx.flat(out)
+    plain = g.filter_h == g.filter_w == 1 and g.stride_h == g.stride_w == 1 and not g.needs_padding
+    if plain:
+        pixels = g.batches * g.out_h * g.out_w
+        q8.gemm(ctx, xq, panel, qtab, b, of, lambda e, f: f(e, 0, 0), pixels, c, cols, levels, run, blocks)
+        return
+
+    def rows(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None]) -> None:
+        """One run per output row (n, oh): its windows start stride_w * c apart."""
+
+        def image(e: Emitter, n: IndexOrInt) -> None:
+            each(e, 0, g.out_h, 1, lambda e2, oh: f(
+                e2,
+                Vec(e2).ix(0, (n, hp * wp * c), (oh, g.stride_h * wp * c)),
+                Vec(e2).ix(0, (n, g.out_h * g.out_w * cols), (oh, g.out_w * cols)),
+            ))
+
+        each(e, 0, g.batches, 1, image)
+
+    q8.gemm(ctx, xq, panel, qtab, b, of, rows, g.out_w, g.stride_w * c, cols, levels, run, blocks)
+
+
+def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w: Value, b: Value, out: Value) -> None:
+    """Quantised NHWC DEPTHWISE_CONV_2D, multiplier 1: the int8 depthwise
+    kernel (:func:`~nnc.passes.kernels.q8.depthwise`) on the padded int16
+    input, the filter widened to int16 minus its zero point at run time
+    (a few hundred elements; it may be a run-time input)."""
+    xq = q8_input(ctx, qc, x, ctx.shape(x), g)
+    taps = g.filter_h * g.filter_w
+    w16 = ctx.alloc([taps * g.out_c], i16)
+    wflat = ctx.flat(w)
+    ctx.generic(
+        [taps * g.out_c], [(wflat, identity_map(1))], [(w16, identity_map(1))],
+        lambda e, a, idx: [qc.widen(e, a[0], qc.filter_type, qc.filter_zp)],
+    )  # fmt: skip
+    q8.depthwise(
+        ctx, xq, w16, qc.table(ctx, g.out_c), b, ctx.flat(out), g.batches, g.padded_hw, (g.out_h, g.out_w),
+        g.out_c, (g.filter_h, g.filter_w), (g.stride_h, g.stride_w), (g.dilation_h, g.dilation_w),
+    )  # fmt: skip
+
+
+def _fully_connected_q8(
+    ctx: LoweringContext, qc: QuantConv, x: Value, wv: Any, bias: Value, out: Value, batch: int, units: int, size: int
+) -> None:
+    """Quantised FULLY_CONNECTED with constant weights: the int8 GEMM with
+    one reduction run of ``size`` per batch row."""
+    xq = q8_input(ctx, qc, x, [batch, size])
+    blocks = q8.column_blocks(units, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
+    panel = packed_weights(ctx, q8.pack_panel(qc.filter_int32(wv).reshape(units, 1, size), blocks))
+    q8.gemm(ctx, xq, panel, qc.table(ctx, units), bias, ctx.flat(out), lambda e, f: f(e, 0, 0), batch, size, units, [], size, blocks)
+
+
 # -- FULLY_CONNECTED ------------------------------------------------------------------------
 
 
@@ -536,6 +671,9 @@ def fully_connected(ctx: LoweringContext) -> None:
     x = ctx.reshaped(ctx.input(0), [batch, size])
     if qc is None:
         fully_connected_f32(ctx, x, w, bias, out, batch, units, size, ctx.scalar(3))
+        return
+    if (wv := filter_value(ctx)) is not None:
+        _fully_connected_q8(ctx, qc, x, wv, bias, out, batch, units, size)
         return
     acc = _accumulator(ctx, qc, out, bias, 1)
     mac = _mac if qc is None else qc.mac

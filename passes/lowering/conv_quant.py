@@ -5,7 +5,11 @@ its multiply-accumulate and its requantisation epilogue.
 A helper of :mod:`nnc.passes.lowering.conv` (it registers no lowering): the
 conv lowerings build the same linalg reduction for float and quantised
 inputs and take the accumulator, the body and the epilogue from here when
-the input is quantised.
+the input is quantised; the int8 vector kernels
+(:mod:`nnc.passes.kernels.q8`) take the filter minus its zero point
+(:meth:`QuantConv.filter_int32`), the int16 input minus its zero point
+(:meth:`QuantConv.widen`) and the requantisation table
+(:meth:`QuantConv.table`) from here, and compute the same numbers.
 
 Quantised inputs (TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED, with a
 filter of the input's type or, for the convolutions, a
@@ -34,12 +38,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects.builtin import i16, i32, i64
 
 from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperandType as T
+from nnc.passes.kernels.q8 import requant_table
 from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map
 from nnc.passes.lowering import quant as q
 
@@ -129,6 +136,29 @@ class QuantConv:
     def per_channel(self) -> bool:
         """Whether the output channels need different multipliers."""
         return len(set(self.multipliers)) > 1
+
+    def filter_int32(self, value: Any) -> np.ndarray:
+        """A constant filter's stored values as int32 with the filter zero
+        point subtracted (what :meth:`mac` multiplies by)."""
+        raw = np.asarray(value)
+        if raw.dtype.itemsize == 1:
+            raw = raw.view(np.uint8 if q.is_unsigned(self.filter_type) else np.int8)
+        return raw.astype(np.int32) - self.filter_zp
+
+    def table(self, ctx: LoweringContext, cols: int) -> Value:
+        """The requantisation parameters of ``cols`` output channels as the
+        vector kernels read them (:func:`~nnc.passes.kernels.q8.requant_table`)."""
+        arr = requant_table(self.multipliers, cols, self.out_zp, self.act_min, self.act_max)
+        return ctx.constant(arr, i32)
+
+    def widen(self, e: Emitter, x: Value, t: T | None = None, zp: int | None = None) -> Value:
+        """A stored 8-bit element as int16 minus its zero point (the input's
+        by default): in [-255, 255], what the vector kernels multiply."""
+        v = q.load_q(e, x, self.in_type if t is None else t)
+        zp = self.in_zp if zp is None else zp
+        if zp:
+            v = e.sub(v, e.i32(zp))
+        return e.op(arith.TruncIOp(v, i16))
 
     def mac(self, e: Emitter, a: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
         """acc + (x - input_zp) * (w - filter_zp) for generics with ins (x, w) and

@@ -1,0 +1,333 @@
+"""Quantised 8-bit vector kernels: the GEMM of CONV_2D / FULLY_CONNECTED and
+the depthwise convolution, with int32 accumulators in vector registers and
+the requantisation in the kernel's epilogue.
+
+What the kernels read (laid out by the lowering, :mod:`nnc.passes.lowering.conv`):
+
+* the input as **int16 with the input zero point already subtracted**
+  (``x - input_zp``, in [-255, 255]; padding 0, which adds nothing, like
+  the reference's skipped taps), written once per operation by a widening
+  copy; the buffer has an element of slack at its end (see below);
+* GEMM weights as a **panel of int16 pairs** made at compile time from a
+  constant filter (:func:`pack_panel`): ``w - filter_zp`` of two adjacent
+  reduction steps side by side for every output channel of a block, so one
+  ``vpmaddwd`` (two products added into each int32 lane) serves a block
+  row; a reduction run of odd length gets a zero weight as its last
+  partner, whose input partner is the next element in memory (at the very
+  end of the buffer, the slack element);
+* depthwise weights as int16 ``w - filter_zp`` (made by a widening copy);
+* the requantisation parameters as an int32 table (:func:`requant_table`
+  layout): per output channel the multiplier, the left shift and the right
+  shift of TFLite's ``MultiplyByQuantizedMultiplier``, then the output zero
+  point and the activation's clamp range.
+
+Bit-exactness: every product ``(x - zx) * (w - zw)`` and every sum is exact
+in int32 (the reference accumulates the same products in int32, and
+integer addition is associative), and the epilogue computes exactly
+:meth:`~nnc.passes.lowering.conv_quant.QuantConv.requantize`'s arithmetic
+(``(x << left) * m`` rounded to its high word, then the rounding right
+shift), lane by lane.
+
+Which instruction the pair product becomes is up to LLVM's target:
+``vpmaddwd`` on x86 (SSE2 onwards), ``vpdpwssd`` with AVX-VNNI /
+AVX512-VNNI (see :meth:`~nnc.passes.kernels.vector.IVec.pairs_dot`).  The
+blocking is the float GEMM's (``ctx.tiles``): one int32 lane per float
+lane, the same register budget (accumulators + one weight vector per
+column vector + the broadcast pair).  The GEMM's column blocks and the
+depthwise kernel's output rows are independent (each writes its own
+outputs) and marked for the thread pool (``parallel_each``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import i8, i16, i32, i64
+
+from nnc.passes.kernels.f32 import row_blocks
+from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, for_range, kernel, offsets, parallel_each, tag, widths
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value
+
+# -- compile-time layouts --------------------------------------------------------------------
+
+
+def requant_table(multipliers: Sequence[tuple[int, int]], cols: int, out_zp: int, lo: int, hi: int) -> np.ndarray:
+    """The int32 table the epilogue reads: ``[m x cols, left x cols, right x
+    cols, out_zp, lo, hi]``; ``multipliers`` has one (multiplier, shift) per
+    channel or one for all."""
+    ms = list(multipliers) if len(multipliers) == cols else [multipliers[0]] * cols
+    m = [a for a, _ in ms]
+    left = [max(s, 0) for _, s in ms]
+    right = [max(-s, 0) for _, s in ms]
+    return np.array(m + left + right + [out_zp, lo, hi], dtype=np.int32)
+
+
+def column_blocks(cols: int, lanes: int, max_vectors: int) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Output channels as blocks: ``(c0, c1, widths)``, the range [c0, c1)
+    cut into blocks of the vector widths ``widths``: whole vectors in
+    balanced blocks of at most ``max_vectors``, then the narrower tail (as
+    the float GEMM)."""
+    blocks = (
+        [(v0 * lanes, v1 * lanes, (lanes,) * nv) for v0, v1, nv in row_blocks(cols // lanes, max_vectors)]
+        if cols >= lanes
+        else []
+    )
+    if cols % lanes:
+        blocks.append((cols // lanes * lanes, cols, tuple(widths(cols % lanes, lanes))))
+    return blocks
+
+
+def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]) -> np.ndarray:
+    """The GEMM weight panel (int16): ``w`` is ``[cols, outer, run]`` (int32,
+    the filter zero point already subtracted; ``outer`` the reduction's
+    outer loops flattened, ``run`` its contiguous innermost run).  Block by
+    block of output channels (width ``W`` at ``n0``, starting at element
+    ``n0 * outer * pairs * 2``): ``[outer, pairs, W, 2]``, the run padded
+    with a zero to an even length."""
+    cols, outer, run = w.shape
+    pairs = (run + 1) // 2
+    padded = np.zeros((cols, outer, 2 * pairs), dtype=np.int32)
+    padded[:, :, :run] = w
+    pw = padded.reshape(cols, outer, pairs, 2)
+    parts = []
+    for c0, c1, ws in blocks:
+        width = sum(ws)
+        for n0 in range(c0, c1, width):
+            parts.append(pw[n0 : n0 + width].transpose(1, 2, 0, 3).reshape(-1))
+    return np.concatenate(parts).astype(np.int16)
+
+
+# -- the requantisation epilogue ---------------------------------------------------------------
+
+
+def requantize(iv: IVec, acc: Value, qt: Value, cols: Value, n: IndexOrInt) -> Value:
+    """int8 lanes of ``clamp(MultiplyByQuantizedMultiplier(acc) + out_zp)``
+    for output channels ``n + [0, width)``, parameters from the table ``qt``
+    (:func:`requant_table`), computed like ``QuantConv.requantize``'s
+    ``_mbqm_dynamic`` (the per-tensor constant form computes the same)."""
+    e, v = iv.e, Vec(iv.e)
+    w = iv.width(acc)
+    m = iv.load(qt, n, i32, w)
+    left = iv.load(qt, v.ix(n, cols), i32, w)
+    right = iv.load(qt, v.ix(n, cols, cols), i32, w)
+    tail = v.ix(cols, cols, cols)
+    zp, lo, hi = (iv.splat(e.load(qt, [e.index(v.ix(tail, k))]), w) for k in range(3))
+    # SaturatingRoundingDoublingHighMul(x << left, m) for m >= 0: the high
+    # word of x * m + 2^30, as bits 31..62 (a logical shift gives the same
+    # low 32 bits as the arithmetic one, and exists on every x86 target).
+    x = iv.shl(acc, left)
+    prod = iv.add(iv.mul(iv.sext(x, i64), iv.sext(m, i64)), iv.const(1 << 30, i64, w))
+    x = iv.trunc(iv.lshr(prod, iv.const(31, i64, w)), i32)
+    # RoundingDivideByPOT(x, right): round half away from zero.
+    one, sign = iv.const(1, i32, w), iv.const(31, i32, w)
+    mask = iv.sub(iv.shl(one, right), one)
+    threshold = iv.add(iv.ashr(mask, one), iv.lshr(x, sign))  # + 1 when x < 0
+    up = iv.lshr(iv.sub(threshold, iv.and_(x, mask)), sign)  # remainder > threshold
+    x = iv.add(iv.ashr(x, right), up)
+    x = iv.max(iv.min(iv.add(x, zp), hi), lo)
+    return iv.trunc(x, i8)
+
+
+# -- GEMM: out[m, n] = requant(bias[n] + sum_k x[...] * w[n, k]) -------------------------------
+
+
+@dataclass(frozen=True)
+class Level:
+    """An outer loop of the reduction: ``size`` steps of ``a_step`` input
+    elements (the panel's step follows from the sizes)."""
+
+    size: int
+    a_step: int
+
+
+def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int):
+    """The block kernel: ``rows`` output pixels (input windows at ``a_base
+    + r * a_rstride`` in the int16 input, outputs at ``out_base + r *
+    cols``) times the output channels ``n0 + [0, sum(ws))``, weights from the
+    panel at ``b_base``; the reduction is ``levels`` outer loops (size,
+    a_step, b_step parameters) around ``pairs`` pair steps.  Per pair step:
+    one weight vector per width, one broadcast input pair per row, rows x
+    vectors pair products."""
+    name = f"nnc_q8_gemm_{rows}x{tag(ws)}_l{levels}"
+    width = sum(ws)
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        x, b, qt, bias, out, a_base, a_rstride, out_base, n0, cols, b_base, pairs = p[:12]
+        lv = [p[12 + 3 * i : 15 + 3 * i] for i in range(levels)]
+        v, iv = Vec(e), IVec(e)
+        offs = offsets(ws)
+        nw = len(ws)
+        bases = [v.ix(a_base, (a_rstride, r)) for r in range(rows)]
+        init = [iv.load(bias, v.ix(n0, o), i32, w) for o, w in zip(offs, ws)]
+        accs = [init[j] for _ in range(rows) for j in range(nw)]
+
+        def pair(e: Emitter, i: IndexOrInt, aoff: IndexOrInt, boff: IndexOrInt, accs: list[Value]) -> list[Value]:
+            v, iv = Vec(e), IVec(e)
+            bo = v.ix(boff, (i, 2 * width))
+            bv = [iv.load(b, v.ix(bo, 2 * o), i16, 2 * w) for o, w in zip(offs, ws)]
+            new = []
+            for r in range(rows):
+                xp = iv.load(x, v.ix(bases[r], aoff, (i, 2)), i16, 2)
+                splats = {w: iv.shuffle(xp, xp, [0, 1] * w) for w in sorted(set(ws))}
+                new += [iv.pairs_dot(splats[w], bv[j], accs[r * nw + j]) for j, w in enumerate(ws)]
+            return new
+
+        def level(d: int, aoff: IndexOrInt, boff: IndexOrInt) -> Callable:
+            def inner(e: Emitter, i: IndexOrInt, accs: list[Value]) -> list[Value]:
+                size, a_step, b_step = lv[d]
+                v = Vec(e)
+                ao, bo = v.ix(aoff, (i, a_step)), v.ix(boff, (i, b_step))
+                if d + 1 == levels:
+                    return for_range(e, 0, pairs, 1, lambda e2, k, a: pair(e2, k, ao, bo, a), accs)
+                return for_range(e, 0, lv[d + 1][0], 1, level(d + 1, ao, bo), accs)
+
+            return inner
+
+        if levels:
+            accs = for_range(e, 0, lv[0][0], 1, level(0, 0, b_base), accs)
+        else:
+            accs = for_range(e, 0, pairs, 1, lambda e2, k, a: pair(e2, k, 0, b_base, a), accs)
+        for r in range(rows):
+            for j, (o, w) in enumerate(zip(offs, ws)):
+                n = v.ix(n0, o)
+                iv.store(requantize(iv, accs[r * nw + j], qt, cols, n), out, v.ix(out_base, (cols, r), n))
+
+    return name, body
+
+
+def gemm(
+    ctx: LoweringContext,
+    x: Value,
+    panel: Value,
+    qtab: Value,
+    bias: Value,
+    out: Value,
+    runs: Callable[[Emitter, Callable[[Emitter, IndexOrInt, IndexOrInt], None]], None],
+    run_len: int,
+    a_rstride: int,
+    cols: int,
+    levels: Sequence[Level],
+    run: int,
+    blocks: Sequence[tuple[int, int, tuple[int, ...]]],
+) -> None:
+    """``out`` (int8 ``[pixels, cols]``) = the requantised GEMM of the int16
+    input ``x`` and the weight ``panel`` (:func:`pack_panel` of ``blocks``,
+    which must be :func:`column_blocks` of ``cols`` under ``ctx.tiles``).
+    The reduction is ``levels`` outer loops around a contiguous run of
+    ``run`` input elements.  Pixels come in runs of ``run_len`` whose input
+    windows are ``a_rstride`` apart, ``runs(e, f)`` calling ``f(e,
+    a_offset, out_offset)`` for each (as :func:`nnc.passes.kernels.f32.gemm`).
+    Column blocks are the outer loop, so a block's panel stays in cache while
+    every run streams through it."""
+    e = ctx.e
+    pairs = (run + 1) // 2
+    depth = pairs
+    for lv in levels:
+        depth *= lv.size
+    for c0, c1, ws in blocks:
+        width = sum(ws)
+        rblocks = row_blocks(run_len, ctx.tiles.gemm_rows(len(ws)))
+        lv_args = []
+        inner = depth
+        for lv in levels:
+            inner //= lv.size
+            lv_args += [lv.size, lv.a_step, inner * 2 * width]
+
+        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
+            name, body = gemm_kernel(rows, ws, len(levels))
+            b_base = Vec(e).ix(0, (n0, 2 * depth))
+            args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, cols, b_base, pairs, *lv_args]
+            kernel(ctx, e, name, args, body)
+
+        def per_run(e: Emitter, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, rblocks=rblocks, call=call) -> None:
+            for r0, r1, mr in rblocks:
+                each(e, r0, r1, mr, lambda e2, m0, mr=mr: call(
+                    e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, cols))))
+
+        # Column blocks are independent: each writes its own output channels.
+        parallel_each(e, c0, c1, width, lambda e2, n0, per_run=per_run: runs(e2, lambda e3, a, o: per_run(e3, n0, a, o)))
+
+
+# -- depthwise ---------------------------------------------------------------------------------
+
+
+def dw_kernel(npix: int, taps: tuple[int, int], tails: tuple[int, ...], lanes: int):
+    """``npix`` output pixels along a row, all channels, from the padded
+    int16 input: per vector of channels (``lanes`` wide, then the
+    ``tails``), one int32 accumulator per pixel; per tap one int16 weight
+    vector serves every pixel.  The window (``taps`` = fh, fw) is unrolled."""
+    name = f"nnc_q8_dw_{npix}p_{taps[0]}x{taps[1]}_t{tag(tails)}"
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        x, w, qt, bias, out, cfull, chans, x_base, x_pix, x_kh, x_kw, out_base = p
+
+        def block(e: Emitter, c0: IndexOrInt, width: int) -> None:
+            v, iv = Vec(e), IVec(e)
+            xb = [v.ix(x_base, (x_pix, q), c0) for q in range(npix)]
+            acc = [iv.load(bias, c0, i32, width)] * npix
+            for kh in range(taps[0]):
+                for kw in range(taps[1]):
+                    wv = iv.sext(iv.load(w, v.ix(c0, (kh * taps[1] + kw, chans)), i16, width), i32)
+                    toff = v.ix(0, (kh, x_kh), (kw, x_kw))
+                    for q in range(npix):
+                        xv = iv.sext(iv.load(x, v.ix(xb[q], toff), i16, width), i32)
+                        acc[q] = iv.add(acc[q], iv.mul(xv, wv))
+            for q in range(npix):
+                iv.store(requantize(iv, acc[q], qt, chans, c0), out, v.ix(out_base, (chans, q), c0))
+
+        each(e, 0, cfull, lanes, lambda e2, c0: block(e2, c0, lanes))
+        for o, tw in zip(offsets(tails), tails):
+            block(e, Vec(e).ix(cfull, o), tw)
+
+    return name, body
+
+
+def depthwise(
+    ctx: LoweringContext,
+    x: Value,
+    w: Value,
+    qtab: Value,
+    bias: Value,
+    out: Value,
+    batches: int,
+    padded_hw: tuple[int, int],
+    out_hw: tuple[int, int],
+    chans: int,
+    taps: tuple[int, int],
+    strides: tuple[int, int],
+    dilations: tuple[int, int],
+) -> None:
+    """DEPTHWISE_CONV_2D (multiplier 1) from the padded int16 input ``x``
+    (``[batches, *padded_hw, chans]``) and int16 weights ``w`` (``[fh, fw,
+    chans]``): runs of up to the policy's ``dw_pixels`` output pixels along
+    each output row."""
+    e = ctx.e
+    hp, wp = padded_hw
+    oh_n, ow_n = out_hw
+    lanes = ctx.tiles.lanes
+    cfull = chans // lanes * lanes
+    tails = tuple(widths(chans - cfull, lanes))
+    npix = min(ctx.tiles.dw_pixels, ow_n)
+
+    def call(e: Emitter, n: IndexOrInt, oh: IndexOrInt, ow0: IndexOrInt, k: int) -> None:
+        v = Vec(e)
+        name, body = dw_kernel(k, taps, tails, lanes)
+        x_base = v.ix(0, (n, hp * wp * chans), (oh, strides[0] * wp * chans), (ow0, strides[1] * chans))
+        pix = v.ix(0, (n, oh_n * ow_n), (oh, ow_n), ow0)
+        args = [
+            x, w, qtab, bias, out, cfull, chans, x_base, strides[1] * chans,
+            dilations[0] * wp * chans, dilations[1] * chans, v.ix(0, (pix, chans)),
+        ]  # fmt: skip
+        kernel(ctx, e, name, args, body)
+
+    full = ow_n // npix * npix
+
+    def row(e: Emitter, n: IndexOrInt, oh: IndexOrInt) -> None:
+        each(e, 0, full, npix, lambda e2, ow0: call(e2, n, oh, ow0, npix))
+        if ow_n > full:
+            call(e, n, oh, full, ow_n - full)
+
+    # Rows are independent: each writes its own output row.
+    each(e, 0, batches, 1, lambda e2, n: parallel_each(e2, 0, oh_n, 1, lambda e3, oh: row(e3, n, oh)))

@@ -1,0 +1,268 @@
+"""The int8 vector kernels (nnc.passes.kernels.q8) against a reference
+written from the definitions: quantised CONV_2D, DEPTHWISE_CONV_2D and
+FULLY_CONNECTED through nnc's public API, bit for bit.
+
+The reference accumulates ``(x - input_zp) * (w - filter_zp)`` over the
+window in Python integers (taps in the padding skipped) from the int32
+bias, then requantises with the compile-time helpers of
+``nnc.passes.lowering.quant`` (TFLite's ``MultiplyByQuantizedMultiplier``),
+adds the output zero point and clamps to the activation's range.
+
+Filters larger than the 128 bytes a model stores inline live in the
+constant pool, which the lowering reads (``conv.filter_value``); the tests
+check that the kernel path is taken (a model of each size).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import nnc
+from nnc import OperandType as T
+from nnc import OperationType as Op
+from nnc.driver import lower, static_input_infos
+from nnc.enums import FuseCode
+from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.conv_quant import _conv_multiplier
+from nnc.runtime.jit import Target, emit_assembly, optimize
+
+SIGNED = T.TENSOR_QUANT8_ASYMM_SIGNED
+UNSIGNED = T.TENSOR_QUANT8_ASYMM
+PER_CHANNEL = T.TENSOR_QUANT8_SYMM_PER_CHANNEL
+
+
+def _dtype(t: T):
+    return np.uint8 if t == UNSIGNED else np.int8
+
+
+def _rand(rng, t: T, shape) -> np.ndarray:
+    info = np.iinfo(_dtype(t))
+    lo = -127 if t == PER_CHANNEL else info.min
+    return rng.integers(lo, info.max, shape, endpoint=True).astype(_dtype(t))
+
+
+def _requant(acc: np.ndarray, mults, out_zp: int, lo: int, hi: int, channel_axis: int) -> np.ndarray:
+    out = np.empty(acc.shape, dtype=np.int64)
+    for idx, a in np.ndenumerate(acc):
+        m, s = mults[idx[channel_axis] if len(mults) > 1 else 0]
+        v = q.multiply_by_quantized_multiplier(int(a), m, s) + out_zp
+        out[idx] = min(max(v, lo), hi)
+    return out
+
+
+class Case:
+    """Quantisation parameters of one call, and the model builder's helpers."""
+
+    def __init__(self, t: T, per_channel: bool, oc: int, act: int, rng) -> None:
+        self.t, self.per_channel, self.act = t, per_channel, act
+        self.in_scale, self.out_scale = 0.05, 0.2
+        self.in_zp = int(rng.integers(-20, 20)) + (128 if t == UNSIGNED else 0)
+        self.out_zp = int(rng.integers(-10, 10)) + (128 if t == UNSIGNED else 0)
+        self.w_zp = 0 if per_channel else int(rng.integers(-5, 5)) + (128 if t == UNSIGNED else 0)
+        self.w_scales = [float(s) for s in rng.uniform(0.005, 0.03, oc)] if per_channel else [0.02]
+        self.mults = [_conv_multiplier(self.in_scale, s, self.out_scale) for s in self.w_scales]
+        self.lo, self.hi = q.calculate_activation_range(t, act, self.out_scale, self.out_zp)
+
+    def filter(self, m: nnc.Model, value: np.ndarray, channel_dim: int) -> int:
+        if self.per_channel:
+            i = m.add_operand(PER_CHANNEL, list(value.shape))
+            m.set_operand_symm_per_channel_quant_params(i, self.w_scales, channel_dim)
+        else:
+            i = m.add_operand(self.t, list(value.shape), self.w_scales[0], self.w_zp)
+        m.set_operand_value(i, value)
+        return i
+
+    def bias(self, m: nnc.Model, value: np.ndarray) -> int:
+        scale = 0.0 if self.per_channel else self.in_scale * self.w_scales[0]
+        i = m.add_operand(T.TENSOR_INT32, list(value.shape), scale, 0)
+        m.set_operand_value(i, value)
+        return i
+
+    def ints(self, m: nnc.Model, *values: int) -> list[int]:
+        out = []
+        for v in values:
+            i = m.add_operand(T.INT32)
+            m.set_operand_value(i, v)
+            out.append(i)
+        return out
+
+
+def _run(m: nnc.Model, x: np.ndarray) -> np.ndarray:
+    """Compile and run ``m``, checking that its convolution took the q8 GEMM."""
+    assert "nnc_q8_gemm" in lower(m, static_input_infos(m)).llvm_ir
+    return nnc.compile(m).run(x)[0]
+
+
+CONV_CASES = [
+    # (t, per_channel, n, h, w, ic, oc, fh, fw, stride, dilation, pad (l, r, t, b), act)
+    (SIGNED, False, 1, 9, 11, 16, 32, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), FuseCode.RELU6),
+    (SIGNED, True, 1, 8, 7, 3, 19, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1), FuseCode.NONE),
+    (UNSIGNED, False, 2, 7, 9, 5, 24, 3, 2, (1, 2), (1, 1), (1, 0, 2, 1), FuseCode.RELU),
+    (UNSIGNED, False, 1, 9, 9, 4, 8, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2), FuseCode.RELU1),
+    (SIGNED, True, 1, 6, 6, 40, 70, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), FuseCode.NONE),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_2d(case) -> None:
+    t, pc, n, h, w, ic, oc, fh, fw, stride, dil, pad, act = case
+    rng = np.random.default_rng(1)
+    c = Case(t, pc, oc, act, rng)
+    x = _rand(rng, t, (n, h, w, ic))
+    wt = _rand(rng, PER_CHANNEL if pc else t, (oc, fh, fw, ic))
+    b = rng.integers(-3000, 3000, oc).astype(np.int32)
+    oh = (h + pad[2] + pad[3] - ((fh - 1) * dil[1] + 1)) // stride[1] + 1
+    ow = (w + pad[0] + pad[1] - ((fw - 1) * dil[0] + 1)) // stride[0] + 1
+    m = nnc.Model()
+    xi = m.add_operand(t, [n, h, w, ic], c.in_scale, c.in_zp)
+    scalars = c.ints(m, *pad, *stride, act)
+    layout = m.add_operand(T.BOOL)
+    m.set_operand_value(layout, False)
+    dils = c.ints(m, *dil)
+    out = m.add_operand(t, [n, oh, ow, oc], c.out_scale, c.out_zp)
+    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, b), *scalars, layout, *dils], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    got = _run(m, x)
+    xv, wv = x.astype(np.int64) - c.in_zp, wt.astype(np.int64) - c.w_zp
+    xp = np.zeros((n, h + pad[2] + pad[3] + fh * dil[1], w + pad[0] + pad[1] + fw * dil[0], ic), np.int64)
+    xp[:, pad[2] : pad[2] + h, pad[0] : pad[0] + w] = xv
+    acc = np.zeros((n, oh, ow, oc), np.int64) + b
+    for kh in range(fh):
+        for kw in range(fw):
+            r0, c0 = kh * dil[1], kw * dil[0]
+            win = xp[:, r0 : r0 + oh * stride[1] : stride[1], c0 : c0 + ow * stride[0] : stride[0]]
+            acc += np.einsum("nhwc,oc->nhwo", win[:, :oh, :ow], wv[:, kh, kw])
+    want = _requant(acc, c.mults, c.out_zp, c.lo, c.hi, 3)
+    assert np.array_equal(got.astype(np.int64), want)
+
+
+DW_CASES = [
+    # (t, per_channel, h, w, c, fh, fw, stride, pad (l, r, t, b), act)
+    (SIGNED, True, 9, 10, 16, 3, 3, (1, 1), (1, 1, 1, 1), FuseCode.RELU6),
+    (SIGNED, False, 9, 9, 27, 3, 3, (2, 2), (0, 1, 0, 1), FuseCode.NONE),
+    (UNSIGNED, False, 7, 5, 40, 2, 3, (1, 2), (1, 1, 0, 1), FuseCode.RELU),
+]
+
+
+@pytest.mark.parametrize("case", DW_CASES)
+def test_depthwise_conv_2d(case) -> None:
+    t, pc, h, w, ch, fh, fw, stride, pad, act = case
+    rng = np.random.default_rng(2)
+    c = Case(t, pc, ch, act, rng)
+    x = _rand(rng, t, (1, h, w, ch))
+    wt = _rand(rng, PER_CHANNEL if pc else t, (1, fh, fw, ch))
+    b = rng.integers(-3000, 3000, ch).astype(np.int32)
+    oh = (h + pad[2] + pad[3] - fh) // stride[1] + 1
+    ow = (w + pad[0] + pad[1] - fw) // stride[0] + 1
+    m = nnc.Model()
+    xi = m.add_operand(t, [1, h, w, ch], c.in_scale, c.in_zp)
+    if pc:
+        fi = m.add_operand(PER_CHANNEL, [1, fh, fw, ch])
+        m.set_operand_symm_per_channel_quant_params(fi, c.w_scales, 3)
+        m.set_operand_value(fi, wt)
+    else:
+        fi = c.filter(m, wt, 3)
+    scalars = c.ints(m, *pad, *stride, 1, act)
+    out = m.add_operand(t, [1, oh, ow, ch], c.out_scale, c.out_zp)
+    m.add_operation(Op.DEPTHWISE_CONV_2D, [xi, fi, c.bias(m, b), *scalars], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    got = nnc.compile(m).run(x)[0]
+    xv, wv = x.astype(np.int64) - c.in_zp, wt.astype(np.int64)[0] - c.w_zp
+    xp = np.zeros((h + pad[2] + pad[3] + fh, w + pad[0] + pad[1] + fw, ch), np.int64)
+    xp[pad[2] : pad[2] + h, pad[0] : pad[0] + w] = xv[0]
+    acc = np.zeros((oh, ow, ch), np.int64) + b
+    for kh in range(fh):
+        for kw in range(fw):
+            acc += xp[kh : kh + oh * stride[1] : stride[1], kw : kw + ow * stride[0] : stride[0]][:oh, :ow] * wv[kh, kw]
+    want = _requant(acc, c.mults, c.out_zp, c.lo, c.hi, 2)
+    assert np.array_equal(got[0].astype(np.int64), want)
+
+
+@pytest.mark.parametrize("t,batch,size,units", [(SIGNED, 1, 37, 50), (UNSIGNED, 5, 64, 24), (SIGNED, 3, 8, 3)])
+def test_fully_connected(t, batch, size, units) -> None:
+    rng = np.random.default_rng(3)
+    c = Case(t, False, units, FuseCode.RELU, rng)
+    x = _rand(rng, t, (batch, size))
+    wt = _rand(rng, t, (units, size))
+    b = rng.integers(-3000, 3000, units).astype(np.int32)
+    m = nnc.Model()
+    xi = m.add_operand(t, [batch, size], c.in_scale, c.in_zp)
+    (act,) = c.ints(m, FuseCode.RELU)
+    out = m.add_operand(t, [batch, units], c.out_scale, c.out_zp)
+    m.add_operation(Op.FULLY_CONNECTED, [xi, c.filter(m, wt, 0), c.bias(m, b), act], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    got = _run(m, x)
+    acc = (x.astype(np.int64) - c.in_zp) @ (wt.astype(np.int64) - c.w_zp).T + b
+    want = _requant(acc, c.mults, c.out_zp, c.lo, c.hi, 1)
+    assert np.array_equal(got.astype(np.int64), want)
+
+
+@pytest.mark.parametrize("cpu,instruction", [("x86-64", "pmaddwd"), ("haswell", "vpmaddwd"), ("icelake-server", "vpdpwssd")])
+def test_pair_products_become_the_targets_dot_instruction(cpu: str, instruction: str) -> None:
+    """The GEMM's pair products (IVec.pairs_dot) reach LLVM in a shape its X86
+    backend selects as one multiply-add of int16 pairs: pmaddwd (SSE2 and
+    AVX2), vpdpwssd with AVX512-VNNI; never a 32-bit multiply (pmulld)."""
+    rng = np.random.default_rng(4)
+    c = Case(SIGNED, False, 8, FuseCode.NONE, rng)
+    m = nnc.Model()
+    xi = m.add_operand(SIGNED, [1, 4, 4, 16], c.in_scale, c.in_zp)
+    wt = _rand(rng, SIGNED, (8, 1, 1, 16))  # 128 bytes: stored inline, known to the lowering
+    scalars = c.ints(m, 1, 1, 1, FuseCode.NONE)
+    out = m.add_operand(SIGNED, [1, 4, 4, 8], c.out_scale, c.out_zp)
+    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(8, np.int32)), *scalars], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    target = Target.for_cpu(cpu)
+    asm = emit_assembly(optimize(lower(m, static_input_infos(m)).llvm_ir, target), target)
+    start = asm.index("nnc_q8_gemm")
+    body = asm[start : asm.index(".Lfunc_end", start)]
+    # the reduction loop: from its label to the first jump back
+    loop = re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
+    assert loop is not None, body
+    assert instruction in loop.group(0)
+    assert "pmulld" not in loop.group(0)
+
+
+def test_results_do_not_depend_on_the_thread_count() -> None:
+    """The column blocks of the GEMM and the rows of the depthwise kernel run
+    on the thread pool: each output element is computed by one iteration,
+    so 1, 2 and 3 threads give the same bits."""
+    rng = np.random.default_rng(5)
+    t = SIGNED
+    c = Case(t, True, 48, FuseCode.RELU6, rng)
+    m = nnc.Model()
+    xi = m.add_operand(t, [1, 12, 12, 16], c.in_scale, c.in_zp)
+    wt = _rand(rng, PER_CHANNEL, (48, 1, 1, 16))
+    scalars = c.ints(m, 1, 1, 1, FuseCode.RELU6)
+    mid = m.add_operand(t, [1, 12, 12, 48], c.out_scale, c.out_zp)
+    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(48, np.int32)), *scalars], [mid])
+    dw = m.add_operand(PER_CHANNEL, [1, 3, 3, 48])
+    m.set_operand_symm_per_channel_quant_params(dw, [0.01] * 48, 3)
+    m.set_operand_value(dw, _rand(rng, PER_CHANNEL, (1, 3, 3, 48)))
+    db = m.add_operand(T.TENSOR_INT32, [48], 0.0, 0)
+    m.set_operand_value(db, np.zeros(48, np.int32))
+    out = m.add_operand(t, [1, 12, 12, 48], 0.3, 1)
+    m.add_operation(Op.DEPTHWISE_CONV_2D, [mid, dw, db, *c.ints(m, 1, 1, 1, 1, 0)], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    # both loops go to the pool (not vacuous): two outlined parallel bodies
+    assert len(set(re.findall(r"nnc_par_\d+", lower(m, static_input_infos(m)).llvm_ir))) >= 2
+    comp = nnc.Compilation(m)
+    comp.finish()
+    x = _rand(rng, t, (1, 12, 12, 16))
+    results = []
+    for n in (1, 2, 3):
+        y = np.zeros((1, 12, 12, 48), np.int8)
+        ex = nnc.Execution(comp)
+        ex.set_num_threads(n)
+        ex.set_input(0, x)
+        ex.set_output(0, y)
+        ex.compute()
+        results.append(y)
+    assert all(np.array_equal(results[0], r) for r in results[1:])
