@@ -76,12 +76,35 @@ def two_io_model() -> nnc.Model:
     return m
 
 
+def conv_model() -> nnc.Model:
+    """A float32 3x3 CONV_2D (SAME, RELU) of 24x24x16 -> 32 channels: large
+    enough that its GEMM tiles are a parallel loop handed to the thread pool."""
+    rng = np.random.default_rng(12)
+    m = nnc.Model()
+    x = m.add_operand(T.TENSOR_FLOAT32, [1, 24, 24, 16])
+    w = m.add_operand(T.TENSOR_FLOAT32, [32, 3, 3, 16])
+    m.set_operand_value(w, rng.normal(0, 0.3, (32, 3, 3, 16)).astype(np.float32))
+    bias = m.add_operand(T.TENSOR_FLOAT32, [32])
+    m.set_operand_value(bias, rng.normal(0, 0.1, 32).astype(np.float32))
+    scalars = []
+    for value in (1, 1, 1, FuseCode.RELU):  # PaddingCode SAME, strides 1, 1, activation
+        s = m.add_operand(T.INT32)
+        m.set_operand_value(s, value)
+        scalars.append(s)
+    y = m.add_operand(T.TENSOR_FLOAT32, [1, 24, 24, 32])
+    m.add_operation(Op.CONV_2D, [x, w, bias, *scalars], [y])
+    m.identify_inputs_and_outputs([x], [y])
+    m.finish()
+    return m
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, str]:
     d = tmp_path_factory.mktemp("models")
-    path = str(d / "two_io.nnc")
-    two_io_model().save(path)
-    return {"tiny_cnn": EXAMPLE, "two_io": path}
+    paths = {"two_io": str(d / "two_io.nnc"), "conv": str(d / "conv.nnc")}
+    two_io_model().save(paths["two_io"])
+    conv_model().save(paths["conv"])
+    return {"tiny_cnn": EXAMPLE, **paths}
 
 
 def random_inputs(model: nnc.Model, seed: int) -> list[np.ndarray]:
@@ -508,8 +531,11 @@ int main(int argc, char **argv) {
 def test_thread_count_from_c(models, tmp_path):
     """nnc_model_set_num_threads / get from C: the default from NNC_NUM_THREADS
     or the CPUs, the model at 1 and 2 threads with equal outputs, equal to the
-    Python runtime's; the pool is linked into the library, not exported."""
-    path = models["two_io"]
+    Python runtime's; the pool is linked into the library, not exported.  The
+    model's code calls the pool (a CONV_2D whose GEMM tiles are a parallel loop)."""
+    path = models["conv"]
+    conv = nnc.Model.load(path)
+    assert re.search(r'call (ccc )?void @"?nnc_parallel_for"?\(', driver.lower(conv, driver.static_input_infos(conv)).llvm_ir)
     lib = str(tmp_path / "libthreads.so")
     compile_in_process(path, "-o", lib, "--embed-weights")
     header = str(tmp_path / "libthreads.h")

@@ -47,11 +47,15 @@ def zoo_inputs(model: nnc.Model, io) -> list[np.ndarray]:
     return [io["input_0"], *rest]
 
 
-def run(model: nnc.Model, inputs: list[np.ndarray], cache_dir: str) -> list[np.ndarray]:
+def run(model: nnc.Model, inputs: list[np.ndarray], cache_dir: str, threads: int | None = None) -> list[np.ndarray]:
+    """The model's outputs for ``inputs`` (compiled through the cache; at
+    ``threads`` threads if given, else the default)."""
     comp = nnc.Compilation(model)
     comp.set_caching(cache_dir, TOKEN)
     comp.finish()
     ex = nnc.Execution(comp)
+    if threads is not None:
+        ex.set_num_threads(threads)
     outs = [np.zeros(model.operands[i].dims, dtype_of(model.operands[i].type)) for i in model.outputs]
     for k, x in enumerate(inputs):
         ex.set_input(k, x)

@@ -20,7 +20,6 @@ from test_tflite import cache_dir, run, zoo_inputs, zoo_path  # noqa: F401 - cac
 
 import nnc
 from nnc import driver
-from nnc.operand_types import dtype_of
 from nnc.passes.outline_parallel import PARALLEL_FOR
 from nnc.tflite import import_tflite
 
@@ -30,16 +29,8 @@ MODELS = ["mobilenet_v1_0.5_160_float32", "mobilenet_v1_0.5_160_int8", "lstm_tex
 THREADS = (1, 2, 4)
 
 
-def outputs_at(model: nnc.Model, inputs: list[np.ndarray], comp: nnc.Compilation, threads: int) -> list[bytes]:
-    ex = nnc.Execution(comp)
-    ex.set_num_threads(threads)
-    outs = [np.zeros(model.operands[i].dims, dtype_of(model.operands[i].type)) for i in model.outputs]
-    for k, x in enumerate(inputs):
-        ex.set_input(k, x)
-    for k, y in enumerate(outs):
-        ex.set_output(k, y)
-    ex.compute()
-    return [y.tobytes() for y in outs]
+def outputs_at(model: nnc.Model, inputs: list[np.ndarray], cache_dir: str, threads: int) -> list[bytes]:  # noqa: F811
+    return [y.tobytes() for y in run(model, inputs, cache_dir, threads)]
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -47,13 +38,10 @@ def test_outputs_bit_identical_across_thread_counts(name, cache_dir):  # noqa: F
     model = import_tflite(zoo_path(name, ".tflite"))
     io = np.load(zoo_path(name, ".io.npz"))
     inputs = zoo_inputs(model, io)
-    comp = nnc.Compilation(model)
-    comp.set_caching(cache_dir, bytes(range(32)))
-    comp.finish()
-    results = {t: outputs_at(model, inputs, comp, t) for t in THREADS}
+    results = {t: outputs_at(model, inputs, cache_dir, t) for t in THREADS}
     assert results[2] == results[1] and results[4] == results[1]
     # The same again at 2 threads: no state left over between computes.
-    assert outputs_at(model, inputs, comp, 2) == results[1]
+    assert outputs_at(model, inputs, cache_dir, 2) == results[1]
 
 
 @pytest.mark.parametrize("name", MODELS)
