@@ -116,8 +116,8 @@ def random_inputs(model: nnc.Model, seed: int) -> list[np.ndarray]:
     return out
 
 
-# The caller: generic over the model through the header's query functions.
-C_MAIN = r"""
+# What every C caller starts with: the model's header and reading a whole file.
+C_PRELUDE = r"""
 #include HEADER
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +135,10 @@ static void *read_file(const char *path, size_t *size) {
     *size = (size_t)n;
     return buf;
 }
+"""
 
+# The caller: generic over the model through the header's query functions.
+C_MAIN = C_PRELUDE + r"""
 static void describe(const char *kind, int i, int type, int rank, const uint32_t *dims, size_t size) {
     printf("%s %d type %d rank %d dims", kind, i, type, rank);
     for (int d = 0; d < rank; d++) printf(" %u", (unsigned)dims[d]);
@@ -466,25 +469,7 @@ def test_progress_indicator():
 
 
 # A caller of the thread-count API: the default, then the model at 1 and 2 threads (outputs compared).
-C_THREADS = r"""
-#include HEADER
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static void *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(3); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { perror(path); exit(3); }
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
-
+C_THREADS = C_PRELUDE + r"""
 /* usage: prog IN_0 .. IN_n OUT_0 .. OUT_m (weights embedded) */
 int main(int argc, char **argv) {
     int ni = nnc_model_num_inputs(), no = nnc_model_num_outputs();

@@ -25,7 +25,7 @@ from nnc.runtime import threadpool
 from nnc.runtime.executable import Executable, generate_code
 from nnc.runtime.jit import Target
 from test_c_abi import build_caller, compile_in_process, needs_cc, run_caller
-from test_control_flow import _compare, _graph, _ref, _tensor, _while
+from test_control_flow import _compare, _graph, _ref, _scalar, _tensor, _while
 
 import nnc
 from nnc import OperandType as T
@@ -139,12 +139,7 @@ def run(model: nnc.Model, inputs: list[np.ndarray], outputs: list[np.ndarray], p
 
 
 def _scalars(m: nnc.Model, values: list[int]) -> list[int]:
-    out = []
-    for v in values:
-        i = m.add_operand(T.INT32)
-        m.set_operand_value(i, v)
-        out.append(i)
-    return out
+    return [_scalar(m, T.INT32, v) for v in values]
 
 
 def _dw(m: nnc.Model, x: int, shape: tuple[int, int, int, int], pad: int, stride: int, seed: int,

@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 import pytest
+from test_control_flow import _scalar
 
 import nnc
 from nnc import OperandType as T
@@ -82,12 +83,7 @@ class Case:
         return i
 
     def ints(self, m: nnc.Model, *values: int) -> list[int]:
-        out = []
-        for v in values:
-            i = m.add_operand(T.INT32)
-            m.set_operand_value(i, v)
-            out.append(i)
-        return out
+        return [_scalar(m, T.INT32, v) for v in values]
 
 
 def _run(m: nnc.Model, x: np.ndarray) -> np.ndarray:
