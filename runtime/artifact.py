@@ -58,13 +58,13 @@ from typing import Protocol
 
 import llvmlite.binding as llvm
 from llvmlite import ir
+
+from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS, OperandType
+from nnc.operand_types import OperandInfo, dtype_of
 from nnc.runtime import threadpool
 from nnc.runtime.abi import ABI_VERSION, ALIGNMENT, ARTIFACT_ENTRY_NAME, STATUS
 from nnc.runtime.executable import CompiledIR, NativeCode
 from nnc.runtime.jit import Target, emit_object, optimize
-
-from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS, OperandType
-from nnc.operand_types import OperandInfo, dtype_of
 
 #: The C header of an artifact, a ``string.Template`` (package data of nnc.runtime).
 _HEADER_TEMPLATE = Template(resources.files(__package__).joinpath("artifact_header.h.in").read_text(encoding="utf-8"))

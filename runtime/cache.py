@@ -118,12 +118,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from nnc.runtime.executable import NativeCode
-from nnc.runtime.jit import Target
 
-from nnc import version  # the bottom module holding __version__ (read at call time)
+import nnc.version as version  # the bottom module holding __version__ (read at call time)
 from nnc.enums import OperandType
 from nnc.operand_types import OperandInfo, is_int
+from nnc.runtime.executable import NativeCode
+from nnc.runtime.jit import Target
 
 #: Bumped whenever the layout of either file changes.
 FORMAT_VERSION = 1

@@ -26,6 +26,7 @@ import subprocess
 import sys
 
 import llvmlite.binding as llvm
+
 from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
 from nnc.runtime.jit import Target, initialize
 
@@ -76,7 +77,7 @@ def _probe(cpu: str) -> tuple[subprocess.CompletedProcess, str]:
 
 
 def _cpu_names(listing: str) -> list[str]:
-    return re.findall(r"^\s+(\S+)\s+- Select the", listing, re.MULTILINE)
+    return re.findall(r"^\s+(\S+)\s+- Select the", listing, re.M)
 
 
 def known_cpus() -> list[str]:

@@ -37,12 +37,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from nnc.runtime import threadpool
-from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
-from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize
 
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
 from nnc.operand_types import OperandInfo, dtype_of
+from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
+from nnc.runtime import threadpool
+from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize  # noqa: F401 (LLVM_LOCK: re-exported)
 
 
 @dataclass
@@ -161,18 +161,8 @@ class NativeCall:
     referenced here, so their addresses stay valid as long as the call
     lives."""
 
-    __slots__ = (
-        "_arena",
-        "_arena_address",
-        "_arena_args",
-        "_args",
-        "_ins",
-        "_outs",
-        "executable",
-        "inputs",
-        "loop_timeout_ns",
-        "outputs",
-    )  # fmt: skip
+    __slots__ = ("executable", "inputs", "outputs", "loop_timeout_ns", "_ins", "_outs", "_args", "_arena",
+                 "_arena_address", "_arena_args")  # fmt: skip
 
     def __init__(
         self,

@@ -83,6 +83,7 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 from llvmlite import ir
+
 from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, optimize
 
 #: The most threads a pool runs (requests above are lowered to it).
