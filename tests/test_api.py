@@ -301,9 +301,8 @@ def test_model_file_round_trip(tmp_path):
         nnc.Model.load(path)
 
 
-def test_scalar_model_input_is_compiled_in_per_value():
-    """A scalar model input (here ADD's activation) is specialised on its
-    value; its function argument stays, unused, so the ABI is unchanged."""
+def _add_with_activation_input() -> nnc.Model:
+    """ADD of two [2] tensors whose activation is a scalar model input."""
     m = nnc.Model()
     a, b = (m.add_operand(T.TENSOR_FLOAT32, [2]) for _ in range(2))
     act = m.add_operand(T.INT32)
@@ -311,6 +310,13 @@ def test_scalar_model_input_is_compiled_in_per_value():
     m.add_operation(Op.ADD, [a, b, act], [out])
     m.identify_inputs_and_outputs([a, b, act], [out])
     m.finish()
+    return m
+
+
+def test_scalar_model_input_is_compiled_in_per_value():
+    """A scalar model input (here ADD's activation) is specialised on its
+    value; its function argument stays, unused, so the ABI is unchanged."""
+    m = _add_with_activation_input()
     cm = nnc.compile(m)
     x, y = np.array([1, -5], np.float32), np.array([1, 2], np.float32)
     np.testing.assert_array_equal(cm.run(x, y, np.array(0, np.int32))[0], [2, -3])
@@ -363,13 +369,7 @@ def test_reusable_execution_measures_every_computation():
 def test_reusable_execution_follows_a_value_specialised_input():
     """An input whose value selects the compiled variant (a scalar input) is
     read again at every computation: the caller may change it in place."""
-    m = nnc.Model()
-    a, b = (m.add_operand(T.TENSOR_FLOAT32, [2]) for _ in range(2))
-    act = m.add_operand(T.INT32)
-    out = m.add_operand(T.TENSOR_FLOAT32, [2])
-    m.add_operation(Op.ADD, [a, b, act], [out])
-    m.identify_inputs_and_outputs([a, b, act], [out])
-    m.finish()
+    m = _add_with_activation_input()
     c = nnc.Compilation(m)
     c.finish()
     ex = nnc.Execution(c)
