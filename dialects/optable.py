@@ -437,3 +437,26 @@ OPS: tuple[OpSpec, ...] = (
 # fmt: on
 
 SPECS: dict[OperationType, OpSpec] = {s.type: s for s in OPS}
+
+
+def complete_feature_level(specs: Mapping[OperationType, OpSpec] = SPECS) -> FeatureLevel:
+    """The highest feature level nnc implements completely.
+
+    NNAPI's device feature level means "every operation of this level and
+    below, in every operand type those levels declare", so the device reports
+    the last level before the first gap: an operation of level <= L with no
+    lowering, or a type declared at level <= L missing from ``implemented``.
+    Computed from the records, so adding an operation or a type raises the
+    device's level by itself and nothing can claim more than is lowered.
+    OEM_OPERATION has no defined semantics and is left out, as Android's CPU
+    driver leaves it out."""
+    complete = FeatureLevel.LEVEL_1
+    for level in sorted(FeatureLevel):
+        for spec in specs.values():
+            if spec.type == OperationType.OEM_OPERATION or spec.since > level:
+                continue
+            declared = {t for t, since in spec.types.items() if since <= level}
+            if not spec.supported or not declared <= spec.implemented:
+                return complete if level > FeatureLevel.LEVEL_1 else level
+        complete = level
+    return complete
