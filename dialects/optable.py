@@ -398,7 +398,7 @@ OPS: tuple[OpSpec, ...] = (
     # input 3 is the output-shape TENSOR_INT32, hence shape_inputs=(3,) (in the
     # 11-input form input 3 is a scalar, which is compile-time anyway).
     _spec(_T.TRANSPOSE_CONV_2D, L3, ("input", "filter", "bias", *_EXPLICIT_PAD, *_STRIDES, "activation", "nchw"), (9, 11), shape_inputs=(3,),
-          family="conv", types=_FQ3),
+          family="conv", types=_FQ3, tflite=("TRANSPOSE_CONV",)),
     _spec(_T.UNIDIRECTIONAL_SEQUENCE_LSTM, L3, (*_LSTM, "time_major", *_LAYER_NORM), (28,), ("output", "output_state_out", "cell_state_out"), (1, 3),
           family="recurrent", types=_F3, implemented=_IMPL_F, tflite=("UNIDIRECTIONAL_SEQUENCE_LSTM",)),
     _spec(_T.UNIDIRECTIONAL_SEQUENCE_RNN, L3, ("input", "weights", "recurrent_weights", "bias", "hidden_state_in", "activation", "time_major"), (7,), ("output", "hidden_state_out"), (1, 2),
@@ -422,7 +422,7 @@ OPS: tuple[OpSpec, ...] = (
           family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
     # -- Feature level 6 (Android 12 updatable NNAPI) ---------------------------
     _spec(_T.BATCH_MATMUL, L6, ("input0", "input1", "adj_x", "adj_y"), (4,),
-          family="conv", types=_at(L6, F16, F32, I32, Q8S)),
+          family="conv", types=_at(L6, F16, F32, I32, Q8S), tflite=("BATCH_MATMUL",)),
     _spec(_T.PACK, L6, ("axis", "*inputs"), (), min_inputs=2,
           family="tensor_ops", types=_at(L6, F16, F32, I32, Q8, Q8S), implemented=_IMPL_FIQ, primary="*inputs"),
     # -- Feature level 7 (Android 13 updatable NNAPI) ---------------------------

@@ -25,11 +25,18 @@ and the state, ``op1.output_state`` / ``op1.cell_state`` for the inputs and
 ``op1.output_state:out`` / ``op1.cell_state:out`` for the outputs; the caller
 feeds the outputs back in to continue a sequence as LiteRT does internally.
 
+Some builtins become small NNAPI graphs (per-channel FULLY_CONNECTED as a
+1x1 CONV_2D between RESHAPEs, keep_num_dims as a RESHAPE after the FC, the
+``DECOMPOSITIONS`` of builtins the delegate rejects); DEQUANTIZE of a float16
+constant is folded into a float32 constant.
+
 Every operator is checked before anything is compiled.  Operators with no
-NNAPI equivalent, options the mapping cannot express, and NNAPI operations nnc
-does not implement yet are reported together in one
-:class:`UnsupportedOperatorsError` (index, operator name, reason); an import
-is never partial.
+NNAPI equivalent, options the mapping cannot express, NNAPI operations of a
+later feature level than the target, and NNAPI operations nnc does not
+implement yet are reported together in one :class:`UnsupportedOperatorsError`
+(index, operator name, reason); an import is never partial.
+:func:`translate_tflite` returns the same report with, for every operator,
+the NNAPI operations it became (``nnc info``).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from nnc.dialects.optable import OPS
+from nnc.dialects.optable import OPS, SPECS
 from nnc.dialects.rules import RuleError, Unsupported
 from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
 from nnc.errors import BadDataError, NNError, OpFailedError
@@ -49,6 +56,7 @@ from nnc.model import Model
 from nnc.passes.lowering import unsupported_reason
 
 FN = "nnc.import_tflite"
+_LEVELS = list(FeatureLevel)
 T = OperandType
 Op = OperationType
 
@@ -142,6 +150,8 @@ class _Importer:
     state_outputs: list[tuple[int, str]] = field(default_factory=list)
     #: NNAPI operation k -> (TFLite operator index, operator name)
     op_index: list[tuple[int, str]] = field(default_factory=list)
+    #: TFLite operator index -> how it was imported without an operation (folded)
+    notes: dict[int, str] = field(default_factory=dict)
 
     # operand creation -----------------------------------------------------------------------
     def nn_type(self, t: _Tensor) -> tuple[OperandType, float, int, np.ndarray | None]:
@@ -190,12 +200,37 @@ class _Importer:
         if bias_of is not None and nn_t == T.TENSOR_INT32:
             inp, flt = (self.tensors[i] for i in bias_of)
             scale = 0.0 if flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0]) if inp.quantized else 0.0
-        idx = self.model.add_operand(nn_t, t.shape, scale, zp)
+        # A rank-0 constant (a scalar factor, a MEAN axis) is a one-element
+        # tensor: NNAPI's dims () mean "rank unknown", and [1] broadcasts alike.
+        shape = t.shape if t.shape or value is None else (1,)
+        idx = self.model.add_operand(nn_t, shape, scale, zp)
         if nn_t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
             self.model.set_operand_symm_per_channel_quant_params(idx, [float(s) for s in t.scales], t.quantized_dim)
         if value is not None:
-            self.model.set_operand_value(idx, value.reshape(t.shape))
+            self.model.set_operand_value(idx, value.reshape(shape))
         self.operands[tensor_index] = idx
+        return idx
+
+    def temp_like(self, tensor_index: int, shape: tuple[int, ...]) -> int:
+        """An intermediate operand of a decomposition: the type and quantisation
+        of a TFLite tensor, another shape."""
+        nn_t, scale, zp, _ = self.nn_type(self.tensors[tensor_index])
+        return self.model.add_operand(nn_t, shape, scale, zp)
+
+    def constant_as(self, tensor_index: int, shape: tuple[int, ...]) -> int:
+        """A constant TFLite tensor as a new operand of another shape (same
+        type and per-channel scales; the values reshaped, or broadcast to
+        ``shape``: e.g. an FC filter as a 1x1 conv's, a BATCH_MATMUL
+        operand repeated over the batch)."""
+        t = self.tensors[tensor_index]
+        nn_t, scale, zp, value = self.nn_type(t)
+        if value is None:
+            raise _Unsupported(f"tensor '{t.name}' must be constant")
+        idx = self.model.add_operand(nn_t, shape, scale, zp)
+        if nn_t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            self.model.set_operand_symm_per_channel_quant_params(idx, [float(s) for s in t.scales], t.quantized_dim)
+        fits = value.size == int(np.prod(shape))
+        self.model.set_operand_value(idx, value.reshape(shape) if fits else np.broadcast_to(value, shape).copy())
         return idx
 
     def new_like(self, tensor_index: int) -> int:
@@ -280,6 +315,10 @@ class _Call:
             raise _Unsupported(f"{cls} missing")
         return opts
 
+    def note(self, text: str) -> None:
+        """Say how the operator was imported when it became no operation."""
+        self.imp.notes[self.index] = text
+
     def emit(self, t: OperationType, inputs: list[int], outputs: list[int] | None = None) -> None:
         if outputs is None:
             outputs = [self.output(k) for k in range(len(self.outs))]
@@ -326,13 +365,16 @@ def _arith(c: _Call) -> None:
     c.emit(TFLITE_OPS[c.name], [c.input(0), c.input(1), c.imp.int32(act)])
 
 
-def _bias(c: _Call, k: int, out_channels: int) -> int:
-    """Input k as the bias, or (as the delegate does) a zero bias when absent."""
+def _bias(c: _Call, k: int, out_channels: int, data: int = 0, weights: int = 1) -> int:
+    """Input k as the bias, or (as the delegate does) a zero bias when absent.
+
+    ``data``/``weights`` are the positions of the input and filter whose
+    scales give a quantised bias its scale."""
     if c.has(k):
-        return c.input(k, bias_of=(c.ins[0], c.ins[1]))
-    if c.tensor(0).tfl_type == 0:
+        return c.input(k, bias_of=(c.ins[data], c.ins[weights]))
+    if c.tensor(data).tfl_type == 0:
         return c.imp.const(np.zeros(out_channels, np.float32), T.TENSOR_FLOAT32)
-    inp, flt = c.tensor(0), c.tensor(1)
+    inp, flt = c.tensor(data), c.tensor(weights)
     scale = 0.0 if flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0])
     idx = c.imp.model.add_operand(T.TENSOR_INT32, (out_channels,), scale, 0)
     c.imp.model.set_operand_value(idx, np.zeros(out_channels, np.int32))
@@ -367,14 +409,49 @@ def _depthwise(c: _Call) -> None:
 
 @converts("FULLY_CONNECTED")
 def _fully_connected(c: _Call) -> None:
+    """NNAPI's FULLY_CONNECTED flattens its input to [batch, depth] and returns
+    [batch, units]; other output shapes (keep_num_dims) get a RESHAPE after it.
+    A filter with a scale per output channel, which NNAPI's FULLY_CONNECTED
+    does not take, goes through a 1x1 CONV_2D (:func:`_fc_as_conv`)."""
     o = c.options("FullyConnectedOptions")
     if o.WeightsFormat() != 0:
         raise _Unsupported("shuffled weights format has no NNAPI equivalent")
+    units, depth = c.tensor(1).shape
+    batch = int(np.prod(c.tensor(0).shape)) // depth
     out_shape = c.imp.tensors[c.outs[0]].shape
-    if o.KeepNumDims() and len(out_shape) != 2:
-        raise _Unsupported("keep_num_dims with an output of rank other than 2")
-    c.emit(Op.FULLY_CONNECTED, [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[0]),
-                                c.imp.int32(_fuse(o.FusedActivationFunction()))])  # fmt: skip
+    act = c.imp.int32(_fuse(o.FusedActivationFunction()))
+    rank = max(len(c.tensor(0).shape), len(out_shape))
+    if rank > 4:
+        raise _Unsupported(f"rank {rank}: NNAPI's FULLY_CONNECTED and RESHAPE take rank 4 at most")
+    if c.tensor(1).scales.size > 1:
+        _fc_as_conv(c, batch, units, depth, act)
+        return
+    flat = out_shape == (batch, units)
+    y = c.output(0) if flat else c.imp.temp_like(c.outs[0], (batch, units))
+    c.emit(Op.FULLY_CONNECTED, [c.input(0), c.input(1), _bias(c, 2, units), act], [y])
+    if not flat:
+        c.emit(Op.RESHAPE, [y, c.imp.const(np.array(out_shape, np.int32))], [c.output(0)])
+
+
+def _fc_as_conv(c: _Call, batch: int, units: int, depth: int, act: int) -> None:
+    """Per-channel FULLY_CONNECTED = RESHAPE [batch,1,1,depth] -> 1x1 CONV_2D with
+    the filter as [units,1,1,depth] (TENSOR_QUANT8_SYMM_PER_CHANNEL, scale per
+    unit) -> RESHAPE to the output shape.  Both compute, per output, the int32
+    sum of (x - x_zp) * w + bias requantised with that unit's multiplier
+    input_scale * filter_scale[u] / output_scale: the same integers."""
+    x = _reshaped(c, c.input(0), c.ins[0], (batch, 1, 1, depth))
+    w = c.imp.constant_as(c.ins[1], (units, 1, 1, depth))
+    y = c.imp.temp_like(c.outs[0], (batch, 1, 1, units))
+    i = c.imp.int32
+    c.emit(Op.CONV_2D, [x, w, _bias(c, 2, units), i(PaddingCode.VALID), i(1), i(1), act], [y])
+    c.emit(Op.RESHAPE, [y, c.imp.const(np.array(c.imp.tensors[c.outs[0]].shape, np.int32))], [c.output(0)])
+
+
+def _reshaped(c: _Call, value: int, like: int, shape: tuple[int, ...]) -> int:
+    """A RESHAPE of operand ``value`` (typed as TFLite tensor ``like``) to ``shape``."""
+    out = c.imp.temp_like(like, shape)
+    c.emit(Op.RESHAPE, [value, c.imp.const(np.array(shape, np.int32))], [out])
+    return out
 
 
 @converts("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
@@ -549,6 +626,90 @@ def _lrn(c: _Call) -> None:
     c.emit(Op.LOCAL_RESPONSE_NORMALIZATION, [c.input(0), c.imp.int32(o.Radius()), f(o.Bias()), f(o.Alpha()), f(o.Beta())])
 
 
+@converts("DEQUANTIZE")
+def _dequantize(c: _Call) -> None:
+    """DEQUANTIZE of a float16 constant (TFLite's float16 weight quantisation)
+    is folded into a float32 constant here, as TFLite's delegate does on the
+    host: NNAPI's DEQUANTIZE takes no float16, and converting once at import
+    (exactly: every float16 is a float32) leaves the kernels float32 weights
+    instead of a conversion on every run.  A non-constant float16 input is a
+    CAST."""
+    t = c.tensor(0)
+    if t.tfl_type != 1:
+        _direct(c)
+    elif t.data is None:
+        c.emit(Op.CAST, [c.input(0)])
+    else:
+        c.imp.tensors[c.outs[0]].data = t.data.astype(np.float32)
+        c.note("folded: float16 constant -> float32 constant")
+
+
+@converts("BATCH_MATMUL")
+def _batch_matmul(c: _Call) -> None:
+    """NNAPI's BATCH_MATMUL needs both operands to have the output's batch
+    dimensions (TFLite broadcasts them): a constant operand is broadcast at
+    import, a computed one only reshaped where the sizes allow."""
+    o = _options(c.op, "BatchMatMulOptions")
+    if o is not None and o.AsymmetricQuantizeInputs():
+        raise _Unsupported("hybrid (asymmetric_quantize_inputs) BATCH_MATMUL has no NNAPI equivalent")
+    out = c.imp.tensors[c.outs[0]].shape
+    if not 2 <= len(out) <= 4:
+        raise _Unsupported(f"NNAPI BATCH_MATMUL takes rank 2..4, not {len(out)}")
+    adj = (bool(o.AdjX()), bool(o.AdjY())) if o is not None else (False, False)
+    ins = [_batched(c, k, out[:-2]) for k in (0, 1)]
+    c.emit(Op.BATCH_MATMUL, [*ins, c.imp.bool8(adj[0]), c.imp.bool8(adj[1])])
+
+
+def _batched(c: _Call, k: int, batch: tuple[int, ...]) -> int:
+    """Input k with exactly the batch dimensions ``batch``."""
+    t = c.tensor(k)
+    shape = (*batch, *t.shape[-2:])
+    if t.shape == shape:
+        return c.input(k)
+    if t.data is not None:
+        return c.imp.constant_as(c.ins[k], shape)
+    if int(np.prod(t.shape)) == int(np.prod(shape)):
+        return _reshaped(c, c.input(k), c.ins[k], shape)
+    raise _Unsupported(f"input {k} {list(t.shape)} would need its batch broadcast to {list(batch)} at run time")
+
+
+@converts("TRANSPOSE_CONV")
+def _transpose_conv(c: _Call) -> None:
+    """TFLite's inputs are (output_shape, filter, input[, bias]); NNAPI's
+    implicit-padding form is (input, filter, bias, output_shape, padding,
+    strides, activation), the filter laid out alike ([out, h, w, in])."""
+    o = c.options("TransposeConvOptions")
+    i = c.imp.int32
+    bias = _bias(c, 3, c.tensor(1).shape[0], data=2, weights=1)
+    c.emit(Op.TRANSPOSE_CONV_2D, [c.input(2), c.input(1), bias, c.input(0), i(_PADDING[o.Padding()]),
+                                  i(o.StrideW()), i(o.StrideH()), i(_fuse(o.FusedActivationFunction())),
+                                  c.imp.bool8(False)])  # fmt: skip
+
+
+# -- decompositions: builtins the delegate rejects, as exact NNAPI graphs ---------------------------
+#: builtin -> the NNAPI graph it becomes (these have no record: no one NNAPI operation is theirs)
+DECOMPOSITIONS: dict[str, str] = {}
+
+
+def decomposes(name: str, graph: str) -> Callable[[Converter], Converter]:
+    DECOMPOSITIONS[name] = graph
+    return converts(name)
+
+
+def _float_only(c: _Call) -> None:
+    if any(c.tensor(k).tfl_type != 0 for k in range(len(c.ins)) if c.has(k)):
+        raise _Unsupported(f"only float32 {c.name} is decomposed (no exact integer expansion)")
+
+
+@decomposes("SQUARED_DIFFERENCE", "SUB, then MUL of the difference by itself")
+def _squared_difference(c: _Call) -> None:
+    _float_only(c)
+    d = c.imp.temp_like(c.outs[0], c.imp.tensors[c.outs[0]].shape)
+    none = c.imp.int32(FuseCode.NONE)
+    c.emit(Op.SUB, [c.input(0), c.input(1), none], [d])
+    c.emit(Op.MUL, [d, d, none])
+
+
 @converts("LEAKY_RELU")
 def _leaky_relu(c: _Call) -> None:
     # The delegate maps LEAKY_RELU to PRELU with a one-element alpha.
@@ -697,16 +858,40 @@ def _feature_level(level: int) -> int:
     raise BadDataError(FN, f"unknown feature level {level!r} (1..{len(levels)} or an nnc.FeatureLevel)")
 
 
-def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 4) -> Model:
-    """Read a ``.tflite`` file (path or bytes) into a finished :class:`Model`.
+@dataclass
+class OperatorImport:
+    """How one TFLite operator was imported (what ``nnc info`` prints)."""
 
-    ``feature_level`` is the NNAPI level the model must fit (1..8 or an
-    :class:`~nnc.FeatureLevel`; default 4, i.e. Android 11, where int8 maps to
-    TENSOR_QUANT8_ASYMM_SIGNED); below 4 int8
-    tensors are shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a
-    file that is not a valid TFLite model and :class:`UnsupportedOperatorsError`
-    listing every operator that cannot be imported or compiled.
-    """
+    index: int
+    name: str
+    #: the NNAPI operations it became, in order ([] when folded or failed)
+    nnapi: list[str]
+    #: how it was imported without an operation (a folded constant), else ""
+    note: str = ""
+    #: why it cannot be imported or compiled, else None
+    problem: str | None = None
+
+
+@dataclass
+class TFLiteTranslation:
+    """The result of :func:`translate_tflite`: every operator's mapping, and
+    the model when every operator converted (it may still hold operations nnc
+    cannot compile yet: ``problems`` lists them too)."""
+
+    operators: list[OperatorImport]
+    model: Model | None
+
+    @property
+    def problems(self) -> list[tuple[int, str, str]]:
+        return [(o.index, o.name, o.problem) for o in self.operators if o.problem is not None]
+
+
+def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> TFLiteTranslation:
+    """Map every operator of a ``.tflite`` file onto NNAPI and report each.
+
+    Unlike :func:`import_tflite` this does not stop at operators that cannot
+    be imported: it lists them with the others (BadDataError still for a file
+    that is not a valid TFLite model)."""
     level = _feature_level(feature_level)
     data, where = _load(source)
     fb = _parse(data, where)
@@ -721,24 +906,45 @@ def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 4) 
     except Exception as e:  # noqa: BLE001
         raise BadDataError(FN, f"{where}: malformed tensor table: {e}") from None
     imp = _Importer(Model(), tensors, level)
-    problems = _convert(imp, fb, sub)
-    problems += _nnc_support(imp, problems)
-    if problems:
-        raise UnsupportedOperatorsError(sorted(problems))
-    _identify(imp, fb, sub)
-    return imp.model
+    names, failed = _convert(imp, fb, sub)
+    model = None
+    if not failed:
+        _identify(imp, fb, sub)
+        model = imp.model
+    problems = dict(failed) | _nnc_support(imp, set(failed))
+    ops = [OperatorImport(k, name, [], imp.notes.get(k, ""), problems.get(k)) for k, name in enumerate(names)]
+    for j, (k, _) in enumerate(imp.op_index):
+        ops[k].nnapi.append(OperationType(imp.model.operations[j].type).name)
+    return TFLiteTranslation(ops, model)
 
 
-def _convert(imp: _Importer, fb, sub) -> list[tuple[int, str, str]]:
-    """Convert every operator; collect (index, name, reason) of those that fail."""
-    problems = []
+def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> Model:
+    """Read a ``.tflite`` file (path or bytes) into a finished :class:`Model`.
+
+    ``feature_level`` is the NNAPI level the model must fit (1..8 or an
+    :class:`~nnc.FeatureLevel`; default 8, the newest): an operator that maps
+    to an operation of a later level is reported.  From level 4 (Android 11)
+    int8 maps to TENSOR_QUANT8_ASYMM_SIGNED; below it int8 tensors are
+    shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a file that is
+    not a valid TFLite model and :class:`UnsupportedOperatorsError` listing
+    every operator that cannot be imported or compiled.
+    """
+    result = translate_tflite(source, feature_level=feature_level)
+    if result.problems or result.model is None:
+        raise UnsupportedOperatorsError(result.problems)
+    return result.model
+
+
+def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
+    """Convert every operator: (the operators' names, {index: reason} of those that fail)."""
+    names, problems = [], {}
     for k in range(sub.OperatorsLength()):
         op = sub.Operators(k)
         _, name = _operator_code(fb, op)
+        names.append(name)
         conv = CONVERTERS.get(name)
         if conv is None:
-            why = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
-            problems.append((k, name, why))
+            problems[k] = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
             continue
         call = _Call(imp, k, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
                      [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else [])  # fmt: skip
@@ -746,28 +952,32 @@ def _convert(imp: _Importer, fb, sub) -> list[tuple[int, str, str]]:
         try:
             conv(call)
         except _Unsupported as e:
-            problems.append((k, name, str(e)))
+            problems[k] = str(e)
         except NNError as e:
-            problems.append((k, name, f"NNAPI rejects the mapped operation: {e.message}"))
+            problems[k] = f"NNAPI rejects the mapped operation: {e.message}"
         imp.op_index += [(k, name)] * (len(imp.model.operations) - before)
-    return problems
+    return names, problems
 
 
-def _nnc_support(imp: _Importer, earlier: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
-    """Operators that map to NNAPI but that nnc cannot compile yet."""
-    seen = {k for k, _, _ in earlier}
-    problems = []
+def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
+    """Operators that map to NNAPI operations of a later feature level than
+    the target, or that nnc cannot compile yet: {index: reason}."""
+    problems: dict[int, str] = {}
     for j, op in enumerate(imp.model.operations):
-        k, name = imp.op_index[j]
-        if k in seen:
+        k, _ = imp.op_index[j]
+        if k in failed or k in problems:
+            continue
+        nn = OperationType(op.type)
+        needs = _LEVELS.index(SPECS[nn].since) + 1
+        if needs > imp.feature_level:
+            problems[k] = f"NNAPI {nn.name} needs feature level {needs}, the target is {imp.feature_level}"
             continue
         try:
             reason = unsupported_reason(imp.model.call_for(j, op))
         except (RuleError, Unsupported, ValueError) as e:
             reason = str(e)
         if reason is not None:
-            seen.add(k)
-            problems.append((k, name, f"NNAPI {OperationType(op.type).name}: {reason}"))
+            problems[k] = f"mapped to NNAPI {nn.name}, which nnc cannot compile yet: {reason}"
     return problems
 
 

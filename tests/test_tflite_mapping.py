@@ -1,0 +1,398 @@
+"""TFLite import (issue 13): the mappings real models need, on one-operator
+flatbuffers: per-channel int8 FULLY_CONNECTED as a 1x1 CONV_2D (against
+LiteRT's reference integer kernels), FULLY_CONNECTED keep_num_dims at any
+rank, float16 constants folded, rank-0 constants, the transformer's
+element-wise builtins, BATCH_MATMUL and TRANSPOSE_CONV (the NNAPI graph they
+become), feature levels, and ``nnc info``.
+
+LiteRT (``ai_edge_litert``, the optional ``bench`` extra) is the reference
+where installed; every test also has a numpy reference or checks the graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, TFLiteBuilder
+
+import nnc
+from nnc import OperandType as T
+from nnc import OperationType as Op
+from nnc.cli import main as nnc_main
+from nnc.dialects.optable import SPECS
+from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflite
+
+
+def litert(data: bytes, inputs: list[np.ndarray], reference: bool = True) -> list[np.ndarray] | None:
+    """LiteRT's outputs for a flatbuffer (its reference kernels unless
+    ``reference`` is False), or None when LiteRT is not installed."""
+    try:
+        from ai_edge_litert import interpreter
+    except ImportError:
+        return None
+    kind = interpreter.OpResolverType.BUILTIN_REF if reference else interpreter.OpResolverType.AUTO
+    it = interpreter.Interpreter(model_content=data, experimental_op_resolver_type=kind, num_threads=1)
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+def op_names(m: nnc.Model) -> list[str]:
+    return [Op(o.type).name for o in m.operations]
+
+
+# -- per-channel int8 FULLY_CONNECTED --------------------------------------------------------------
+def per_channel_fc(in_shape, units, keep: bool, bias: bool, act: int, seed: int = 3):
+    """An int8 FULLY_CONNECTED with a scale per output unit (what the current
+    converter writes), and the pieces of its integer arithmetic."""
+    rng = np.random.default_rng(seed)
+    depth = in_shape[-1]
+    batch = int(np.prod(in_shape)) // depth
+    b = TFLiteBuilder()
+    x = b.tensor("x", in_shape, INT8, scale=0.03, zero_point=-4)
+    wq = rng.integers(-127, 128, (units, depth))
+    scales = rng.uniform(0.002, 0.02, units)
+    w = b.tensor("w", [units, depth], INT8, wq, scale=scales, zero_point=[0] * units, qdim=0)
+    bq = rng.integers(-2000, 2000, units) if bias else np.zeros(units, np.int64)
+    ins = [x, w]
+    if bias:
+        ins.append(b.tensor("b", [units], INT32, bq, scale=0.03 * scales, zero_point=[0] * units))
+    out_shape = [*in_shape[:-1], units] if keep else [batch, units]
+    y = b.tensor("y", out_shape, INT8, scale=0.05, zero_point=3)
+    b.op("FULLY_CONNECTED", ins, [y], ("FullyConnectedOptions", {"KeepNumDims": keep, "FusedActivationFunction": act}))
+    xq = rng.integers(-128, 128, in_shape).astype(np.int8)
+    acc = (xq.reshape(batch, depth).astype(np.int64) + 4) @ wq.T + bq
+    real = acc * 0.03 * scales
+    lo = -3 if act == 0 else 3  # RELU clamps at the zero point
+    want = np.clip(np.round(real / 0.05) + 3, lo if act else -128, 127).reshape(out_shape)
+    return b.build([x], [y]), xq, want
+
+
+FC_CASES = [((1, 40), 10, False, True, 0), ((2, 3, 20), 7, True, True, 1), ((2, 3, 20), 7, False, False, 0),
+            ((1, 2, 2, 8), 5, True, True, 0)]  # fmt: skip
+
+
+@pytest.mark.parametrize("in_shape,units,keep,bias,act", FC_CASES)
+def test_per_channel_fc_is_a_1x1_conv_matching_litert(in_shape, units, keep, bias, act):
+    data, xq, want = per_channel_fc(in_shape, units, keep, bias, act)
+    m = import_tflite(data)
+    assert op_names(m) == ["RESHAPE", "CONV_2D", "RESHAPE"]
+    conv = m.operations[1]
+    w, bop = m.operands[conv.inputs[1]], m.operands[conv.inputs[2]]
+    depth = in_shape[-1]
+    assert w.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL and w.dims == (units, 1, 1, depth)
+    assert w.channel_quant is not None and w.channel_quant[1] == 0 and len(w.channel_quant[0]) == units
+    assert bop.type == T.TENSOR_INT32 and bop.scale == 0.0
+    assert [int(m.operands[i].value) for i in conv.inputs[3:]] == [2, 1, 1, act]  # VALID, strides 1, fuse
+    got = nnc.compile(m).run(xq)[0]
+    assert got.shape == want.shape and got.dtype == np.int8
+    assert np.abs(got.astype(np.int32) - want).max() <= 1  # the real-number result, within one unit
+    ref = litert(data, [xq])
+    if ref is not None:
+        assert np.abs(got.astype(np.int32) - ref[0]).max() <= 1  # LiteRT's reference integer kernel
+        assert np.mean(got == ref[0]) > 0.9  # and mostly the very same integers
+
+
+def test_per_channel_fc_below_feature_level_4_is_shifted():
+    """Below level 4 int8 is TENSOR_QUANT8_ASYMM + 128: the same integers shifted."""
+    data, xq, want = per_channel_fc((2, 16), 6, False, True, 0)
+    m = import_tflite(data, feature_level=3)
+    assert m.operands[m.inputs[0]].type == T.TENSOR_QUANT8_ASYMM
+    got = nnc.compile(m).run((xq.astype(np.int16) + 128).astype(np.uint8))[0].astype(np.int32) - 128
+    assert np.abs(got - want).max() <= 1
+
+
+def test_per_channel_fc_large_against_litert_optimized_kernels():
+    """A classifier-sized FC against LiteRT's default (optimised) kernels too."""
+    data, xq, _ = per_channel_fc((1, 1280), 100, False, True, 0, seed=5)
+    got = nnc.compile(import_tflite(data)).run(xq)[0].astype(np.int32)
+    for reference in (True, False):
+        ref = litert(data, [xq], reference)
+        if ref is None:
+            pytest.skip("ai_edge_litert (the 'bench' extra) is not installed")
+        assert np.abs(got - ref[0]).max() <= 1
+
+
+# -- FULLY_CONNECTED keep_num_dims (float) -------------------------------------------------------------
+@pytest.mark.parametrize("in_shape,keep,ops", [((2, 3, 6), True, ["FULLY_CONNECTED", "RESHAPE"]),
+                                               ((2, 3, 6), False, ["FULLY_CONNECTED"]),
+                                               ((1, 2, 2, 6), True, ["FULLY_CONNECTED", "RESHAPE"]),
+                                               ((4, 6), True, ["FULLY_CONNECTED"])])  # fmt: skip
+def test_fc_keep_num_dims_any_rank(in_shape, keep, ops):
+    rng = np.random.default_rng(1)
+    wv = rng.uniform(-1, 1, (5, 6)).astype(np.float32)
+    bv = rng.uniform(-1, 1, 5).astype(np.float32)
+    b = TFLiteBuilder()
+    x = b.tensor("x", in_shape, FLOAT32)
+    w = b.tensor("w", [5, 6], FLOAT32, wv)
+    bias = b.tensor("b", [5], FLOAT32, bv)
+    batch = int(np.prod(in_shape)) // 6
+    out_shape = [*in_shape[:-1], 5] if keep else [batch, 5]
+    y = b.tensor("y", out_shape, FLOAT32)
+    b.op("FULLY_CONNECTED", [x, w, bias], [y], ("FullyConnectedOptions", {"KeepNumDims": keep}))
+    data = b.build([x], [y])
+    m = import_tflite(data)
+    assert op_names(m) == ops
+    xv = rng.uniform(-1, 1, in_shape).astype(np.float32)
+    got = nnc.compile(m).run(xv)[0]
+    want = (xv.reshape(batch, 6).astype(np.float64) @ wv.T + bv).reshape(out_shape)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    ref = litert(data, [xv])
+    if ref is not None:
+        np.testing.assert_allclose(got, ref[0], rtol=1e-5, atol=1e-6)
+
+
+def test_fc_of_rank_5_is_reported():
+    """NNAPI tensors have rank 4 at most (RESHAPE, FULLY_CONNECTED)."""
+    data = per_channel_fc((1, 2, 2, 3, 8), 5, True, True, 0)[0]
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(data)
+    assert "rank 5" in info.value.problems[0][2]
+
+
+# -- float16 constants -------------------------------------------------------------------------------
+def test_float16_constant_dequantize_is_folded():
+    """float16 weight quantisation: DEQUANTIZE(float16 constant) becomes a
+    float32 constant holding exactly the float16 values; no operation."""
+    rng = np.random.default_rng(4)
+    wv = rng.uniform(-1, 1, (3, 8)).astype(np.float16)
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 8], FLOAT32)
+    w16 = b.tensor("w16", [3, 8], FLOAT16, wv)
+    w = b.tensor("w", [3, 8], FLOAT32)
+    y = b.tensor("y", [2, 3], FLOAT32)
+    b.op("DEQUANTIZE", [w16], [w])
+    b.op("FULLY_CONNECTED", [x, w], [y], ("FullyConnectedOptions", {}))
+    data = b.build([x], [y])
+    result = translate_tflite(data)
+    assert [(o.name, o.nnapi) for o in result.operators] == [("DEQUANTIZE", []), ("FULLY_CONNECTED", ["FULLY_CONNECTED"])]
+    assert "folded" in result.operators[0].note and not result.problems
+    m = result.model
+    wop = m.operands[m.operations[0].inputs[1]]
+    assert wop.type == T.TENSOR_FLOAT32 and np.array_equal(wop.value, wv.astype(np.float32))
+    xv = rng.uniform(-1, 1, (2, 8)).astype(np.float32)
+    got = nnc.compile(m).run(xv)[0]
+    np.testing.assert_allclose(got, xv.astype(np.float64) @ wv.astype(np.float64).T, rtol=1e-5, atol=1e-6)
+    ref = litert(data, [xv])
+    if ref is not None:
+        np.testing.assert_allclose(got, ref[0], rtol=1e-5, atol=1e-6)
+
+
+# -- the transformer's and the U-Net's element-wise builtins ---------------------------------------------
+def _one(name, in_shapes, out_shape, options=None, consts=()):
+    """One float operator: inputs, then constants (a 0-d array is a rank-0 tensor)."""
+    b = TFLiteBuilder()
+    ins = [b.tensor(f"x{k}", s, FLOAT32) for k, s in enumerate(in_shapes)]
+    cs = [b.tensor(f"c{k}", np.shape(v), INT32 if np.asarray(v).dtype.kind == "i" else FLOAT32, v)
+          for k, v in enumerate(consts)]  # fmt: skip
+    y = b.tensor("y", out_shape, FLOAT32)
+    b.op(name, [*ins, *cs], [y], options)
+    return b.build(ins, [y])
+
+
+def _resize_half_pixel(x, oh, ow):
+    """TFLite's bilinear resize with half_pixel_centers (align_corners off)."""
+    n, h, w, c = x.shape
+
+    def taps(o, i):
+        src = np.maximum((np.arange(o) + 0.5) * (i / o) - 0.5, 0)
+        lo = np.floor(src).astype(int)
+        return lo, np.minimum(lo + 1, i - 1), src - lo
+
+    y0, y1, fy = taps(oh, h)
+    x0, x1, fx = taps(ow, w)
+    top = x[:, y0][:, :, x0] * (1 - fx)[None, None, :, None] + x[:, y0][:, :, x1] * fx[None, None, :, None]
+    bot = x[:, y1][:, :, x0] * (1 - fx)[None, None, :, None] + x[:, y1][:, :, x1] * fx[None, None, :, None]
+    return top * (1 - fy)[None, :, None, None] + bot * fy[None, :, None, None]
+
+
+_I32 = np.int32
+ONE_OPS = {
+    "squared_difference": (lambda: _one("SQUARED_DIFFERENCE", [[2, 3, 4], [2, 3, 1]], [2, 3, 4]),
+                           lambda a, b: (a - b) ** 2, ["SUB", "MUL"]),
+    "neg": (lambda: _one("NEG", [[2, 5]], [2, 5]), lambda x: -x, ["NEG"]),
+    "rsqrt": (lambda: _one("RSQRT", [[2, 5]], [2, 5]), lambda x: 1 / np.sqrt(np.abs(x) + 0.5), ["RSQRT"]),
+    "mean_keep_last": (lambda: _one("MEAN", [[1, 4, 6]], [1, 4, 1], ("ReducerOptions", {"KeepDims": True}),
+                                    [np.array([-1], _I32)]), lambda x: x.mean(-1, keepdims=True), ["MEAN"]),
+    "mean_rank0_axis": (lambda: _one("MEAN", [[1, 4, 6]], [1, 6], ("ReducerOptions", {"KeepDims": False}),
+                                     [np.array(1, _I32)]), lambda x: x.mean(1), ["MEAN"]),
+    "mul_rank0_constant": (lambda: _one("MUL", [[1, 2, 3, 3]], [1, 2, 3, 3], ("MulOptions", {}),
+                                        [np.array(0.25, np.float32)]), lambda x: x * 0.25, ["MUL"]),
+    "resize_half_pixel": (lambda: _one("RESIZE_BILINEAR", [[1, 3, 4, 2]], [1, 6, 8, 2], ("ResizeBilinearOptions", {
+                              "HalfPixelCenters": True}), [np.array([6, 8], _I32)]),
+                          lambda x: _resize_half_pixel(x, 6, 8), ["RESIZE_BILINEAR"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(ONE_OPS))
+def test_one_operator_against_numpy_and_litert(case):
+    build, ref, ops = ONE_OPS[case]
+    data = build()
+    m = import_tflite(data)
+    assert op_names(m) == ops
+    rng = np.random.default_rng(11)
+    xs = [rng.uniform(-2, 2, m.operands[i].dims).astype(np.float32) for i in m.inputs]
+    if case == "rsqrt":
+        xs = [np.abs(x) + np.float32(0.5) for x in xs]
+        ref = lambda x: 1 / np.sqrt(x)  # noqa: E731
+    got = nnc.compile(m).run(*xs)[0]
+    np.testing.assert_allclose(got, ref(*[x.astype(np.float64) for x in xs]), rtol=1e-5, atol=1e-6)
+    want = litert(data, xs)
+    if want is not None:
+        np.testing.assert_allclose(got, want[0], rtol=1e-5, atol=1e-6)
+
+
+# -- BATCH_MATMUL and TRANSPOSE_CONV: the NNAPI graph ------------------------------------------------
+def _implemented(op: Op) -> bool:
+    return T.TENSOR_FLOAT32 in SPECS[op].implemented
+
+
+def batch_matmul_model(a_shape, b_shape, out_shape, adj_x=False, adj_y=False, b_value=None) -> bytes:
+    b = TFLiteBuilder()
+    x = b.tensor("a", a_shape, FLOAT32)
+    w = b.tensor("b", b_shape, FLOAT32, b_value)
+    y = b.tensor("y", out_shape, FLOAT32)
+    b.op("BATCH_MATMUL", [x, w], [y], ("BatchMatMulOptions", {"AdjX": adj_x, "AdjY": adj_y}))
+    return b.build([x] if b_value is not None else [x, w], [y])
+
+
+@pytest.mark.parametrize("adj_x,adj_y", [(False, False), (True, False), (False, True)])
+def test_batch_matmul_maps_to_nnapi_batch_matmul(adj_x, adj_y):
+    a_shape = (1, 3, 5, 4) if adj_x else (1, 3, 4, 5)
+    b_shape = (1, 3, 6, 5) if adj_y else (1, 3, 5, 6)
+    data = batch_matmul_model(a_shape, b_shape, (1, 3, 4, 6), adj_x, adj_y)
+    result = translate_tflite(data)
+    m = result.model
+    assert op_names(m) == ["BATCH_MATMUL"]
+    call = m.operations[0]
+    assert [m.operands[i].dims for i in call.inputs[:2]] == [a_shape, b_shape]
+    assert [bool(m.operands[i].value) for i in call.inputs[2:]] == [adj_x, adj_y]
+    assert [m.operands[i].type for i in call.inputs[2:]] == [T.BOOL, T.BOOL]
+    assert m.operands[call.outputs[0]].dims == (1, 3, 4, 6)
+    _check_runs_or_is_reported(data, Op.BATCH_MATMUL, lambda a, b: (a.swapaxes(-1, -2) if adj_x else a)
+                               @ (b.swapaxes(-1, -2) if adj_y else b))  # fmt: skip
+
+
+def test_batch_matmul_broadcasts_a_constant_operand():
+    """TFLite broadcasts the batch; NNAPI does not: a constant is repeated at import."""
+    wv = np.random.default_rng(2).uniform(-1, 1, (5, 6)).astype(np.float32)
+    m = translate_tflite(batch_matmul_model((2, 4, 5), (5, 6), (2, 4, 6), b_value=wv)).model
+    w = m.operands[m.operations[0].inputs[1]]
+    assert w.dims == (2, 5, 6) and np.array_equal(w.value, np.broadcast_to(wv, (2, 5, 6)))
+
+
+def test_batch_matmul_runtime_broadcast_is_reported():
+    r = translate_tflite(batch_matmul_model((2, 4, 5), (1, 5, 6), (2, 4, 6)))
+    assert r.model is None and "broadcast" in r.problems[0][2]
+
+
+def test_batch_matmul_needs_feature_level_6():
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(batch_matmul_model((1, 4, 5), (1, 5, 6), (1, 4, 6)), feature_level=5)
+    assert "needs feature level 6" in info.value.problems[0][2]
+
+
+def transpose_conv_model(bias: bool, padding: int, act: int = 0) -> bytes:
+    """3x3 filter, stride 2, input 4x4: output 8x8 (SAME) or 9x9 (VALID)."""
+    rng = np.random.default_rng(6)
+    b = TFLiteBuilder()
+    size = 8 if padding == 0 else 9
+    shape = b.tensor("shape", [4], INT32, np.array([1, size, size, 3]))
+    w = b.tensor("w", [3, 3, 3, 2], FLOAT32, rng.uniform(-1, 1, (3, 3, 3, 2)))
+    x = b.tensor("x", [1, 4, 4, 2], FLOAT32)
+    ins = [shape, w, x]
+    if bias:
+        ins.append(b.tensor("bias", [3], FLOAT32, np.array([0.5, -1, 2])))
+    y = b.tensor("y", [1, size, size, 3], FLOAT32)
+    b.op("TRANSPOSE_CONV", ins, [y], ("TransposeConvOptions", {"Padding": padding, "StrideW": 2, "StrideH": 2,
+                                                               "FusedActivationFunction": act}))  # fmt: skip
+    return b.build([x], [y])
+
+
+@pytest.mark.parametrize("bias,padding,act", [(True, 0, 0), (False, 1, 1)])
+def test_transpose_conv_maps_to_transpose_conv_2d(bias, padding, act):
+    data = transpose_conv_model(bias, padding, act)
+    m = translate_tflite(data).model
+    assert op_names(m) == ["TRANSPOSE_CONV_2D"]
+    ins = [m.operands[i] for i in m.operations[0].inputs]
+    assert len(ins) == 9  # the implicit-padding form, with the output-shape tensor
+    assert ins[0].dims == (1, 4, 4, 2) and ins[0].value is None
+    assert ins[1].dims == (3, 3, 3, 2) and ins[1].type == T.TENSOR_FLOAT32
+    assert ins[2].dims == (3,) and np.array_equal(ins[2].value, [0.5, -1, 2] if bias else [0, 0, 0])
+    size = 8 if padding == 0 else 9
+    assert ins[3].type == T.TENSOR_INT32 and list(ins[3].value) == [1, size, size, 3]
+    assert [int(o.value) for o in ins[4:8]] == [1 if padding == 0 else 2, 2, 2, act]  # SAME=1/VALID=2
+    assert ins[8].type == T.BOOL and not ins[8].value  # NHWC
+    assert m.operands[m.operations[0].outputs[0]].dims == (1, size, size, 3)
+    want = litert(data, [np.random.default_rng(8).uniform(-1, 1, (1, 4, 4, 2)).astype(np.float32)])
+    _check_runs_or_is_reported(data, Op.TRANSPOSE_CONV_2D, None, want)
+
+
+def test_int8_transpose_conv_bias_scale():
+    """A per-channel int8 filter keeps its scales; the int32 bias gets scale 0."""
+    b = TFLiteBuilder()
+    shape = b.tensor("shape", [4], INT32, np.array([1, 4, 4, 2]))
+    w = b.tensor("w", [2, 2, 2, 3], INT8, np.ones((2, 2, 2, 3)), scale=[0.1, 0.2], zero_point=[0, 0], qdim=0)
+    x = b.tensor("x", [1, 2, 2, 3], INT8, scale=0.5, zero_point=1)
+    bias = b.tensor("bias", [2], INT32, np.array([3, 4]), scale=[0.05, 0.1], zero_point=[0, 0])
+    y = b.tensor("y", [1, 4, 4, 2], INT8, scale=0.25, zero_point=0)
+    b.op("TRANSPOSE_CONV", [shape, w, x, bias], [y], ("TransposeConvOptions", {"Padding": 1, "StrideW": 2,
+                                                                              "StrideH": 2}))  # fmt: skip
+    m = translate_tflite(b.build([x], [y])).model
+    ins = [m.operands[i] for i in m.operations[0].inputs]
+    assert ins[0].type == T.TENSOR_QUANT8_ASYMM_SIGNED and ins[1].type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL
+    assert ins[1].channel_quant[1] == 0 and ins[2].type == T.TENSOR_INT32 and ins[2].scale == 0.0
+
+
+def _check_runs_or_is_reported(data: bytes, op: Op, ref, want=None) -> None:
+    """Until nnc implements ``op`` the import reports it as mapped but not
+    compiled; once it does, the model must compute numpy's / LiteRT's result."""
+    if not _implemented(op):
+        with pytest.raises(UnsupportedOperatorsError) as info:
+            import_tflite(data)
+        assert f"mapped to NNAPI {op.name}, which nnc cannot compile yet" in info.value.problems[0][2]
+        return
+    m = import_tflite(data)
+    rng = np.random.default_rng(8)
+    xs = [rng.uniform(-1, 1, m.operands[i].dims).astype(np.float32) for i in m.inputs]
+    got = nnc.compile(m).run(*xs)[0]
+    expect = want[0] if want is not None else ref(*[x.astype(np.float64) for x in xs])
+    if expect is not None:
+        np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-5)
+
+
+# -- nnc info ---------------------------------------------------------------------------------------
+def test_info_lists_each_operator_and_every_problem(tmp_path, capsys):
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 3, 4], FLOAT32)
+    c16 = b.tensor("c16", [1, 3, 4], FLOAT16, np.ones((1, 3, 4)))
+    c = b.tensor("c", [1, 3, 4], FLOAT32)
+    y = b.tensor("y", [1, 3, 4], FLOAT32)
+    z = b.tensor("z", [1, 3, 4], FLOAT32)
+    v = b.tensor("v", [1, 3, 4], FLOAT32)
+    b.op("DEQUANTIZE", [c16], [c])
+    b.op("SQUARED_DIFFERENCE", [x, c], [y])
+    b.op("", [y], [z], custom="MyOp")
+    b.op("ADD", [z, z], [v], ("AddOptions", {"FusedActivationFunction": 4}))
+    path = tmp_path / "m.tflite"
+    path.write_bytes(b.build([x], [v]))
+    assert nnc_main(["info", str(path)]) == 1
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0] == "operator 0: DEQUANTIZE -> (folded: float16 constant -> float32 constant)"
+    assert lines[1] == "operator 1: SQUARED_DIFFERENCE -> SUB, MUL"
+    assert lines[2].startswith("operator 2: CUSTOM:MyOp -> -  [cannot import: custom operator")
+    assert lines[3].startswith("operator 3: ADD -> -  [cannot import:") and "TANH" in lines[3]
+    assert "2 operator(s) cannot be imported" in err and "operator 2 (CUSTOM:MyOp)" in err
+    assert "operator 3 (ADD)" in err
+
+
+def test_info_of_an_importable_model(tmp_path, capsys):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(per_channel_fc((1, 8), 4, False, True, 0)[0])
+    assert nnc_main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "operator 0: FULLY_CONNECTED -> RESHAPE, CONV_2D, RESHAPE"
+    assert "op 1: CONV_2D" in out
