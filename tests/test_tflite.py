@@ -262,14 +262,14 @@ def test_unsupported_operators_are_all_reported_before_compiling():
     b.op("ADD", [x, x], [y], ("AddOptions", {"FusedActivationFunction": 4}))  # TANH: no FuseCode
     b.op("RELU", [y], [z])  # fine
     b.op("", [z], [w], custom="MyCustomOp")
-    b.op("ADD_N", [z, w], [v])  # no NNAPI equivalent
+    b.op("SEGMENT_SUM", [z, w], [v])  # no NNAPI equivalent (ADD_N was; it is decomposed now)
     with pytest.raises(UnsupportedOperatorsError) as info:
         import_tflite(b.build([x], [v]))
     e = info.value
     assert e.code == nnc.ResultCode.OP_FAILED and e.function == "nnc.import_tflite"
-    assert [(i, name) for i, name, _ in e.problems] == [(0, "ADD"), (2, "CUSTOM:MyCustomOp"), (3, "ADD_N")]
+    assert [(i, name) for i, name, _ in e.problems] == [(0, "ADD"), (2, "CUSTOM:MyCustomOp"), (3, "SEGMENT_SUM")]
     assert "TANH" in e.problems[0][2]
-    assert "operator 3 (ADD_N)" in str(e)
+    assert "operator 3 (SEGMENT_SUM)" in str(e)
 
 
 def test_mapped_but_not_implemented_is_reported():

@@ -396,3 +396,74 @@ def test_info_of_an_importable_model(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "operator 0: FULLY_CONNECTED -> RESHAPE, CONV_2D, RESHAPE"
     assert "op 1: CONV_2D" in out
+
+
+# -- decompositions of builtins the delegate rejects, and older-level expansions -------------------------
+def _float_model(name: str, n_in: int, shape, options=None) -> bytes:
+    b = TFLiteBuilder()
+    ins = [b.tensor(f"x{k}", shape, FLOAT32) for k in range(n_in)]
+    y = b.tensor("y", shape, FLOAT32)
+    b.op(name, ins, [y], options)
+    return b.build(ins, [y])
+
+
+def _erf(v: np.ndarray) -> np.ndarray:
+    import math
+
+    return np.vectorize(math.erf)(v)
+
+
+DECOMPOSED = {
+    "gelu": (lambda: _float_model("GELU", 1, [3, 40], ("GeluOptions", {"Approximate": False})), 8,
+             lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2)))),
+    "gelu_tanh": (lambda: _float_model("GELU", 1, [3, 40], ("GeluOptions", {"Approximate": True})), 8,
+                  lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))),
+    "add_n": (lambda: _float_model("ADD_N", 3, [2, 5]), 8, lambda a, b, c: a + b + c),
+    "hard_swish_level_3": (lambda: _float_model("HARD_SWISH", 1, [3, 40]), 3,
+                           lambda x: x * np.clip(x + 3, 0, 6) / 6),
+    "squared_difference": (lambda: _float_model("SQUARED_DIFFERENCE", 2, [2, 5]), 8, lambda a, b: (a - b) ** 2),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(DECOMPOSED))
+def test_decomposition_against_numpy_and_litert(case):
+    build, level, ref = DECOMPOSED[case]
+    data = build()
+    m = import_tflite(data, feature_level=level)
+    assert len(m.operations) > 1  # a graph, not one operation
+    rng = np.random.default_rng(12)
+    xs = [rng.uniform(-5, 5, m.operands[i].dims).astype(np.float32) for i in m.inputs]
+    got = nnc.compile(m).run(*xs)[0]
+    want = ref(*[x.astype(np.float64) for x in xs])
+    tol = 1e-4 * np.abs(want).max()  # the model zoo's criterion
+    assert np.abs(got - want).max() <= tol
+    lite = litert(data, xs)
+    if lite is not None:
+        assert np.abs(got - lite[0]).max() <= tol
+
+
+def test_hard_swish_is_one_operation_from_level_4():
+    assert op_names(import_tflite(_float_model("HARD_SWISH", 1, [2, 3]))) == ["HARD_SWISH"]
+
+
+@pytest.mark.parametrize("level", [8, 3])
+def test_int8_leaky_relu_is_prelu_with_quantised_alpha(level):
+    """As the delegate maps it: PRELU whose alpha is the integer 1 at scale alpha."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 50], INT8, scale=0.05, zero_point=-10)
+    y = b.tensor("y", [2, 50], INT8, scale=0.04, zero_point=20)
+    b.op("LEAKY_RELU", [x], [y], ("LeakyReluOptions", {"Alpha": 0.2}))
+    data = b.build([x], [y])
+    m = import_tflite(data, feature_level=level)
+    assert op_names(m) == ["PRELU"]
+    alpha = m.operands[m.operations[0].inputs[1]]
+    assert alpha.scale == pytest.approx(0.2) and alpha.zero_point == 0 and int(alpha.value[0]) == 1
+    xq = np.arange(-128, 128, 256 / 100).astype(np.int8).reshape(2, 50)
+    feed = xq if level >= 4 else (xq.astype(np.int16) + 128).astype(np.uint8)
+    got = nnc.compile(m).run(feed)[0].astype(np.int32) - (0 if level >= 4 else 128)
+    real = (xq.astype(np.float64) + 10) * 0.05
+    want = np.clip(np.round(np.where(real > 0, real, 0.2 * real) / 0.04) + 20, -128, 127)
+    assert np.abs(got - want).max() <= 1
+    lite = litert(data, [xq])
+    if lite is not None:
+        assert np.abs(got - lite[0]).max() <= 1
