@@ -811,6 +811,92 @@ def _hard_swish(c: _Call) -> None:
     c.emit(Op.DIV, [xr, _f32(c, 6.0), i(FuseCode.NONE)])
 
 
+@converts("ELU")
+def _elu(c: _Call) -> None:
+    c.emit(Op.ELU, [c.input(0), c.imp.float32(1.0)])  # TFLite's ELU has alpha 1
+
+
+@converts("FILL")
+def _fill(c: _Call) -> None:
+    """NNAPI's value is a scalar operand: the TFLite value must be constant."""
+    dims = c.imp.constant_value(c.ins[0], "FILL's dims").astype(np.int64)
+    if np.any(dims > np.iinfo(np.int32).max):
+        raise _Unsupported("dims do not fit in int32")
+    v = c.imp.constant_value(c.ins[1], "FILL's value").reshape(-1)
+    value = c.imp.float32(float(v[0])) if c.tensor(1).tfl_type == 0 else c.imp.int32(int(v[0]))
+    c.emit(Op.FILL, [c.imp.const(dims.astype(np.int32)), value])
+
+
+@converts("PACK")
+def _pack(c: _Call) -> None:
+    axis = c.options("PackOptions").Axis() % len(c.imp.tensors[c.outs[0]].shape)
+    c.emit(Op.PACK, [c.imp.int32(axis), *(c.input(k) for k in range(len(c.ins)))])
+
+
+def _state(c: _Call, k: int, what: str) -> tuple[int, int]:
+    """Input k, a variable tensor: (the state input, the final-state output)."""
+    if not (c.has(k) and c.tensor(k).variable):
+        raise _Unsupported(f"input {k} ({what}) must be a variable tensor")
+    name = f"op{c.index}.{what}"
+    return c.imp.state_input(c.ins[k], name), c.imp.state_output(c.ins[k], name)
+
+
+def _no_hybrid(c: _Call, opts) -> None:
+    if opts is not None and opts.AsymmetricQuantizeInputs() or c.tensor(0).tfl_type != 0:
+        raise _Unsupported("only float32 recurrent operators map (no hybrid or quantised ones)")
+
+
+@converts("RNN")
+def _rnn(c: _Call) -> None:
+    """NNAPI's RNN returns the new hidden state and the output (the same values)."""
+    o = c.options("RNNOptions")
+    _no_hybrid(c, o)
+    state_in, state_out = _state(c, 4, "hidden_state")
+    c.emit(Op.RNN, [*(c.input(k) for k in range(4)), state_in, c.imp.int32(_fuse(o.FusedActivationFunction()))],
+           [state_out, c.output(0)])  # fmt: skip
+
+
+@converts("UNIDIRECTIONAL_SEQUENCE_RNN")
+def _sequence_rnn(c: _Call) -> None:
+    o = c.options("SequenceRNNOptions")
+    _no_hybrid(c, o)
+    state_in, state_out = _state(c, 4, "hidden_state")
+    i = c.imp.int32
+    c.emit(Op.UNIDIRECTIONAL_SEQUENCE_RNN, [*(c.input(k) for k in range(4)), state_in,
+                                            i(_fuse(o.FusedActivationFunction())), i(int(o.TimeMajor()))],
+           [c.output(0), state_out])  # fmt: skip
+
+
+@converts("SVDF")
+def _svdf(c: _Call) -> None:
+    o = c.options("SVDFOptions")
+    _no_hybrid(c, o)
+    state_in, state_out = _state(c, 4, "state")
+    bias = c.input(3) if c.has(3) else c.imp.omitted()
+    i = c.imp.int32
+    c.emit(Op.SVDF, [c.input(0), c.input(1), c.input(2), bias, state_in, i(o.Rank()),
+                     i(_fuse(o.FusedActivationFunction()))], [state_out, c.output(0)])  # fmt: skip
+
+
+@converts("LSTM")
+def _lstm(c: _Call) -> None:
+    """The full LSTM kernel (the 5-input basic kernel is the quantised one):
+    NNAPI's inputs are TFLite's in the same order, plus a scratch-buffer
+    output [batch, units * (3 with CIFG, else 4)]."""
+    o = c.options("LSTMOptions")
+    _no_hybrid(c, o)
+    if o.KernelType() != 0 or len(c.ins) not in (20, 24):
+        raise _Unsupported("only the full LSTM kernel maps")
+    weights = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(18)]
+    (h_in, h_out), (c_in, c_out) = _state(c, 18, "output_state"), _state(c, 19, "cell_state")
+    scalars = [c.imp.int32(_fuse_lstm(o.FusedActivationFunction())), c.imp.float32(o.CellClip()),
+               c.imp.float32(o.ProjClip())]  # fmt: skip
+    norms = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(20, len(c.ins))]
+    batch, units = c.tensor(0).shape[0], c.tensor(19).shape[-1]
+    scratch = c.imp.temp_like(c.outs[0], (batch, units * (3 if not c.has(1) else 4)))
+    c.emit(Op.LSTM, [*weights, h_in, c_in, *scalars, *norms], [scratch, h_out, c_out, c.output(0)])
+
+
 @converts("UNIDIRECTIONAL_SEQUENCE_LSTM")
 def _sequence_lstm(c: _Call) -> None:
     o = c.options("UnidirectionalSequenceLSTMOptions")

@@ -467,3 +467,96 @@ def test_int8_leaky_relu_is_prelu_with_quantised_alpha(level):
     lite = litert(data, [xq])
     if lite is not None:
         assert np.abs(got - lite[0]).max() <= 1
+
+
+# -- more of the delegate's table: ELU, FILL, PACK and the stateful recurrent builtins -------------------
+def _recurrent_model(name: str, options, batch=2, size=3, units=4, steps=5, memory=3, rank=1) -> bytes:
+    """A float recurrent builtin with random weights and a variable state."""
+    rng = np.random.default_rng(9)
+    b = TFLiteBuilder()
+
+    def const(label, shape):
+        return b.tensor(label, shape, FLOAT32, rng.uniform(-0.5, 0.5, shape))
+
+    if name == "RNN":
+        x, out = b.tensor("x", [batch, size], FLOAT32), [batch, units]
+        ins = [x, const("w", [units, size]), const("r", [units, units]), const("b", [units]),
+               b.tensor("h", [batch, units], FLOAT32, variable=True)]
+    elif name == "UNIDIRECTIONAL_SEQUENCE_RNN":
+        x, out = b.tensor("x", [batch, steps, size], FLOAT32), [batch, steps, units]
+        ins = [x, const("w", [units, size]), const("r", [units, units]), const("b", [units]),
+               b.tensor("h", [batch, units], FLOAT32, variable=True)]
+    elif name == "SVDF":
+        filters = units * rank
+        x, out = b.tensor("x", [batch, size], FLOAT32), [batch, units]
+        ins = [x, const("wf", [filters, size]), const("wt", [filters, memory]), const("b", [units]),
+               b.tensor("s", [batch, memory * filters], FLOAT32, variable=True)]
+    else:  # LSTM, no peepholes, no projection
+        x, out = b.tensor("x", [batch, size], FLOAT32), [batch, units]
+        gates = [const(f"i{k}", [units, size]) for k in range(4)] + [const(f"r{k}", [units, units]) for k in range(4)]
+        ins = [x, *gates, -1, -1, -1, *(const(f"b{k}", [units]) for k in range(4)), -1, -1,
+               b.tensor("h", [batch, units], FLOAT32, variable=True), b.tensor("c", [batch, units], FLOAT32, variable=True)]
+    y = b.tensor("y", out, FLOAT32)
+    b.op(name, ins, [y], options)
+    return b.build([x], [y])
+
+
+RECURRENT = {
+    "RNN": ("RNNOptions", {"FusedActivationFunction": 1}),  # NNAPI RNN takes a FuseCode: no TANH
+    "UNIDIRECTIONAL_SEQUENCE_RNN": ("SequenceRNNOptions", {"FusedActivationFunction": 1, "TimeMajor": False}),
+    "SVDF": ("SVDFOptions", {"Rank": 1, "FusedActivationFunction": 1}),
+    "LSTM": ("LSTMOptions", {"FusedActivationFunction": 4, "CellClip": 0.0, "ProjClip": 0.0}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECURRENT))
+def test_recurrent_builtins_with_explicit_state(name):
+    """The state is an extra input (zero at first) and its final value an
+    extra output, as for UNIDIRECTIONAL_SEQUENCE_LSTM; two runs feeding the
+    state back equal LiteRT's two invoke()s."""
+    data = _recurrent_model(name, RECURRENT[name])
+    m = import_tflite(data)
+    assert op_names(m) == [{"RNN": "RNN", "SVDF": "SVDF", "LSTM": "LSTM"}.get(name, name)]
+    n_state = 2 if name == "LSTM" else 1
+    assert len(m.inputs) == 1 + n_state and len(m.outputs) == 1 + n_state
+    x = np.random.default_rng(10).uniform(-1, 1, m.operands[m.inputs[0]].dims).astype(np.float32)
+    zeros = [np.zeros(m.operands[i].dims, np.float32) for i in m.inputs[1:]]
+    compiled = nnc.compile(m)
+    first = compiled.run(x, *zeros)
+    second = compiled.run(x, *first[1:])
+    try:
+        from ai_edge_litert import interpreter
+    except ImportError:
+        assert np.abs(second[0] - first[0]).max() > 0  # the state is used
+        return
+    it = interpreter.Interpreter(model_content=data, num_threads=1,
+                                 experimental_op_resolver_type=interpreter.OpResolverType.BUILTIN_REF)  # fmt: skip
+    it.allocate_tensors()
+    for got in (first, second):
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        it.invoke()
+        np.testing.assert_allclose(got[0], it.get_tensor(it.get_output_details()[0]["index"]), rtol=1e-5, atol=1e-6)
+
+
+def test_elu_fill_pack():
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 3], FLOAT32)
+    e = b.tensor("e", [2, 3], FLOAT32)
+    dims = b.tensor("dims", [2], INT32, np.array([2, 3]))
+    val = b.tensor("val", [], FLOAT32, np.array(1.5))
+    f = b.tensor("f", [2, 3], FLOAT32)
+    y = b.tensor("y", [2, 2, 3], FLOAT32)
+    b.op("ELU", [x], [e])
+    b.op("FILL", [dims, val], [f])
+    b.op("PACK", [e, f], [y], ("PackOptions", {"ValuesCount": 2, "Axis": -2}))
+    data = b.build([x], [y])
+    m = import_tflite(data)
+    assert op_names(m) == ["ELU", "FILL", "PACK"]
+    xv = np.random.default_rng(1).uniform(-2, 2, (2, 3)).astype(np.float32)
+    got = nnc.compile(m).run(xv)[0]
+    elu = np.where(xv > 0, xv, np.expm1(xv.astype(np.float64)))
+    want = np.stack([elu, np.full((2, 3), 1.5)], axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    lite = litert(data, [xv], reference=False)  # LiteRT's reference resolver has no ELU
+    if lite is not None:
+        np.testing.assert_allclose(got, lite[0], rtol=1e-5, atol=1e-6)
