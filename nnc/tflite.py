@@ -366,19 +366,21 @@ def _arith(c: _Call) -> None:
     c.emit(TFLITE_OPS[c.name], [c.input(0), c.input(1), c.imp.int32(act)])
 
 
-def _bias(c: _Call, k: int, out_channels: int, data: int = 0, weights: int = 1) -> int:
+def _bias(c: _Call, k: int, out_channels: int, data: int = 0, weights: int = 1, per_channel: bool = False) -> int:
     """Input k as the bias, or (as the delegate does) a zero bias when absent.
 
     ``data``/``weights`` are the positions of the input and filter whose
-    scales give a quantised bias its scale."""
-    if c.has(k):
-        return c.input(k, bias_of=(c.ins[data], c.ins[weights]))
-    if c.tensor(data).tfl_type == 0:
-        return c.imp.const(np.zeros(out_channels, np.float32), T.TENSOR_FLOAT32)
+    scales give a quantised bias its scale; ``per_channel``: the filter is
+    made per-channel (NNAPI's bias scale is then 0) though it has one scale."""
     inp, flt = c.tensor(data), c.tensor(weights)
-    scale = 0.0 if flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0])
+    if inp.tfl_type == 0:
+        return c.input(k) if c.has(k) else c.imp.const(np.zeros(out_channels, np.float32), T.TENSOR_FLOAT32)
+    if c.has(k) and not per_channel:
+        return c.input(k, bias_of=(c.ins[data], c.ins[weights]))
+    value = c.imp.constant_value(c.ins[k], "a quantised bias") if c.has(k) else np.zeros(out_channels, np.int32)
+    scale = 0.0 if per_channel or flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0])
     idx = c.imp.model.add_operand(T.TENSOR_INT32, (out_channels,), scale, 0)
-    c.imp.model.set_operand_value(idx, np.zeros(out_channels, np.int32))
+    c.imp.model.set_operand_value(idx, value.reshape(out_channels).astype(np.int32))
     return idx
 
 
@@ -575,6 +577,10 @@ def _split(c: _Call) -> None:
 
 @converts("PADV2")
 def _pad_v2(c: _Call) -> None:
+    """PAD_V2 with the pad value as a scalar; PAD without one (the delegate)."""
+    if not c.has(2):
+        c.emit(Op.PAD, [c.input(0), c.input(1)])
+        return
     v = c.imp.constant_value(c.ins[2], "constant_values").reshape(-1)
     t = c.tensor(0)
     pad = c.imp.float32(float(v[0])) if t.tfl_type == 0 else c.imp.int32(int(v[0]) + (128 if t.tfl_type == 9 and c.imp.feature_level < 4 else 0))  # fmt: skip
@@ -681,10 +687,25 @@ def _transpose_conv(c: _Call) -> None:
     strides, activation), the filter laid out alike ([out, h, w, in])."""
     o = c.options("TransposeConvOptions")
     i = c.imp.int32
-    bias = _bias(c, 3, c.tensor(1).shape[0], data=2, weights=1)
-    c.emit(Op.TRANSPOSE_CONV_2D, [c.input(2), c.input(1), bias, c.input(0), i(_PADDING[o.Padding()]),
+    w = _per_channel_int8(c, 1)
+    forced = c.tensor(1).tfl_type == 9 and c.tensor(1).scales.size == 1
+    bias = _bias(c, 3, c.tensor(1).shape[0], data=2, weights=1, per_channel=forced)
+    c.emit(Op.TRANSPOSE_CONV_2D, [c.input(2), w, bias, c.input(0), i(_PADDING[o.Padding()]),
                                   i(o.StrideW()), i(o.StrideH()), i(_fuse(o.FusedActivationFunction())),
                                   c.imp.bool8(False)])  # fmt: skip
+
+
+def _per_channel_int8(c: _Call, k: int) -> int:
+    """An int8 filter as TENSOR_QUANT8_SYMM_PER_CHANNEL even with one scale:
+    TFLite's int8 TRANSPOSE_CONV kernel is per-channel (the delegate forces it
+    too); the scale is repeated for every output channel."""
+    t = c.tensor(k)
+    if t.tfl_type != 9 or t.scales.size != 1 or t.data is None:
+        return c.input(k)
+    idx = c.imp.model.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, t.shape)
+    c.imp.model.set_operand_symm_per_channel_quant_params(idx, [float(t.scales[0])] * t.shape[0], 0)
+    c.imp.model.set_operand_value(idx, t.data)
+    return idx
 
 
 # -- decompositions: builtins the delegate rejects, as exact NNAPI graphs ---------------------------
@@ -895,6 +916,35 @@ def _lstm(c: _Call) -> None:
     batch, units = c.tensor(0).shape[0], c.tensor(19).shape[-1]
     scratch = c.imp.temp_like(c.outs[0], (batch, units * (3 if not c.has(1) else 4)))
     c.emit(Op.LSTM, [*weights, h_in, c_in, *scalars, *norms], [scratch, h_out, c_out, c.output(0)])
+
+
+@converts("TOPK_V2")
+def _topk(c: _Call) -> None:
+    c.emit(Op.TOPK_V2, [c.input(0), _scalar_input(c, 1, "k")])
+
+
+@converts("LSH_PROJECTION")
+def _lsh_projection(c: _Call) -> None:
+    """TFLite's SPARSE (1) is NNAPI's type 3 (the corrected sparse form, whose
+    weight is omitted); DENSE (2) is 2."""
+    kind = c.options("LSHProjectionOptions").Type()
+    if kind not in (1, 2):
+        raise _Unsupported(f"LSH projection type {kind}")
+    weight = c.input(2) if c.has(2) and kind == 2 else c.imp.omitted()
+    c.emit(Op.LSH_PROJECTION, [c.input(0), c.input(1), weight, c.imp.int32(3 if kind == 1 else 2)])
+
+
+@converts("QUANTIZE")
+def _quantize(c: _Call) -> None:
+    """NNAPI quantises only from float: a requantisation (quantised input)
+    becomes DEQUANTIZE -> QUANTIZE, as the delegate does."""
+    t = c.tensor(0)
+    x = c.input(0)
+    if t.tfl_type != 0:
+        f = c.imp.model.add_operand(T.TENSOR_FLOAT32, t.shape)
+        c.emit(Op.DEQUANTIZE, [x], [f])
+        x = f
+    c.emit(Op.QUANTIZE, [x])
 
 
 @converts("UNIDIRECTIONAL_SEQUENCE_LSTM")

@@ -560,3 +560,91 @@ def test_elu_fill_pack():
     lite = litert(data, [xv], reference=False)  # LiteRT's reference resolver has no ELU
     if lite is not None:
         np.testing.assert_allclose(got, lite[0], rtol=1e-5, atol=1e-6)
+
+
+def test_int8_transpose_conv_with_one_scale_is_made_per_channel():
+    """TFLite's int8 TRANSPOSE_CONV is per-channel even with one filter scale
+    (the delegate forces it too): the scale is repeated, the bias scale is 0."""
+    b = TFLiteBuilder()
+    shape = b.tensor("shape", [4], INT32, np.array([1, 4, 4, 2]))
+    w = b.tensor("w", [2, 2, 2, 3], INT8, np.ones((2, 2, 2, 3)), scale=0.1, zero_point=0)
+    x = b.tensor("x", [1, 2, 2, 3], INT8, scale=0.5, zero_point=1)
+    bias = b.tensor("bias", [2], INT32, np.array([3, 4]), scale=0.05, zero_point=0)
+    y = b.tensor("y", [1, 4, 4, 2], INT8, scale=0.25, zero_point=0)
+    b.op("TRANSPOSE_CONV", [shape, w, x, bias], [y], ("TransposeConvOptions", {"Padding": 1, "StrideW": 2,
+                                                                              "StrideH": 2}))  # fmt: skip
+    m = translate_tflite(b.build([x], [y])).model
+    ins = [m.operands[i] for i in m.operations[0].inputs]
+    assert ins[1].type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL and ins[1].channel_quant[1] == 0
+    assert ins[1].channel_quant[0] == pytest.approx((0.1, 0.1))
+    assert ins[2].scale == 0.0 and list(ins[2].value) == [3, 4]
+
+
+def test_topk_v2_maps_with_k_as_a_scalar():
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 6], FLOAT32)
+    k = b.tensor("k", [], INT32, np.array(3))
+    v = b.tensor("v", [2, 3], FLOAT32)
+    i = b.tensor("i", [2, 3], INT32)
+    b.op("TOPK_V2", [x, k], [v, i])
+    data = b.build([x], [v, i])
+    m = translate_tflite(data).model
+    assert op_names(m) == ["TOPK_V2"]
+    kop = m.operands[m.operations[0].inputs[1]]
+    assert kop.type == T.INT32 and int(kop.value) == 3
+
+    def ref(xv):
+        order = np.argsort(-xv, axis=-1, kind="stable")[:, :3]
+        return np.take_along_axis(xv, order, -1)
+
+    _check_runs_or_is_reported(data, Op.TOPK_V2, ref)
+
+
+def test_padv2_without_a_value_is_pad():
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 3], FLOAT32)
+    p = b.tensor("p", [2, 2], INT32, np.array([[1, 0], [0, 2]]))
+    y = b.tensor("y", [3, 5], FLOAT32)
+    b.op("PADV2", [x, p, -1], [y])
+    m = import_tflite(b.build([x], [y]))
+    assert op_names(m) == ["PAD"]
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(nnc.compile(m).run(xv)[0], np.pad(xv, ((1, 0), (0, 2))))
+
+
+def test_requantize_is_dequantize_then_quantize():
+    """NNAPI's QUANTIZE takes float only; int8 -> int8 with another scale goes
+    through float (within one unit of LiteRT's integer requantisation)."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 64], INT8, scale=0.05, zero_point=3)
+    y = b.tensor("y", [1, 64], INT8, scale=0.07, zero_point=-5)
+    b.op("QUANTIZE", [x], [y])
+    data = b.build([x], [y])
+    m = import_tflite(data)
+    assert op_names(m) == ["DEQUANTIZE", "QUANTIZE"]
+    xq = np.arange(-128, 128, 4, dtype=np.int16).astype(np.int8).reshape(1, 64)
+    got = nnc.compile(m).run(xq)[0].astype(np.int32)
+    want = np.clip(np.round((xq.astype(np.float64) - 3) * 0.05 / 0.07) - 5, -128, 127)
+    assert np.abs(got - want).max() <= 1
+    lite = litert(data, [xq])
+    if lite is not None:
+        assert np.abs(got - lite[0]).max() <= 1
+
+
+def test_lsh_projection_dense_against_litert():
+    rng = np.random.default_rng(3)
+    b = TFLiteBuilder()
+    h = b.tensor("hash", [4, 5], FLOAT32, rng.uniform(-1, 1, (4, 5)))
+    x = b.tensor("x", [3, 2], INT32)
+    w = b.tensor("w", [3], FLOAT32, np.array([0.5, 1.0, 2.0]))
+    y = b.tensor("y", [20], INT32)
+    b.op("LSH_PROJECTION", [h, x, w], [y], ("LSHProjectionOptions", {"Type": 2}))
+    data = b.build([x], [y])
+    m = import_tflite(data)
+    assert op_names(m) == ["LSH_PROJECTION"] and int(m.operands[m.operations[0].inputs[3]].value) == 2
+    xv = rng.integers(0, 100, (3, 2)).astype(np.int32)
+    got = nnc.compile(m).run(xv)[0]
+    assert set(np.unique(got)) <= {0, 1}
+    lite = litert(data, [xv], reference=False)
+    if lite is not None:
+        np.testing.assert_array_equal(got, lite[0])
