@@ -648,3 +648,23 @@ def test_lsh_projection_dense_against_litert():
     lite = litert(data, [xv], reference=False)
     if lite is not None:
         np.testing.assert_array_equal(got, lite[0])
+
+
+def test_readme_table_of_builtins_agrees_with_the_importer():
+    """Each builtin the README's tables call mapped/decomposed has a converter
+    (decomposed ones in DECOMPOSITIONS); each it calls not mapped has none."""
+    import os
+    import re
+
+    from nnc import tflite
+
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    section = readme[readme.index("**The delegate's table.**"):readme.index("**State.** NNAPI models")]
+    rows = re.findall(r"^\| ([A-Z0-9_]+) \| [^|]* \| ([^|]*) \|$", section, re.M)
+    assert len(rows) > 80
+    for name, status in rows:
+        if status.startswith("not mapped"):
+            assert name not in tflite.CONVERTERS, name
+        else:
+            assert name in tflite.CONVERTERS, name
+            assert (name in tflite.DECOMPOSITIONS) == status.startswith("decomposed"), name
