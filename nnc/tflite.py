@@ -947,6 +947,47 @@ def _quantize(c: _Call) -> None:
     c.emit(Op.QUANTIZE, [x])
 
 
+def _present(c: _Call, ks: range) -> list[int]:
+    """Inputs ``ks``, an omitted operand where TFLite has none."""
+    return [c.input(k) if c.has(k) else c.imp.omitted() for k in ks]
+
+
+def _bidi_outputs(c: _Call, merge: bool, states: list[int]) -> list[int]:
+    """fw output, bw output unless merged, then the final states."""
+    return [c.output(0), *([] if merge else [c.output(1)]), *states]
+
+
+@converts("BIDIRECTIONAL_SEQUENCE_LSTM")
+def _bidi_lstm(c: _Call) -> None:
+    """TFLite's 48 inputs are NNAPI's first 48 (input, fw cell, bw cell, the
+    four states, aux input and aux weights); NNAPI adds the scalars and eight
+    layer-norm slots (omitted: TFLite's op has no layer norm)."""
+    o = c.options("BidirectionalSequenceLSTMOptions")
+    _no_hybrid(c, o)
+    if len(c.ins) != 48:
+        raise _Unsupported(f"{len(c.ins)} inputs (48 expected)")
+    names = {35: "fw_output_state", 36: "fw_cell_state", 37: "bw_output_state", 38: "bw_cell_state"}
+    states = {k: _state(c, k, n) for k, n in names.items()}
+    scalars = [c.imp.int32(_fuse_lstm(o.FusedActivationFunction())), c.imp.float32(o.CellClip()),
+               c.imp.float32(o.ProjClip()), c.imp.bool8(bool(o.MergeOutputs())), c.imp.bool8(bool(o.TimeMajor()))]
+    ins = [*_present(c, range(35)), *(states[k][0] for k in names), *_present(c, range(39, 48)), *scalars,
+           *(c.imp.omitted() for _ in range(8))]  # fmt: skip
+    c.emit(Op.BIDIRECTIONAL_SEQUENCE_LSTM, ins, _bidi_outputs(c, bool(o.MergeOutputs()), [states[k][1] for k in names]))
+
+
+@converts("BIDIRECTIONAL_SEQUENCE_RNN")
+def _bidi_rnn(c: _Call) -> None:
+    """The same 12 inputs in the same order (fw and bw hidden states at 4 and
+    8), then activation, time_major and merge_outputs."""
+    o = c.options("BidirectionalSequenceRNNOptions")
+    _no_hybrid(c, o)
+    (fw_in, fw_out), (bw_in, bw_out) = _state(c, 4, "fw_hidden_state"), _state(c, 8, "bw_hidden_state")
+    scalars = [c.imp.int32(_fuse(o.FusedActivationFunction())), c.imp.bool8(bool(o.TimeMajor())),
+               c.imp.bool8(bool(o.MergeOutputs()))]  # fmt: skip
+    ins = [*_present(c, range(4)), fw_in, *_present(c, range(5, 8)), bw_in, *_present(c, range(9, 12)), *scalars]
+    c.emit(Op.BIDIRECTIONAL_SEQUENCE_RNN, ins, _bidi_outputs(c, bool(o.MergeOutputs()), [fw_out, bw_out]))
+
+
 @converts("UNIDIRECTIONAL_SEQUENCE_LSTM")
 def _sequence_lstm(c: _Call) -> None:
     o = c.options("UnidirectionalSequenceLSTMOptions")

@@ -491,14 +491,28 @@ def _recurrent_model(name: str, options, batch=2, size=3, units=4, steps=5, memo
         x, out = b.tensor("x", [batch, size], FLOAT32), [batch, units]
         ins = [x, const("wf", [filters, size]), const("wt", [filters, memory]), const("b", [units]),
                b.tensor("s", [batch, memory * filters], FLOAT32, variable=True)]
+    elif name == "BIDIRECTIONAL_SEQUENCE_RNN":
+        x, out = b.tensor("x", [batch, steps, size], FLOAT32), [batch, steps, units]
+        cell = [[const(f"{d}w", [units, size]), const(f"{d}r", [units, units]), const(f"{d}b", [units]),
+                 b.tensor(f"{d}h", [batch, units], FLOAT32, variable=True)] for d in "fb"]  # fmt: skip
+        ins = [x, *cell[0], *cell[1], -1, -1, -1]
+    elif name == "BIDIRECTIONAL_SEQUENCE_LSTM":
+        x, out = b.tensor("x", [batch, steps, size], FLOAT32), [batch, steps, units]
+        cells = [[*(const(f"{d}i{k}", [units, size]) for k in range(4)), *(const(f"{d}r{k}", [units, units])
+                  for k in range(4)), -1, -1, -1, *(const(f"{d}b{k}", [units]) for k in range(4)), -1, -1]
+                 for d in "fb"]  # fmt: skip
+        states = [b.tensor(f"s{k}", [batch, units], FLOAT32, variable=True) for k in range(4)]
+        ins = [x, *cells[0], *cells[1], *states, *([-1] * 9)]
     else:  # LSTM, no peepholes, no projection
         x, out = b.tensor("x", [batch, size], FLOAT32), [batch, units]
         gates = [const(f"i{k}", [units, size]) for k in range(4)] + [const(f"r{k}", [units, units]) for k in range(4)]
         ins = [x, *gates, -1, -1, -1, *(const(f"b{k}", [units]) for k in range(4)), -1, -1,
                b.tensor("h", [batch, units], FLOAT32, variable=True), b.tensor("c", [batch, units], FLOAT32, variable=True)]
-    y = b.tensor("y", out, FLOAT32)
-    b.op(name, ins, [y], options)
-    return b.build([x], [y])
+    ys = [b.tensor("y", out, FLOAT32)]
+    if name.startswith("BIDIRECTIONAL"):
+        ys.append(b.tensor("y_bw", out, FLOAT32))
+    b.op(name, ins, ys, options)
+    return b.build([x], ys)
 
 
 RECURRENT = {
@@ -506,7 +520,10 @@ RECURRENT = {
     "UNIDIRECTIONAL_SEQUENCE_RNN": ("SequenceRNNOptions", {"FusedActivationFunction": 1, "TimeMajor": False}),
     "SVDF": ("SVDFOptions", {"Rank": 1, "FusedActivationFunction": 1}),
     "LSTM": ("LSTMOptions", {"FusedActivationFunction": 4, "CellClip": 0.0, "ProjClip": 0.0}),
-}
+    "BIDIRECTIONAL_SEQUENCE_RNN": ("BidirectionalSequenceRNNOptions", {"FusedActivationFunction": 1}),
+    "BIDIRECTIONAL_SEQUENCE_LSTM": ("BidirectionalSequenceLSTMOptions", {"FusedActivationFunction": 4, "TimeMajor": False,
+                                                                          "CellClip": 5.0}),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", sorted(RECURRENT))
@@ -517,13 +534,14 @@ def test_recurrent_builtins_with_explicit_state(name):
     data = _recurrent_model(name, RECURRENT[name])
     m = import_tflite(data)
     assert op_names(m) == [{"RNN": "RNN", "SVDF": "SVDF", "LSTM": "LSTM"}.get(name, name)]
-    n_state = 2 if name == "LSTM" else 1
-    assert len(m.inputs) == 1 + n_state and len(m.outputs) == 1 + n_state
+    n_state = {"LSTM": 2, "BIDIRECTIONAL_SEQUENCE_RNN": 2, "BIDIRECTIONAL_SEQUENCE_LSTM": 4}.get(name, 1)
+    n_out = 2 if name.startswith("BIDIRECTIONAL") else 1
+    assert len(m.inputs) == 1 + n_state and len(m.outputs) == n_out + n_state
     x = np.random.default_rng(10).uniform(-1, 1, m.operands[m.inputs[0]].dims).astype(np.float32)
     zeros = [np.zeros(m.operands[i].dims, np.float32) for i in m.inputs[1:]]
     compiled = nnc.compile(m)
     first = compiled.run(x, *zeros)
-    second = compiled.run(x, *first[1:])
+    second = compiled.run(x, *first[n_out:])
     try:
         from ai_edge_litert import interpreter
     except ImportError:
@@ -535,7 +553,8 @@ def test_recurrent_builtins_with_explicit_state(name):
     for got in (first, second):
         it.set_tensor(it.get_input_details()[0]["index"], x)
         it.invoke()
-        np.testing.assert_allclose(got[0], it.get_tensor(it.get_output_details()[0]["index"]), rtol=1e-5, atol=1e-6)
+        for k, d in enumerate(it.get_output_details()):
+            np.testing.assert_allclose(got[k], it.get_tensor(d["index"]), rtol=1e-5, atol=1e-6)
 
 
 def test_elu_fill_pack():
