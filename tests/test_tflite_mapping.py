@@ -687,3 +687,33 @@ def test_readme_table_of_builtins_agrees_with_the_importer():
         else:
             assert name in tflite.CONVERTERS, name
             assert (name in tflite.DECOMPOSITIONS) == status.startswith("decomposed"), name
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_int8_transpose_conv_matches_litert_once_lowered(per_channel):
+    """An int8 TRANSPOSE_CONV (one filter scale, made per-channel, or a scale
+    per channel): reported until nnc lowers TRANSPOSE_CONV_2D for signed
+    quant8, then within one unit of LiteRT's reference kernel."""
+    rng = np.random.default_rng(0)
+    b = TFLiteBuilder()
+    shape = b.tensor("shape", [4], INT32, np.array([1, 9, 9, 4]))
+    scales = [0.02, 0.03, 0.01, 0.05] if per_channel else [0.02]
+    zps = [0] * len(scales)
+    w = b.tensor("w", [4, 3, 3, 3], INT8, rng.integers(-127, 128, (4, 3, 3, 3)), scale=scales, zero_point=zps)
+    x = b.tensor("x", [1, 4, 4, 3], INT8, scale=0.1, zero_point=2)
+    bias = b.tensor("bias", [4], INT32, rng.integers(-300, 300, 4), scale=np.array(scales) * 0.1, zero_point=zps)
+    y = b.tensor("y", [1, 9, 9, 4], INT8, scale=0.3, zero_point=-3)
+    b.op("TRANSPOSE_CONV", [shape, w, x, bias], [y], ("TransposeConvOptions", {"Padding": 1, "StrideW": 2,
+                                                                              "StrideH": 2}))  # fmt: skip
+    data = b.build([x], [y])
+    if T.TENSOR_QUANT8_ASYMM_SIGNED not in SPECS[Op.TRANSPOSE_CONV_2D].implemented:
+        with pytest.raises(UnsupportedOperatorsError) as info:
+            import_tflite(data)
+        assert "mapped to NNAPI TRANSPOSE_CONV_2D, which nnc cannot compile yet" in info.value.problems[0][2]
+        return
+    xq = rng.integers(-128, 128, (1, 4, 4, 3)).astype(np.int8)
+    got = nnc.compile(import_tflite(data)).run(xq)[0].astype(np.int32)
+    want = litert(data, [xq])
+    if want is None:
+        pytest.skip("ai_edge_litert (the 'bench' extra) is not installed")
+    assert np.abs(got - want[0]).max() <= 1
