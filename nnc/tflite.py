@@ -391,8 +391,16 @@ def _dilation(c: _Call, opts) -> list[int]:
     return [c.imp.bool8(False), c.imp.int32(dw), c.imp.int32(dh)]
 
 
+def _no_hybrid_weights(c: _Call) -> None:
+    """Dynamic-range ("hybrid") models: float input, int8 weights.  LiteRT
+    quantises the input on the fly; NNAPI has no such operation."""
+    if c.tensor(0).tfl_type == 0 and c.tensor(1).tfl_type in (3, 9):
+        raise _Unsupported("hybrid operator (float32 input, quantised weights) has no NNAPI equivalent")
+
+
 @converts("CONV_2D")
 def _conv(c: _Call) -> None:
+    _no_hybrid_weights(c)
     o = c.options("Conv2DOptions")
     pad, act = _PADDING[o.Padding()], _fuse(o.FusedActivationFunction())
     ins = [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[0]), c.imp.int32(pad),
@@ -402,6 +410,7 @@ def _conv(c: _Call) -> None:
 
 @converts("DEPTHWISE_CONV_2D")
 def _depthwise(c: _Call) -> None:
+    _no_hybrid_weights(c)
     o = c.options("DepthwiseConv2DOptions")
     pad, act = _PADDING[o.Padding()], _fuse(o.FusedActivationFunction())
     ins = [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[3]), c.imp.int32(pad),
@@ -416,6 +425,7 @@ def _fully_connected(c: _Call) -> None:
     [batch, units]; other output shapes (keep_num_dims) get a RESHAPE after it.
     A filter with a scale per output channel, which NNAPI's FULLY_CONNECTED
     does not take, goes through a 1x1 CONV_2D (:func:`_fc_as_conv`)."""
+    _no_hybrid_weights(c)
     o = c.options("FullyConnectedOptions")
     if o.WeightsFormat() != 0:
         raise _Unsupported("shuffled weights format has no NNAPI equivalent")

@@ -89,10 +89,10 @@ def test_model_zoo_matches_litert(name, cache_dir):
 
 
 @pytest.mark.parametrize("name", sorted(ZOO_PENDING))
-def test_model_zoo_pending_operations(name, cache_dir):
+def test_model_zoo_pending_operations(name, cache_dir, tmp_path):
     """Every operator maps; until nnc lowers the NNAPI operation named in
     ZOO_PENDING that is the only problem reported; once it does, the model
-    matches LiteRT like the others."""
+    matches LiteRT like the others, through Python and through C."""
     path = zoo_path(name, ".tflite")
     op = ZOO_PENDING[name]
     result = translate_tflite(path)
@@ -104,6 +104,10 @@ def test_model_zoo_pending_operations(name, cache_dir):
         return
     io = np.load(zoo_path(name, ".io.npz"))
     assert_matches_reference(run(result.model, zoo_inputs(result.model, io), cache_dir)[0], io["output_0"])
+    from test_c_abi import CC
+
+    if CC is not None:
+        check_through_c_artifact(name, tmp_path)
 
 
 def test_lstm_state_is_explicit_and_carries_over(cache_dir):
@@ -138,10 +142,16 @@ def test_zoo_names_and_shapes():
 @pytest.mark.parametrize("name", ZOO)
 def test_model_zoo_through_c_artifact(name, tmp_path):
     """`nnc compile model.tflite` -> shared library -> a C program."""
-    from test_c_abi import CC, build_caller, run_caller
+    from test_c_abi import CC
 
     if CC is None:
         pytest.skip("no C compiler on PATH")
+    check_through_c_artifact(name, tmp_path)
+
+
+def check_through_c_artifact(name: str, tmp_path) -> None:
+    from test_c_abi import build_caller, run_caller
+
     lib = str(tmp_path / "libm.so")
     assert nnc_main(["compile", zoo_path(name, ".tflite"), "-o", lib]) == 0
     model = import_tflite(zoo_path(name, ".tflite"))

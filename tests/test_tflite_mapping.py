@@ -717,3 +717,15 @@ def test_int8_transpose_conv_matches_litert_once_lowered(per_channel):
     if want is None:
         pytest.skip("ai_edge_litert (the 'bench' extra) is not installed")
     assert np.abs(got - want[0]).max() <= 1
+
+
+def test_hybrid_fully_connected_is_reported_as_such():
+    """Dynamic-range quantisation (float input, int8 weights) has no NNAPI form."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [1, 4], FLOAT32)
+    w = b.tensor("w", [2, 4], INT8, np.ones((2, 4)), scale=0.1, zero_point=0)
+    y = b.tensor("y", [1, 2], FLOAT32)
+    b.op("FULLY_CONNECTED", [x, w], [y], ("FullyConnectedOptions", {}))
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(b.build([x], [y]))
+    assert "hybrid" in info.value.problems[0][2]
