@@ -153,6 +153,8 @@ class _Importer:
     op_index: list[tuple[int, str]] = field(default_factory=list)
     #: TFLite operator index -> how it was imported without an operation (folded)
     notes: dict[int, str] = field(default_factory=dict)
+    #: the subgraph's output tensors (never folded into constants)
+    graph_outputs: frozenset[int] = frozenset()
 
     # operand creation -----------------------------------------------------------------------
     def nn_type(self, t: _Tensor) -> tuple[OperandType, float, int, np.ndarray | None]:
@@ -654,7 +656,7 @@ def _dequantize(c: _Call) -> None:
     t = c.tensor(0)
     if t.tfl_type != 1:
         _direct(c)
-    elif t.data is None:
+    elif t.data is None or c.outs[0] in c.imp.graph_outputs:
         c.emit(Op.CAST, [c.input(0)])
     else:
         c.imp.tensors[c.outs[0]].data = t.data.astype(np.float32)
@@ -1184,7 +1186,8 @@ def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 
         raise
     except Exception as e:  # noqa: BLE001
         raise BadDataError(FN, f"{where}: malformed tensor table: {e}") from None
-    imp = _Importer(Model(), tensors, level)
+    outputs = frozenset(int(i) for i in sub.OutputsAsNumpy()) if not sub.OutputsIsNone() else frozenset()
+    imp = _Importer(Model(), tensors, level, graph_outputs=outputs)
     names, failed = _convert(imp, fb, sub)
     model = None
     if not failed:

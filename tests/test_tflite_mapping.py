@@ -729,3 +729,16 @@ def test_hybrid_fully_connected_is_reported_as_such():
     with pytest.raises(UnsupportedOperatorsError) as info:
         import_tflite(b.build([x], [y]))
     assert "hybrid" in info.value.problems[0][2]
+
+
+def test_float16_constant_that_is_a_model_output_is_cast_not_folded():
+    """A model output cannot be a constant: there the DEQUANTIZE is a CAST."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2], FLOAT32)
+    c16 = b.tensor("c16", [2], FLOAT16, np.array([0.5, -2.0]))
+    c = b.tensor("c", [2], FLOAT32)
+    y = b.tensor("y", [2], FLOAT32)
+    b.op("DEQUANTIZE", [c16], [c])
+    b.op("ADD", [x, c], [y], ("AddOptions", {}))
+    result = translate_tflite(b.build([x], [y, c]))
+    assert [o.nnapi for o in result.operators] == [["CAST"], ["ADD"]]
