@@ -742,3 +742,41 @@ def test_float16_constant_that_is_a_model_output_is_cast_not_folded():
     b.op("ADD", [x, c], [y], ("AddOptions", {}))
     result = translate_tflite(b.build([x], [y, c]))
     assert [o.nnapi for o in result.operators] == [["CAST"], ["ADD"]]
+
+
+def _int8_one(name: str, in_shapes, out_shape, options=None, consts=(), out_q=(0.1, 3)) -> bytes:
+    """One int8 operator (inputs at scale 0.1, zero point 3), then int32 constants."""
+    b = TFLiteBuilder()
+    ins = [b.tensor(f"x{k}", s, INT8, scale=0.1, zero_point=3) for k, s in enumerate(in_shapes)]
+    cs = [b.tensor(f"c{k}", np.shape(v), INT32, v) for k, v in enumerate(consts)]
+    y = b.tensor("y", out_shape, INT8, scale=out_q[0], zero_point=out_q[1])
+    b.op(name, [*ins, *cs], [y], options)
+    return b.build(ins, [y])
+
+
+INT8_BLOCKS = {
+    "resize_half_pixel": lambda: _int8_one("RESIZE_BILINEAR", [[1, 4, 4, 3]], [1, 8, 8, 3], ("ResizeBilinearOptions", {
+        "HalfPixelCenters": True}), [np.array([8, 8], np.int32)]),
+    "concat": lambda: _int8_one("CONCATENATION", [[1, 4, 4, 3], [1, 4, 4, 2]], [1, 4, 4, 5],
+                                ("ConcatenationOptions", {"Axis": 3})),
+    "softmax": lambda: _int8_one("SOFTMAX", [[1, 4, 4, 4]], [1, 4, 4, 4], ("SoftmaxOptions", {"Beta": 1.0}),
+                                 out_q=(1 / 256, -128)),
+    "mean": lambda: _int8_one("MEAN", [[1, 4, 4, 4]], [1, 4], ("ReducerOptions", {}), [np.array([1, 2], np.int32)],
+                              out_q=(0.05, -2)),
+    "add": lambda: _int8_one("ADD", [[1, 4, 4, 4], [1, 4, 4, 4]], [1, 4, 4, 4], ("AddOptions", {}), out_q=(0.15, -2)),
+    "max_pool": lambda: _int8_one("MAX_POOL_2D", [[1, 4, 4, 2]], [1, 2, 2, 2], ("Pool2DOptions", {
+        "Padding": 1, "StrideW": 2, "StrideH": 2, "FilterWidth": 2, "FilterHeight": 2})),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(INT8_BLOCKS))
+def test_int8_building_blocks_against_litert(case):
+    """The other int8 operators of an int8 U-Net / MobileNetV2, within one
+    unit of LiteRT's reference kernels."""
+    pytest.importorskip("ai_edge_litert.interpreter")
+    data = INT8_BLOCKS[case]()
+    m = import_tflite(data)
+    rng = np.random.default_rng(13)
+    xs = [rng.integers(-128, 128, m.operands[i].dims).astype(np.int8) for i in m.inputs]
+    got = nnc.compile(m).run(*xs)[0].astype(np.int32)
+    assert np.abs(got - litert(data, xs)[0]).max() <= 1
