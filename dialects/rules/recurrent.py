@@ -631,7 +631,9 @@ def quantized_lstm(call: OpCall) -> list[OperandInfo]:
     if has(proj_w):
         d.expect(proj_w, "output", "cell")
     else:
-        d.sizes["output"] = same_dim(d.get("output"), d.get("cell"), "output_size differs from num_units without projection")
+        d.sizes["output"] = same_dim(
+            d.get("output"), d.get("cell"), "output_size differs from num_units without projection"
+        )
     if has(proj_b):
         d.expect(proj_b, "output")
     h_in, c_in = (call.input(i) for i in QLSTM_CELL.states)

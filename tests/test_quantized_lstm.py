@@ -1,0 +1,252 @@
+"""The integer builders of QUANTIZED_16BIT_LSTM and QUANTIZED_LSTM
+(passes/lowering/quant.py's int16 fixed point, recurrent_quant.py's
+run-time helpers), against Python transcriptions of the reference code:
+
+* gemmlowp's ``FixedPoint<std::int16_t, k>`` exp / logistic / tanh
+  (``fixedpoint.h``), transcribed below with numpy, against the compile-time
+  backend on a sample and the generated code on every int16 input;
+* ``RoundingDivideByPOT`` by a run-time exponent and Android's
+  ``GetInvSqrtQuantizedMultiplierExp`` (``QuantUtils.h``, with its loop and
+  ``CountLeadingZeros``) against the unrolled builders.
+
+The operations themselves are checked bit for bit by the conformance
+corpus (``--cts-filter quantized_lstm``, ``--cts-filter qlstm``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from test_quant_arith import NativeFn
+from xdsl.dialects.builtin import MemRefType, i32
+
+from nnc.passes.lowering import LoweringContext, identity_map
+from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.recurrent_quant import inv_sqrt_quantized_multiplier_exp
+
+# -- gemmlowp int16 fixed point, transcribed (numpy int64 arrays holding int16) ---------------
+
+_MIN, _MAX = -(1 << 15), (1 << 15) - 1
+
+
+def _i16(x):
+    """C's conversion to int16_t (wraps)."""
+    return ((x + (1 << 15)) & 0xFFFF) - (1 << 15)
+
+
+def _srdhm(a, b):
+    ab = a * b
+    n = ab + np.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    truncated = np.abs(n) // (1 << 15) * np.sign(n)  # C division truncates
+    return np.where((a == b) & (a == _MIN), _MAX, _i16(truncated))
+
+
+def _rdbpot(x, exponent):
+    mask = (1 << exponent) - 1
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + ((x & mask) > threshold)
+
+
+def _srmpot(x, exponent):
+    if exponent == 0:
+        return x
+    if exponent < 0:
+        return _rdbpot(x, -exponent)
+    threshold = (1 << (15 - exponent)) - 1
+    return np.where(x > threshold, _MAX, np.where(x < -threshold, _MIN, _i16(x * (1 << exponent))))
+
+
+def _const(raw32: int) -> int:
+    """RescaleConstantInitializer<int16>: the int32 constant rounding-shifted by 16."""
+    return int(_rdbpot(np.int64(raw32), 16))
+
+
+def _exp_quarter(a):
+    constant_term, one_third = _const(1895147668), _const(715827883)
+    x = _i16(a + (1 << 12))  # + ConstantPOT<-3>
+    x2 = _srdhm(x, x)
+    x3 = _srdhm(x2, x)
+    x4 = _srdhm(x2, x2)
+    poly = _srmpot(_i16(_srdhm(_i16(_srmpot(x4, -2) + x3), one_third) + x2), -1)
+    return np.clip(constant_term + _srdhm(constant_term, _i16(x + poly)), _MIN, _MAX)  # SaturatingAdd
+
+
+def _exp_on_negative_values(a, k):
+    frac = 15 - k
+    quarter = 1 << (frac - 2)
+    amq = _i16((a & (quarter - 1)) - quarter)
+    result = _exp_quarter(_srmpot(amq, k))
+    remainder = _i16(amq - a)
+    barrel = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
+              (2, 39332535), (3, 720401), (4, 242))  # fmt: skip
+    for exponent, multiplier in barrel:
+        if k > exponent:
+            hit = (remainder & (1 << (frac + exponent))) != 0
+            result = np.where(hit, _srdhm(result, _const(multiplier)), result)
+    if k > 5:
+        result = np.where(a < _const(-(1 << (36 - k))), 0, result)
+    return np.where(a == 0, _MAX, result)
+
+
+def _newton(a):
+    s = a + _MAX  # RoundingHalfSum(a, One): (sum + sign) / 2, truncated
+    n = s + np.where(s >= 0, 1, -1)
+    half_denominator = _i16(np.abs(n) // 2 * np.sign(n))
+    x = _i16(_const(1515870810) + _srdhm(half_denominator, _const(-1010580540)))
+    for _ in range(3):
+        one_minus = _i16((1 << 13) - _srdhm(half_denominator, x))
+        x = _i16(x + _srmpot(_srdhm(x, one_minus), 2))
+    return x
+
+
+def ref_logistic(a, k):
+    positive = a > 0
+    abs_a = np.where(positive, a, _i16(-a))
+    if_positive = _srmpot(_newton(_exp_on_negative_values(_i16(-abs_a), k)), 1)
+    return np.where(a == 0, _const(1 << 30), np.where(positive, if_positive, _i16(_MAX - if_positive)))
+
+
+def ref_tanh(a, k):
+    negative = a < 0
+    n = np.where(negative, a, _i16(-a))
+    t = _srmpot(_i16(_newton(_exp_on_negative_values(n, k + 1)) - (1 << 13)), 2)
+    return np.where(a == 0, 0, np.where(negative, _i16(-t), t))
+
+
+ALL_INT16 = np.arange(_MIN, _MAX + 1, dtype=np.int64)
+#: the edges, small magnitudes and a stride through the rest
+SAMPLE = np.unique(np.concatenate([ALL_INT16[:40], ALL_INT16[-40:], np.arange(-300, 300, 7), ALL_INT16[::331]]))
+
+FUNCTIONS = {
+    "logistic_3": (lambda ops, v: q.fixed_logistic(ops, v, 3), lambda a: ref_logistic(a, 3)),
+    **{f"tanh_{k}": (lambda ops, v, k=k: q.fixed_tanh(ops, v, k), lambda a, k=k: ref_tanh(a, k)) for k in (0, 3, 6)},
+    "exp_7": (lambda ops, v: q.exp_on_negative_values(ops, v, 7), lambda a: _exp_on_negative_values(a, 7)),
+}
+
+
+def test_transcription_near_float():
+    """The transcription is the real function (within int16 rounding)."""
+    x = ALL_INT16 / 2.0**12
+    assert np.abs(ref_logistic(ALL_INT16, 3) / 2.0**15 - 1 / (1 + np.exp(-x))).max() < 5e-4
+    assert np.abs(ref_tanh(ALL_INT16, 3) / 2.0**15 - np.tanh(x)).max() < 5e-4
+    neg = ALL_INT16[ALL_INT16 <= 0]
+    assert np.abs(_exp_on_negative_values(neg, 7) / 2.0**15 - np.exp(neg / 2.0**8)).max() < 5e-4
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_int16_backend_matches_gemmlowp(name):
+    build, ref = FUNCTIONS[name]
+    got = [build(q.PY16, int(v)) for v in SAMPLE]
+    assert got == [int(v) for v in ref(SAMPLE)]
+
+
+def test_int16_primitives():
+    rows, cols = SAMPLE, SAMPLE[::5]
+    want = _srdhm(rows[:, None], cols[None, :])
+    got = [[q.PY16.srdhm(int(x), int(y)) for y in cols] for x in rows]
+    assert (np.array(got) == want).all()
+    assert q.PY16.add_sat_if_16bit(30000, 30000) == _MAX and q.PY16.add(30000, 30000) == _i16(60000)
+    assert q.PY16.neg(_MIN) == _MIN
+
+
+N = len(ALL_INT16)
+
+
+@lru_cache(maxsize=None)
+def int16_functions_fn() -> NativeFn:
+    """Every function of FUNCTIONS over N int16 inputs (as i32), generated code."""
+    names = sorted(FUNCTIONS)
+
+    def build(ctx: LoweringContext) -> None:
+        def body(e, args, idx):
+            ops = q.Int16Ops(q.IR(e))
+            return [ops.v(FUNCTIONS[n][0](ops, args[0])) for n in names]
+
+        ctx.generic((N,), [(ctx.inputs[0], identity_map(1))], [(o, identity_map(1)) for o in ctx.outputs], body)
+
+    return NativeFn([MemRefType(i32, [N])], [MemRefType(i32, [N])] * len(names), build)
+
+
+def test_generated_int16_functions_on_every_input():
+    names = sorted(FUNCTIONS)
+    outs = [np.zeros(N, np.int32) for _ in names]
+    int16_functions_fn()([ALL_INT16.astype(np.int32)], outs)
+    for name, out in zip(names, outs):
+        want = FUNCTIONS[name][1](ALL_INT16)
+        bad = np.flatnonzero(out != want)
+        first = bad[0] if bad.size else 0
+        assert bad.size == 0, f"{name}: {bad.size} differ, first at {ALL_INT16[first]}: {out[first]} != {want[first]}"
+
+
+# -- run-time shifts and the inverse square root (QuantUtils.h) -----------------------------------
+
+
+def ref_inv_sqrt(x: int) -> tuple[int, int]:
+    """GetInvSqrtQuantizedMultiplierExp(x, reverse_shift=-1), transcribed;
+    returns (multiplier, right shift) like the builder."""
+    if x <= 1:
+        return q.INT32_MAX, 0
+    shift = 11
+    while x >= 1 << 29:
+        x //= 4
+        shift += 1
+    clz = 32 - x.bit_length()
+    pairs = (clz - 1) // 2 - 1
+    shift -= pairs
+    x <<= 2 * pairs
+    assert (1 << 27) <= x < (1 << 29)
+    srdhm = q.saturating_rounding_doubling_high_mul
+    half_input = q.rounding_divide_by_pot(x >> 1, 1)
+    half_three = (1 << 28) + (1 << 27)
+    y = 1 << 28
+
+    def rescale3(v: int, from_bits: int) -> int:  # SaturatingRoundingMultiplyByPOT<from - 3>
+        e = from_bits - 3
+        threshold = (1 << (31 - e)) - 1
+        return q.INT32_MAX if v > threshold else q.INT32_MIN if v < -threshold else q.wrap32(v << e)
+
+    for _ in range(5):
+        y3 = rescale3(srdhm(srdhm(y, y), y), 9)
+        y = rescale3(q.wrap32(srdhm(half_three, y) - srdhm(half_input, y3)), 6)
+    y = srdhm(y, 1518500250)
+    if shift < 0:
+        y = q.wrap32(y << -shift)
+        shift = 0
+    return y, shift
+
+
+INV_SQRT_INPUTS = [0, 1, 2, 3, 4, 5, 7, 8, 100, 1023, 1024, 4095, 65536, 123457, (1 << 27) - 1, 1 << 27,
+                   (1 << 29) - 1, 1 << 29, (1 << 29) + 12345, (1 << 31) - 1, -5]  # fmt: skip
+
+
+def test_inv_sqrt_builder_matches_reference():
+    rng = np.random.default_rng(7)
+    xs = INV_SQRT_INPUTS[:-1] + [int(v) for v in rng.integers(2, 2**31 - 1, 300)]
+    for x in xs:
+        assert inv_sqrt_quantized_multiplier_exp(q.PY, x) == ref_inv_sqrt(x), x
+
+
+def _inv_sqrt_and_shifts_fn(n: int) -> NativeFn:
+    def build(ctx: LoweringContext) -> None:
+        def body(e, args, idx):
+            ops = q.IR(e)
+            m, s = inv_sqrt_quantized_multiplier_exp(ops, args[0])
+            return [ops.v(m), ops.v(s), ops.v(q.rdbpot_runtime(ops, args[0], args[1]))]
+
+        ctx.generic((n,), [(b, identity_map(1)) for b in ctx.inputs], [(o, identity_map(1)) for o in ctx.outputs], body)
+
+    return NativeFn([MemRefType(i32, [n])] * 2, [MemRefType(i32, [n])] * 3, build)
+
+
+def test_generated_inv_sqrt_and_runtime_rdbpot():
+    rng = np.random.default_rng(11)
+    x = np.array(INV_SQRT_INPUTS + [int(v) for v in rng.integers(-(2**31), 2**31 - 1, 64)], np.int32)
+    exponents = rng.integers(0, 32, len(x)).astype(np.int32)
+    outs = [np.zeros(len(x), np.int32) for _ in range(3)]
+    _inv_sqrt_and_shifts_fn(len(x))([x, exponents], outs)
+    for i, v in enumerate(x.tolist()):
+        if v >= 0:
+            assert (int(outs[0][i]), int(outs[1][i])) == ref_inv_sqrt(v), v
+        assert outs[2][i] == q.rounding_divide_by_pot(v, int(exponents[i])), (v, exponents[i])
