@@ -1,5 +1,6 @@
-"""Rules for the recurrent operations: LSTM, RNN, SVDF, and the sequence forms
-UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN
+"""Rules for the recurrent operations: LSTM, RNN, SVDF, the sequence forms
+UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN, and
+the integer cells QUANTIZED_16BIT_LSTM and QUANTIZED_LSTM
 (EMBEDDING_LOOKUP and HASHTABLE_LOOKUP are in shape_ops, LSH_PROJECTION in
 hashing: the families of their lowerings).
 

@@ -1,5 +1,7 @@
 """Recurrent operations: LSTM, RNN, SVDF and the sequence operations
-UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN.
+UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN, and
+the integer cells QUANTIZED_16BIT_LSTM and QUANTIZED_LSTM (their steps are in
+:mod:`nnc.passes.lowering.recurrent_quant`).
 
 Each lowering follows Android's reference implementation (``LSTM.cpp``,
 ``RNN.cpp``, ``SVDF.cpp``, ``UnidirectionalSequenceLSTM.cpp``, ... in
