@@ -22,6 +22,9 @@ import pytest
 from test_quant_arith import NativeFn
 from xdsl.dialects.builtin import MemRefType, i32
 
+import nnc
+from nnc import OperandType as T
+from nnc import OperationType as Op
 from nnc.passes.lowering import LoweringContext, identity_map
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.recurrent_quant import inv_sqrt_quantized_multiplier_exp
@@ -250,3 +253,190 @@ def test_generated_inv_sqrt_and_runtime_rdbpot():
         if v >= 0:
             assert (int(outs[0][i]), int(outs[1][i])) == ref_inv_sqrt(v), v
         assert outs[2][i] == q.rounding_divide_by_pot(v, int(exponents[i])), (v, exponents[i])
+
+
+# -- QUANTIZED_LSTM configurations the corpus does not test ------------------------------------
+#
+# The corpus runs QLSTM with layer normalisation, CIFG or not, projection or
+# not, no peephole, no clipping, hidden zero point 0 and cell scale 2^-15.
+# ``ref_qlstm`` transcribes ``qlstm::execute`` (with the peephole read from
+# the previous cell state: see recurrent_quant.py) on Python ints.
+
+S8, W8, S16, I32 = T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT8_SYMM, T.TENSOR_QUANT16_SYMM, T.TENSOR_INT32
+f32 = np.float32
+
+
+def _qm(real) -> tuple[int, int]:
+    return q.quantize_multiplier(float(f32(real)))
+
+
+def _mbvma(x, zp, w, m, s, acc):
+    """MatrixBatchVectorMultiplyAccumulate into int16 ``acc`` (input offset -zp)."""
+    out = acc.copy()
+    for b in range(x.shape[0]):
+        for r in range(w.shape[0]):
+            a = q.wrap32(sum((int(x[b, k]) - zp) * int(w[r, k]) for k in range(w.shape[1])))
+            out[b, r] = min(max(q.multiply_by_quantized_multiplier(a, m, s) + int(acc[b, r]), _MIN), _MAX)
+    return out
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C's integer division (truncates toward zero)."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b > 0) else -quotient
+
+
+def _layer_norm(g, w, bias, m, s, limit):
+    """ApplyLayerNorm (int64 sums, int32 elsewhere)."""
+    out = g.copy()
+    n = g.shape[1]
+    for b in range(g.shape[0]):
+        vals = [int(v) for v in g[b]]
+        mean = _cdiv(sum(vals) * 1024, n)
+        var2 = _cdiv(sum(v * v for v in vals) * _cdiv(1 << 20, n) - mean * mean, 1 << 20)
+        if var2 < 1:
+            var2 = limit
+        inv, right = ref_inv_sqrt(var2)
+        for j in range(n):
+            shifted = q.wrap32(1024 * vals[j] - mean)
+            r = q.rounding_divide_by_pot(q.saturating_rounding_doubling_high_mul(shifted, inv), right)
+            v3 = q.wrap32(r * int(w[j]) + int(bias[j]))
+            v4 = _cdiv(v3 + (512 if v3 > 0 else -512), 1024)
+            out[b, j] = min(max(q.multiply_by_quantized_multiplier(v4, m, s + 12), _MIN), _MAX)
+    return out
+
+
+def ref_qlstm(ins: dict, info: dict, sc: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(output, cell state) of qlstm::execute; ``ins`` by input index (None:
+    omitted), ``info`` (scale, zero point) by input index, ``sc`` the scalars."""
+    x, h, c = ins[0], ins[18], ins[19]
+    cell_shift = int(round(np.log2(info[19][0])))
+    batch, units = c.shape
+    gates = {}
+    for k, name in enumerate(("input", "forget", "cell", "output")):
+        if ins[1 + k] is None:
+            continue
+        inter = f32(sc[26 + k])
+        g = np.zeros((batch, units), np.int64)
+        g = _mbvma(x, info[0][1], ins[1 + k], *_qm(f32(info[1 + k][0]) * f32(info[0][0]) / inter), g)
+        g = _mbvma(h, info[18][1], ins[5 + k], *_qm(f32(info[5 + k][0]) * f32(info[18][0]) / inter), g)
+        gates[name] = (g, inter)
+    peep = {"input": 9, "forget": 10, "output": 11}
+
+    def finish(name, g, inter, cell):
+        k = ("input", "forget", "cell", "output").index(name)
+        if name in peep and ins[peep[name]] is not None:
+            m, s = _qm(2.0**cell_shift * float(f32(info[peep[name]][0])) / float(inter))
+            for b in range(batch):
+                for u in range(units):
+                    p = q.multiply_by_quantized_multiplier(int(ins[peep[name]][u]) * int(cell[b, u]), m, s)
+                    g[b, u] = min(max(p + int(g[b, u]), _MIN), _MAX)
+        if ins[20 + k] is not None:
+            ln_scale = f32(info[20 + k][0])
+            m, s = q.quantize_multiplier(float(ln_scale))
+            g = _layer_norm(g, ins[20 + k], ins[12 + k], m, s, min(1, int(f32(10000) * ln_scale)))
+        return ref_tanh(g, 3) if name == "cell" else ref_logistic(g, 3)
+
+    f = finish("forget", *gates["forget"], c)
+    cg = finish("cell", *gates["cell"], c)
+    i = finish("input", *gates["input"], c) if "input" in gates else _i16(32767 - f)
+    kept = _i16(_rdbpot(f * c, 15))
+    added = _i16(_rdbpot(i * cg, 30 + cell_shift))
+    c_out = np.clip(kept + added, _MIN, _MAX)
+    qcc = int(min(max(float(f32(f32(sc[24]) / f32(info[19][0]))), -32768.0), 32767.0)) if sc[24] > 0 else 0
+    if qcc > 0:
+        c_out = np.clip(c_out, -qcc, qcc)
+    o = finish("output", *gates["output"], c_out)
+    t = ref_tanh(c_out, cell_shift + 15)
+    hm, hs = _qm(2.0**-15 / float(f32(sc[31])) * 2.0**-15)
+    hzp = sc[30]
+    # CwiseMul subtracts the output zero point
+    scaled = [[q.multiply_by_quantized_multiplier(int(o[b, u]) * int(t[b, u]), hm, hs) - hzp for u in range(units)]
+              for b in range(batch)]  # fmt: skip
+    hidden = np.clip(np.array(scaled), -128, 127)
+    if ins[16] is None:
+        return hidden, c_out
+    pw = ins[16]
+    pm, ps = _qm(f32(info[16][0]) * f32(sc[31]) / f32(info[18][0]))
+    bias = ins[17] if ins[17] is not None else np.zeros(pw.shape[0], np.int64)
+    out = np.zeros((batch, pw.shape[0]), np.int64)
+    for b in range(batch):
+        for r in range(pw.shape[0]):
+            a = q.wrap32(int(bias[r]) + sum((int(hidden[b, k]) + hzp) * int(pw[r, k]) for k in range(units)))
+            out[b, r] = min(max(q.multiply_by_quantized_multiplier(a, pm, ps) + info[18][1], -128), 127)
+    qpc = int(min(max(float(f32(f32(sc[25]) / f32(info[16][0]))), -128.0), 127.0)) if sc[25] > 0 else 0
+    if qpc > 0:
+        out = np.clip(out, -qpc, qpc)
+    return out, c_out
+
+
+def _qlstm_case(rng, cifg: bool, peephole: bool, layer_norm: bool, projection: bool, cell_shift: int):
+    batch, n_in, units = 2, 3, 4
+    n_out = 3 if projection else units
+    ins: dict = dict.fromkeys(range(24))
+    info: dict = {}
+    ins[0], info[0] = rng.integers(-128, 128, (batch, n_in)), (0.02, 3)
+    for k in range(4):
+        if k == 0 and cifg:
+            continue
+        ins[1 + k], info[1 + k] = rng.integers(-127, 128, (units, n_in)), (0.01 + 0.002 * k, 0)
+        ins[5 + k], info[5 + k] = rng.integers(-127, 128, (units, n_out)), (0.008 + 0.001 * k, 0)
+        ins[12 + k], info[12 + k] = rng.integers(-20000, 20000, units), (0.0, 0)
+        if layer_norm:
+            ins[20 + k], info[20 + k] = rng.integers(5000, 30000, units), (2.0**-14 * (1 + k / 8), 0)
+        if peephole and k != 2:
+            p = (9, 10, None, 11)[k]
+            ins[p], info[p] = rng.integers(-300, 300, units), (0.05, 0)
+    if projection:
+        ins[16], info[16] = rng.integers(-127, 128, (n_out, units)), (0.004, 0)
+        ins[17], info[17] = rng.integers(-500, 500, n_out), (0.0, 0)
+    ins[18], info[18] = rng.integers(-128, 128, (batch, n_out)), (0.015, -2)
+    ins[19], info[19] = rng.integers(-20000, 20000, (batch, units)), (2.0**cell_shift, 0)
+    sc = {24: 4.0, 25: 0.1, 26: 0.004, 27: 0.005, 28: 0.006, 29: 0.007, 30: 5, 31: 0.01}
+    return ins, info, sc
+
+
+_TYPES = {0: S8, **dict.fromkeys((*range(1, 9), 16), W8), **dict.fromkeys((9, 10, 11, 19, 20, 21, 22, 23), S16),
+          **dict.fromkeys((12, 13, 14, 15, 17), I32), 18: S8}  # fmt: skip
+_DTYPES = {S8: np.int8, W8: np.int8, S16: np.int16, I32: np.int32}
+
+
+def run_qlstm(ins: dict, info: dict, sc: dict) -> tuple[np.ndarray, np.ndarray]:
+    """QUANTIZED_LSTM through the public API; every present tensor a model input."""
+    m = nnc.Model()
+    for i in range(24):
+        t = _TYPES[i]
+        dims = list(ins[i].shape) if ins[i] is not None else [0]
+        m.add_operand(t, dims, *(info.get(i, (0.0 if t == I32 else 1.0, 0))))
+        if ins[i] is None:
+            m.set_operand_value(i, None)
+    for i in range(24, 32):
+        t = T.INT32 if i == 30 else T.FLOAT32
+        m.add_operand(t)
+        m.set_operand_value(i, np.array(sc[i], _DTYPES[I32] if i == 30 else np.float32))
+    h, c = ins[18], ins[19]
+    outs = [m.add_operand(S8, list(h.shape), *info[18]), m.add_operand(S16, list(c.shape), *info[19]),
+            m.add_operand(S8, list(h.shape), *info[18])]  # fmt: skip
+    m.add_operation(Op.QUANTIZED_LSTM, list(range(32)), outs)
+    present = [i for i in range(24) if ins[i] is not None]
+    m.identify_inputs_and_outputs(present, outs)
+    m.finish()
+    h_out, c_out, out = nnc.compile(m).run(*[np.asarray(ins[i], _DTYPES[_TYPES[i]]) for i in present])
+    assert (h_out == out).all()
+    return out, c_out
+
+
+@pytest.mark.parametrize(
+    "cifg, peephole, layer_norm, projection, cell_shift",
+    [(False, True, False, False, -12), (True, True, True, True, -11)],
+    ids=["peephole-no-layer-norm-cell-2^-12", "cifg-peephole-layer-norm-projection-cell-2^-11"],
+)
+def test_quantized_lstm_matches_transcription(cifg, peephole, layer_norm, projection, cell_shift):
+    """Clips, a nonzero hidden zero point, peepholes, other cell scales (tanh
+    with 3 or 4 integer bits) and, without layer norm, gate biases ignored
+    (as in Android)."""
+    ins, info, sc = _qlstm_case(np.random.default_rng(5), cifg, peephole, layer_norm, projection, cell_shift)
+    out, c_out = run_qlstm(ins, info, sc)
+    want_out, want_c = ref_qlstm(ins, info, sc)
+    assert c_out.tolist() == want_c.tolist()
+    assert out.tolist() == want_out.tolist()
