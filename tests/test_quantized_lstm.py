@@ -440,3 +440,50 @@ def test_quantized_lstm_matches_transcription(cifg, peephole, layer_norm, projec
     want_out, want_c = ref_qlstm(ins, info, sc)
     assert c_out.tolist() == want_c.tolist()
     assert out.tolist() == want_out.tolist()
+
+
+# -- QUANTIZED_16BIT_LSTM with another shape than the corpus's --------------------------------
+
+
+def ref_quantized_16bit_lstm(ins: list[np.ndarray], w_zp: int, m: int, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """quantizedLstmStep<4> as Android calls it: row [input, prev output]
+    against weight rows [recurrent, input] (concatenateWeights)."""
+    x, c, h = ins[0], ins[13], ins[14]
+    row = np.concatenate([x, h], axis=1).astype(np.int64) - 128
+    gates = []
+    for g in range(4):
+        w = np.concatenate([ins[5 + g], ins[1 + g]], axis=1).astype(np.int64) - w_zp
+        acc = [[q.multiply_by_quantized_multiplier(q.wrap32(int(ins[9 + g][u]) + int(row[b] @ w[u])), m, s)
+                for u in range(w.shape[0])] for b in range(row.shape[0])]  # fmt: skip
+        gates.append(np.clip(np.array(acc, np.int64), _MIN, _MAX))
+    i, f, cg, o = ref_logistic(gates[0], 3), ref_logistic(gates[1], 3), ref_tanh(gates[2], 3), ref_logistic(gates[3], 3)
+    new = np.clip(_srmpot(_srdhm(i, cg), -4) + _srdhm(f, c.astype(np.int64)), _MIN, _MAX)
+    out = np.clip(_rdbpot(_srdhm(o, ref_tanh(_srmpot(new, 1), 3)), 8), -128, 127) + 128
+    return new, out
+
+
+def test_quantized_16bit_lstm_matches_transcription():
+    """Input size 3, output size 2 (the corpus has 2 and 4), batch 2, random data."""
+    rng = np.random.default_rng(3)
+    batch, n_in, n_out = 2, 3, 2
+    w_scale, w_zp = 0.005, 120
+    u8, i32t = T.TENSOR_QUANT8_ASYMM, T.TENSOR_INT32
+    specs = [(u8, (batch, n_in), 1 / 128, 128)]
+    specs += [(u8, (n_out, n_in), w_scale, w_zp)] * 4 + [(u8, (n_out, n_out), w_scale, w_zp)] * 4
+    specs += [(i32t, (n_out,), w_scale / 128, 0)] * 4
+    specs += [(S16, (batch, n_out), 2.0**-11, 0), (u8, (batch, n_out), 1 / 128, 128)]
+    ins = [rng.integers(-3000, 3000, d) if t == i32t else rng.integers(-4000, 4000, d) if t == S16
+           else rng.integers(0, 256, d) for t, d, _, _ in specs]  # fmt: skip
+    m = nnc.Model()
+    for t, d, scale, zp in specs:
+        m.add_operand(t, list(d), scale, zp)
+    outs = [m.add_operand(S16, [batch, n_out], 2.0**-11, 0), m.add_operand(u8, [batch, n_out], 1 / 128, 128)]
+    m.add_operation(Op.QUANTIZED_16BIT_LSTM, list(range(15)), outs)
+    m.identify_inputs_and_outputs(list(range(15)), outs)
+    m.finish()
+    dtypes = {u8: np.uint8, i32t: np.int32, S16: np.int16}
+    c_out, out = nnc.compile(m).run(*[np.asarray(v, dtypes[t]) for v, (t, *_) in zip(ins, specs)])
+    mult, shift = q.quantize_multiplier(4096 * float(f32(w_scale / 128)))
+    want_c, want_out = ref_quantized_16bit_lstm(ins, w_zp, mult, shift)
+    assert c_out.tolist() == want_c.tolist()
+    assert out.tolist() == want_out.tolist()

@@ -41,8 +41,8 @@ from nnc.dialects.rules.recurrent import (
     checked_log2,
 )
 from nnc.enums import OperandType as T
-from nnc.passes.lowering import quant as q
 from nnc.passes.kernels.vector import kernel
+from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map
 from nnc.passes.lowering.recurrent_cells import Slab, assign_rows
 
@@ -177,9 +177,10 @@ def quantized_16bit_lstm_step(ctx: LoweringContext) -> None:
 
     As in Android's QuantizedLSTMCell::eval, the concatenated row is [input,
     prev output] while each gate's weight row is [recurrent weights, input
-    weights] (``concatenateWeights``): columns meet by position, so with
-    inputSize != outputSize an input value meets a recurrent weight.  The
-    conformance tests' expected values are computed that way."""
+    weights] (``concatenateWeights``): columns meet by position, so the
+    input meets the first inputSize recurrent weights (TFLite's own layout
+    is [input weights, recurrent weights]).  The conformance tests' expected
+    values are computed that way, and nnc matches them bit for bit."""
     x, h_in, c_in = ctx.input(0), ctx.input(14), ctx.input(13)
     c_out, out = ctx.output(0), ctx.output(1)
     batch, units = ctx.shape(c_in)
