@@ -358,7 +358,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.QUANTIZE, L3, _UNARY, (1,),
           family="elementwise", types=_F3, implemented=_IMPL_F, tflite=("QUANTIZE",)),
     _spec(_T.QUANTIZED_16BIT_LSTM, L3, ("input", *_LSTM_WEIGHTS[:8], "input_gate_bias", "forget_gate_bias", "cell_bias", "output_gate_bias", "cell_state_in", "output_state_in"), (15,), ("cell_state_out", "output"), (2,),
-          family="recurrent", types=_at(L3, Q8)),
+          family="recurrent", types=_at(L3, Q8), implemented=(Q8,)),
     _spec(_T.RANDOM_MULTINOMIAL, L3, ("input", "num_samples", "seeds"), (3,),
           family="tensor_ops", types=_F3),
     _spec(_T.REDUCE_ALL, L3, _REDUCE, (3,), shape_inputs=(1,),
@@ -407,7 +407,7 @@ OPS: tuple[OpSpec, ...] = (
           family="layout", types=_FQ3, implemented=_IMPL_FQ, tflite=("RESIZE_NEAREST_NEIGHBOR",)),
     # -- Feature level 4 (NNAPI 1.3, Android 11, API 30) -------------------------
     _spec(_T.QUANTIZED_LSTM, L4, _QLSTM, (32,), ("output_state_out", "cell_state_out", "output"), (3,),
-          family="recurrent", types=_at(L4, Q8S)),
+          family="recurrent", types=_at(L4, Q8S), implemented=(Q8S,)),
     _spec(_T.IF, L4, ("condition", "then_model", "else_model", "*inputs"), (), ("*outputs",), (), min_inputs=3,
           family="control_flow", types=_at(L4, BOOL8), implemented=(BOOL8,)),
     _spec(_T.WHILE, L4, ("condition_model", "body_model", "*inputs"), (), ("*outputs",), (), min_inputs=3,
