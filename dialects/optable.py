@@ -422,7 +422,7 @@ OPS: tuple[OpSpec, ...] = (
           family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
     # -- Feature level 6 (Android 12 updatable NNAPI) ---------------------------
     _spec(_T.BATCH_MATMUL, L6, ("input0", "input1", "adj_x", "adj_y"), (4,),
-          family="conv", types=_at(L6, F16, F32, I32, Q8S)),
+          family="matmul", types=_at(L6, F16, F32, I32, Q8S), implemented=(F32, I32, Q8S)),
     _spec(_T.PACK, L6, ("axis", "*inputs"), (), min_inputs=2,
           family="tensor_ops", types=_at(L6, F16, F32, I32, Q8, Q8S), implemented=_IMPL_FIQ, primary="*inputs"),
     # -- Feature level 7 (Android 13 updatable NNAPI) ---------------------------
