@@ -392,7 +392,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.TILE, L3, ("input", "multiples"), (2,), shape_inputs=(1,),
           family="tensor_ops", types=_FIQ3, implemented=_IMPL_FIQ, tflite=("TILE",)),
     _spec(_T.TOPK_V2, L3, ("input", "k"), (2,), ("values", "indices"), (2,),
-          family="reduce", types=_FIQ3),
+          family="reduce", types=_FIQ3, implemented=_IMPL_FIQ),
     # Names are the explicit-padding signature (11).  The implicit one (9) is input,
     # filter, bias, output_shape, padding_scheme, strides, activation, nchw; its
     # input 3 is the output-shape TENSOR_INT32, hence shape_inputs=(3,) (in the
