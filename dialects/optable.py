@@ -419,7 +419,8 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.FILL, L4, ("dims", "value"), (2,), shape_inputs=(0,),
           family="tensor_ops", types=_at(L4, F16, F32, I32), implemented=(F32, I32), primary="output"),
     _spec(_T.RANK, L4, _UNARY, (1,),
-          family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
+          family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM),
+          implemented=(F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
     # -- Feature level 6 (Android 12 updatable NNAPI) ---------------------------
     _spec(_T.BATCH_MATMUL, L6, ("input0", "input1", "adj_x", "adj_y"), (4,),
           family="matmul", types=_at(L6, F16, F32, I32, Q8S), implemented=(F32, I32, Q8S)),

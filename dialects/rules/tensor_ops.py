@@ -1,6 +1,7 @@
 """Rules for the NNAPI 1.2+ tensor-construction and data-movement operations:
 SLICE, SPLIT, TILE, EXPAND_DIMS, PAD_V2, MIRROR_PAD, REVERSE, CHANNEL_SHUFFLE,
-PACK and FILL, and RANK (no lowering yet: its output is a scalar).
+PACK and FILL, and RANK (an INT32 scalar; ``nnapi-shape-inference`` folds it
+into a constant for the operations that read it).
 
 Shapes follow Android's ``operations/{Slice,Split,Tile,ExpandDims,Pad,
 MirrorPad,Reverse,ChannelShuffle,Pack,Fill}.cpp`` prepare functions.  The

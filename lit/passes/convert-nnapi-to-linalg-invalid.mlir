@@ -26,14 +26,15 @@ builtin.module {
 
 // -----
 
-// Model outputs are tensors (buffers the caller passes), not scalars.
+// Model outputs are ranked tensors (buffers the caller passes) or scalars
+// (RANK's), never of unknown rank.
 builtin.module {
-  func.func @main(%a: tensor<2x3xf32>) -> i32 {
-    %r = "nnapi.rank"(%a) : (tensor<2x3xf32>) -> i32
-    func.return %r : i32
+  func.func @main(%a: tensor<2x3xf32>) -> tensor<*xf32> {
+    %r = "nnapi.tanh"(%a) : (tensor<2x3xf32>) -> tensor<*xf32>
+    func.return %r : tensor<*xf32>
   }
 }
-// CHECK: nnc-opt: error: convert-nnapi-to-linalg: @main result 0 is i32, expected a ranked tensor
+// CHECK: nnc-opt: error: convert-nnapi-to-linalg: @main result 0 is tensor<*xf32>, expected a ranked tensor
 
 // -----
 

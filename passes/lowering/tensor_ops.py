@@ -176,3 +176,12 @@ def channel_shuffle(ctx: LoweringContext) -> None:
 @lowering(Op.FILL)
 def fill(ctx: LoweringContext) -> None:
     ctx.fill(ctx.output(), ctx.scalar(1))
+
+
+@lowering(Op.RANK)
+def rank(ctx: LoweringContext) -> None:
+    """The input's rank into the INT32 scalar output (a rank-0 buffer).  Its
+    readers inside the model read a constant (``nnapi-shape-inference``
+    folds it), so this only writes a model output."""
+    e = ctx.e
+    e.store(e.i32(len(ctx.shape(ctx.input(0)))), ctx.output(), [])
