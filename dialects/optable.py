@@ -360,7 +360,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.QUANTIZED_16BIT_LSTM, L3, ("input", *_LSTM_WEIGHTS[:8], "input_gate_bias", "forget_gate_bias", "cell_bias", "output_gate_bias", "cell_state_in", "output_state_in"), (15,), ("cell_state_out", "output"), (2,),
           family="recurrent", types=_at(L3, Q8)),
     _spec(_T.RANDOM_MULTINOMIAL, L3, ("input", "num_samples", "seeds"), (3,),
-          family="tensor_ops", types=_F3),
+          family="tensor_ops", types=_F3, implemented=_IMPL_F),
     _spec(_T.REDUCE_ALL, L3, _REDUCE, (3,), shape_inputs=(1,),
           family="reduce", types=_at(L3, BOOL8), implemented=(BOOL8,)),
     _spec(_T.REDUCE_ANY, L3, _REDUCE, (3,), shape_inputs=(1,),

@@ -433,6 +433,10 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         new_ops: list[Operation] = []
         functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
         loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
+        # RANDOM_MULTINOMIAL seeds itself from the clock when asked for random seeds
+        clock = loops or any(
+            isinstance(o, nnapi.op_class(OperationType.RANDOM_MULTINOMIAL)) for f in functions for o in f.walk()
+        )
         emission = EmissionState()
         lowered: list[tuple[func.FuncOp, _FunctionLowering]] = []
         tiles = tile_policy(self.target())
@@ -454,7 +458,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         for top in functions:
             top.detach()
             top.erase(safe_erase=False)
-        if loops:
+        if clock:
             new_ops.append(clock_declaration())
         op.body.block.add_ops(new_ops)
         if self.pool is not None:

@@ -292,3 +292,20 @@ def rank(call: OpCall) -> list[OperandInfo]:
     if not x.type.is_tensor:
         raise RuleError(f"input 0 must be a tensor, got {x.type.name}")
     return [OperandInfo(T.INT32, ())]
+
+
+@rule(Op.RANDOM_MULTINOMIAL)
+def random_multinomial(call: OpCall) -> list[OperandInfo]:
+    """input [batches, classes] (log-probabilities), num_samples (INT32 > 0),
+    seeds (TENSOR_INT32 [2]) -> TENSOR_INT32 [batches, num_samples], as
+    Android's ``Multinomial::Prepare``."""
+    expect_count(call, (3,))
+    x = _data(call)
+    if x.rank is not None and x.rank != 2:
+        raise RuleError(f"input 0 must have rank 2, got {x.rank}")
+    samples = int_param(call, 1)
+    if samples <= 0:
+        raise RuleError(f"num_samples must be > 0, got {samples}")
+    seeds = int_tensor(call, 2, 1, "seeds")
+    expect_dims(seeds, 2, (2,), "seeds")
+    return [OperandInfo(T.TENSOR_INT32, (dim(x, 0), samples))]
