@@ -160,8 +160,7 @@ QUANTS = [
 ]
 
 
-@pytest.mark.parametrize("quant", QUANTS)
-@pytest.mark.parametrize("rank,adj_x,adj_y", CASES[1::3])
+@pytest.mark.parametrize("rank,adj_x,adj_y,quant", [(*c, QUANTS[i % len(QUANTS)]) for i, c in enumerate(CASES[1::2])])
 def test_quant8_signed_bit_exact(rank: int, adj_x: bool, adj_y: bool, quant) -> None:
     rng = np.random.default_rng(300 + 100 * rank + 10 * adj_x + adj_y)
     xs, ys, out = _shapes(rng, rank, adj_x, adj_y, broadcast="x")
