@@ -360,7 +360,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.QUANTIZED_16BIT_LSTM, L3, ("input", *_LSTM_WEIGHTS[:8], "input_gate_bias", "forget_gate_bias", "cell_bias", "output_gate_bias", "cell_state_in", "output_state_in"), (15,), ("cell_state_out", "output"), (2,),
           family="recurrent", types=_at(L3, Q8), implemented=(Q8,)),
     _spec(_T.RANDOM_MULTINOMIAL, L3, ("input", "num_samples", "seeds"), (3,),
-          family="tensor_ops", types=_F3),
+          family="tensor_ops", types=_F3, implemented=_IMPL_F),
     _spec(_T.REDUCE_ALL, L3, _REDUCE, (3,), shape_inputs=(1,),
           family="reduce", types=_at(L3, BOOL8), implemented=(BOOL8,)),
     _spec(_T.REDUCE_ANY, L3, _REDUCE, (3,), shape_inputs=(1,),
@@ -392,7 +392,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.TILE, L3, ("input", "multiples"), (2,), shape_inputs=(1,),
           family="tensor_ops", types=_FIQ3, implemented=_IMPL_FIQ, tflite=("TILE",)),
     _spec(_T.TOPK_V2, L3, ("input", "k"), (2,), ("values", "indices"), (2,),
-          family="reduce", types=_FIQ3, tflite=("TOPK_V2",)),
+          family="reduce", types=_FIQ3, implemented=_IMPL_FIQ, tflite=("TOPK_V2",)),
     # Names are the explicit-padding signature (11).  The implicit one (9) is input,
     # filter, bias, output_shape, padding_scheme, strides, activation, nchw; its
     # input 3 is the output-shape TENSOR_INT32, hence shape_inputs=(3,) (in the
@@ -419,10 +419,11 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.FILL, L4, ("dims", "value"), (2,), shape_inputs=(0,),
           family="tensor_ops", types=_at(L4, F16, F32, I32), implemented=(F32, I32), primary="output", tflite=("FILL",)),
     _spec(_T.RANK, L4, _UNARY, (1,),
-          family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
+          family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM),
+          implemented=(F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
     # -- Feature level 6 (Android 12 updatable NNAPI) ---------------------------
     _spec(_T.BATCH_MATMUL, L6, ("input0", "input1", "adj_x", "adj_y"), (4,),
-          family="conv", types=_at(L6, F16, F32, I32, Q8S), tflite=("BATCH_MATMUL",)),
+          family="matmul", types=_at(L6, F16, F32, I32, Q8S), implemented=(F32, I32, Q8S), tflite=("BATCH_MATMUL",)),
     _spec(_T.PACK, L6, ("axis", "*inputs"), (), min_inputs=2,
           family="tensor_ops", types=_at(L6, F16, F32, I32, Q8, Q8S), implemented=_IMPL_FIQ, primary="*inputs", tflite=("PACK",)),
     # -- Feature level 7 (Android 13 updatable NNAPI) ---------------------------

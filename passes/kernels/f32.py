@@ -198,7 +198,7 @@ def gemm(
         # b_step of a level: K-rows of the panel, each `width` long
         lv_args = [x for lv in levels for x in (lv.size, lv.a_step, lv.b_step * width)]
 
-        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
+        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
             name, body = gemm_kernel(rows, ws, len(levels), act)
             b_off = Vec(e).ix(0, (n0, depth))  # the panel of channels n0.. starts at n0 * K
             kernel(ctx, e, name, [a, panels, bias, out, a_off, a_rstride, o_off, n0, cols, b_off, *lv_args], body)
@@ -247,13 +247,13 @@ def _divmod(e: Emitter, t: IndexOrInt, n: int, outer: int) -> tuple[IndexOrInt, 
 def _col_block_tiles(
     c0: int, c1: int, width: int, run_count: int, run_at: RunAt,
     rblocks: Sequence[tuple[int, int, int]], a_rstride: int, cols: int,
-    call: Callable[[Emitter, int, IndexOrInt, IndexOrInt, IndexOrInt], None],
+    call: Callable[[Emitter, int, IndexOrInt, IndexOrInt, IndexOrInt, IndexOrInt], None],
 ) -> Case:
     """The output tiles of the channel blocks ``[c0, c1)`` (each ``width``
     wide): channel block x run x block of pixels (``rblocks``, blocks of one
     or two sizes), in that order, so that consecutive tiles share a weight
     panel as they did when the panel was transposed per block.
-    ``call(e, rows, n0, a_off, o_off)`` computes one tile."""  # fmt: skip
+    ``call(e, rows, n0, a_off, o_off, run)`` computes one tile."""  # fmt: skip
     per_run = [((r1 - r0) // size, r0, size) for r0, r1, size in rblocks]
     nb = sum(n for n, _, _ in per_run)
     ncb = (c1 - c0) // width
@@ -268,7 +268,7 @@ def _col_block_tiles(
             def block(e: Emitter, i: IndexOrInt) -> None:
                 v = Vec(e)
                 m0 = v.ix(r0, (i, size))
-                call(e, size, n0, v.ix(a_run, (m0, a_rstride)), v.ix(o_run, (m0, cols)))
+                call(e, size, n0, v.ix(a_run, (m0, a_rstride)), v.ix(o_run, (m0, cols)), run)
 
             return block
 
@@ -286,6 +286,48 @@ def gemm_tiles(e: Emitter, segments: Sequence[Case]) -> None:
     threads; each output element is computed by one iteration, in the same
     order whichever thread runs it."""
     parallel_each(e, 0, sum(n for n, _ in segments), 1, lambda e2, t: _switch(e2, t, segments))
+
+
+# -- batched matrix products: out[t] = a[t] @ b[t] -------------------------------------------
+
+#: Where matrix pair ``t`` of a batched product starts: ``(e, t) -> (offset
+#: of a[t], offset of b[t])`` (broadcast batches share a matrix).
+BatchAt = Callable[[Emitter, IndexOrInt], tuple[IndexOrInt, IndexOrInt]]
+
+
+def batch_gemm(
+    ctx: LoweringContext, a: Value, b: Value, out: Value, batches: int, batch_at: BatchAt,
+    rows: int, depth: int, cols: int, a_row: int, a_step: int,
+) -> None:
+    """``out[t] = a[t] @ b[t]`` for ``t < batches`` on flat float32 buffers
+    (BATCH_MATMUL): element (i, k) of ``a[t]`` at ``a_off + i * a_row + k *
+    a_step`` (a row-major matrix, or its transpose read in place), ``b[t]`` the
+    ``[depth, cols]`` row-major matrix at ``b_off`` (:data:`BatchAt`), ``out[t]``
+    the ``[rows, cols]`` matrix at ``t * rows * cols``.
+
+    The GEMM kernel of :func:`gemm`, with the rows of ``b`` as its weight
+    panel: a panel's K-rows are ``cols`` apart instead of the block's width,
+    so ``b`` is read in place, neither packed nor transposed (each is used
+    for one product only).  The accumulators start from zero (a zero
+    "bias") and each sum runs in the reference's order over k.  Every tile
+    (a block of rows of one matrix x a block of columns) is one iteration of
+    one parallel loop (:func:`gemm_tiles`)."""  # fmt: skip
+    tiles = ctx.tiles
+    zeros = ctx.constant(np.zeros(cols, np.float32), f32)
+    segments: list[Case] = []
+    for c0, c1, ws in col_blocks(cols, tiles.lanes, tiles.max_col_vectors):
+
+        def call(e: Emitter, nrows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, t: IndexOrInt, ws=ws) -> None:
+            name, body = gemm_kernel(nrows, ws, 1, 0)
+            b_off = Vec(e).ix(batch_at(e, t)[1], n0)
+            kernel(ctx, e, name, [a, b, zeros, out, a_off, a_row, o_off, n0, cols, b_off, depth, a_step, cols], body)
+
+        def run_at(e: Emitter, t: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
+            return batch_at(e, t)[0], Vec(e).ix(0, (t, rows * cols))
+
+        rblocks = row_blocks(rows, tiles.gemm_rows(len(ws)))
+        segments.append(_col_block_tiles(c0, c1, sum(ws), batches, run_at, rblocks, a_row, cols, call))
+    gemm_tiles(ctx.e, segments)
 
 
 # -- dot products: out[m, n] = act(bias[n] + sum_i a[m, i] * w[n, i]) --------------------------

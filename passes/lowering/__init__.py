@@ -12,6 +12,7 @@ from nnc.passes.lowering import (  # noqa: F401  (each registers its lowerings)
     elementwise,
     hashing,
     layout,
+    matmul,
     normalization,
     pool,
     recurrent,
