@@ -28,6 +28,18 @@ builtin.module {
     %r = "nnapi.transpose_conv_2d"(%x, %w, %b, %zero, %zero, %zero, %zero, %two, %two, %zero, %nchw) : (tensor<1x1x2x2xf32>, tensor<1x3x3x1xf32>, tensor<1xf32>, i32, i32, i32, i32, i32, i32, i32, i1) -> tensor<1x1x5x5xf32>
     func.return %r : tensor<1x1x5x5xf32>
   }
+
+  // The same in NHWC with 2 output channels: each phase is a GEMM over the
+  // padded input (its sub-filter gathered, then laid out as panels at run
+  // time) whose output pixels are every second pixel of an output row: the
+  // kernel's output stride (ldo) is 2 pixels x 2 channels.
+  func.func @transpose_nhwc(%x: tensor<1x2x2x1xf32>, %w: tensor<2x3x3x1xf32>, %b: tensor<2xf32>) -> tensor<1x5x5x2xf32> {
+    %zero = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %two = "nnapi.constant"() <{value = dense<2> : tensor<i32>}> : () -> i32
+    %nhwc = "nnapi.constant"() <{value = dense<false> : tensor<i1>}> : () -> i1
+    %r = "nnapi.transpose_conv_2d"(%x, %w, %b, %zero, %zero, %zero, %zero, %two, %two, %zero, %nhwc) : (tensor<1x2x2x1xf32>, tensor<2x3x3x1xf32>, tensor<2xf32>, i32, i32, i32, i32, i32, i32, i32, i1) -> tensor<1x5x5x2xf32>
+    func.return %r : tensor<1x5x5x2xf32>
+  }
 }
 
 // The grouped filter (a model input) is transposed into panels at run time,
@@ -52,4 +64,16 @@ builtin.module {
 // CHECK:         memref.alloc() {{.*}} : memref<1x1x1x1xf32>
 // CHECK:         memref.subview %[[OUT]][0, 0, 1, 1] [1, 1, 2, 2] [1, 1, 2, 2]
 // CHECK:         linalg.generic
+// CHECK:         func.return
+
+// CHECK-LABEL: func.func @transpose_nhwc(
+// CHECK:         memref.alloc() {{.*}} : memref<1x4x4x1xf32>
+// CHECK:         memref.alloc() {{.*}} : memref<2x2x2x1xf32>
+// CHECK:         %[[LDO:.*]] = arith.constant 4 : index
+// CHECK:         }{nnc.kernel = "nnc_transpose_0"}
+// CHECK:         builtin.unrealized_conversion_cast %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[LDO]], {{.*}} : memref<16xf32>, memref<8xf32>, memref<2xf32>, memref<50xf32>
+// CHECK:         }{nnc.kernel = "nnc_gemm_3x2_l2_none"}
+// CHECK:         }{nnc.kernel = "nnc_gemm_2x2_l1_none"}
+// CHECK:         }{nnc.kernel = "nnc_gemm_3x2_l1_none"}
+// CHECK:         }{nnc.kernel = "nnc_gemm_2x2_l1_none"}
 // CHECK:         func.return

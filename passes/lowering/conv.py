@@ -747,6 +747,9 @@ def transpose_conv_2d(ctx: LoweringContext) -> None:
     g = TransposeGeometry.of(ctx)
     qc = _quant_of(ctx, 0, g.activation)
     x, w, b, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output()
+    if qc is None and not g.nchw and not g.holes:
+        _transpose_nhwc(ctx, g, x, w, b, out)
+        return
     _transpose_generic(ctx, g, qc, x, w, b, out)
 
 
@@ -773,6 +776,54 @@ def _phase_output(ctx: LoweringContext, buf: Value, g: TransposeGeometry, py: Ph
         ctx, buf, g.layout(0, py.first, px.first, 0), g.layout(g.batches, py.count, px.count, g.out_c),
         g.layout(1, g.stride_h, g.stride_w, 1),
     )  # fmt: skip
+
+
+def _phase_filter_value(wv: np.ndarray, g: TransposeGeometry, py: Phase, px: Phase) -> np.ndarray:
+    """:func:`_phase_filter` of a filter known at compile time, with numpy."""
+    rows = [py.tap(u, g.stride_h) for u in range(py.taps)]
+    cols = [px.tap(v, g.stride_w) for v in range(px.taps)]
+    return np.ascontiguousarray(np.asarray(wv)[:, rows][:, :, cols])
+
+
+def _transpose_nhwc(ctx: LoweringContext, g: TransposeGeometry, x: Value, w: Value, b: Value, out: Value) -> None:
+    """Float32 NHWC TRANSPOSE_CONV_2D on the GEMM kernels, one GEMM per
+    phase: its output pixels are the phase's (every ``stride``-th pixel of
+    an output row: the GEMM's ``ldo``), its runs the phase's rows, its
+    reduction the sub-filter's taps over the padded input, whose windows
+    for consecutive outputs of a phase are consecutive input pixels.  Every
+    output belongs to one phase and is written once, bias and activation
+    included."""
+    xp = _transpose_input(ctx, g, x, 0.0)
+    xf, of = ctx.flat(xp), ctx.flat(out)
+    hp, wp = g.padded_hw
+    top, left = g.pad_head
+    C, K = g.in_c, g.out_c
+    wv = ctx.constant_value(w)
+    for py in g.rows:
+        for px in g.cols:
+            levels = [Level(py.taps, wp * C, px.taps * C), Level(px.taps, C, C), Level(C, 1, 1)]
+            levels = [lv for lv in levels if lv.size > 1] or levels[-1:]
+            if wv is not None:
+                sub_value = _phase_filter_value(wv, g, py, px)
+                sub: Value = w
+            else:
+                sub_value, sub = None, ctx.flat(_phase_filter(ctx, w, g, py, px))
+
+            def run_at(e: Emitter, r: IndexOrInt, py=py, px=px) -> tuple[IndexOrInt, IndexOrInt]:
+                """Run ``r`` is row ``j`` of the phase in image ``n``: (n, j) = divmod(r, rows)."""
+                v = Vec(e)
+                if g.batches == 1:
+                    n, j = 0, r
+                else:
+                    n, j = e.div(e.index(r), e.index(py.count)), e.rem(e.index(r), e.index(py.count))
+                a = v.ix((py.start + top) * wp * C + (px.start + left) * C, (n, hp * wp * C), (j, wp * C))
+                o = v.ix((py.first * g.out_w + px.first) * K, (n, g.out_h * g.out_w * K), (j, g.stride_h * g.out_w * K))
+                return a, o
+
+            gemm(
+                ctx, xf, sub, b, of, g.batches * py.count, run_at, px.count, C, K, levels, g.activation,
+                sub_value, ldo=g.stride_w * K,
+            )  # fmt: skip
 
 
 def _transpose_generic(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv | None, x: Value, w: Value, b: Value, out: Value) -> None:
