@@ -50,6 +50,8 @@ CASES = [  # (seed, type, per-channel, nchw, filter a model input, (stride_w, st
     (6, S8, True, False, True, (3, 3), (2, 4), (0, -1, 1, 0), (3, 20)),
     (7, S8, True, True, False, (2, 1), (3, 2), (0, 0, 1, 1), (5, 2)),
     (8, F32, False, False, False, (2, 3), (2, 2), (0, 0, 0, 1), (3, 4)),  # rows no tap reaches
+    (9, S8, True, False, False, (2, 2), (3, 3), (1, 0, 0, -1), (5, 20)),
+    (10, U8, False, False, False, (1, 2), (3, 1), (0, 0, 1, 1), (3, 2)),
 ]  # fmt: skip
 
 

@@ -587,6 +587,9 @@ def grouped_conv_2d(ctx: LoweringContext) -> None:
     if qc is None and not g.nchw:
         _conv_2d_nhwc(ctx, g, x, w, b, out)
         return
+    if qc is not None and not g.nchw and (wv := filter_value(ctx)) is not None:
+        _conv_2d_q8(ctx, g, qc, x, wv, b, out)
+        return
     _grouped_generic(ctx, g, qc, x, w, b, out)
 
 
@@ -750,6 +753,9 @@ def transpose_conv_2d(ctx: LoweringContext) -> None:
     if qc is None and not g.nchw and not g.holes:
         _transpose_nhwc(ctx, g, x, w, b, out)
         return
+    if qc is not None and not g.nchw and not g.holes and (wv := filter_value(ctx)) is not None:
+        _transpose_q8(ctx, g, qc, x, wv, b, out)
+        return
     _transpose_generic(ctx, g, qc, x, w, b, out)
 
 
@@ -826,6 +832,41 @@ def _transpose_nhwc(ctx: LoweringContext, g: TransposeGeometry, x: Value, w: Val
             )  # fmt: skip
 
 
+def _transpose_q8(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv, x: Value, wv: Any, b: Value, out: Value) -> None:
+    """Quantised NHWC TRANSPOSE_CONV_2D with a constant filter: one int8
+    GEMM per phase (as :func:`_transpose_nhwc`), the reduction over the
+    sub-filter's rows around a contiguous run of (tap column, input
+    channel): a phase's windows slide one input pixel at a time."""
+    hp, wp = g.padded_hw
+    top, left = g.pad_head
+    C, K = g.in_c, g.out_c
+    xq = q8_input_padded(ctx, qc, x, g.pad_head, g.padded_hw)
+    blocks = q8.column_blocks(K, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
+    qtab = qc.table(ctx, K)
+    of = ctx.flat(out)
+    for py in g.rows:
+        for px in g.cols:
+            levels = [lv for lv in [q8.Level(py.taps, wp * C)] if lv.size > 1]
+            run = px.taps * C
+            sub = qc.filter_int32(_phase_filter_value(wv, g, py, px)).reshape(K, py.taps, run)
+            panel = packed_weights(ctx, q8.pack_panel(sub, blocks))
+
+            def runs(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None], py=py, px=px) -> None:
+                """One run per row ``j`` of the phase in image ``n``."""
+
+                def image(e: Emitter, n: IndexOrInt) -> None:
+                    each(e, 0, py.count, 1, lambda e2, j: f(
+                        e2,
+                        Vec(e2).ix((py.start + top) * wp * C + (px.start + left) * C, (n, hp * wp * C), (j, wp * C)),
+                        Vec(e2).ix((py.first * g.out_w + px.first) * K, (n, g.out_h * g.out_w * K),
+                                   (j, g.stride_h * g.out_w * K)),
+                    ))
+
+                each(e, 0, g.batches, 1, image)
+
+            q8.gemm(ctx, xq, panel, qtab, b, of, runs, px.count, C, K, levels, run, blocks, ldo=g.stride_w * K)
+
+
 def _transpose_generic(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv | None, x: Value, w: Value, b: Value, out: Value) -> None:
     """Any TRANSPOSE_CONV_2D: per phase one reduction generic into the
     phase's strided view of the accumulator (initialised with the bias, so
@@ -881,21 +922,28 @@ def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int]
     reference's skipped taps), as a flat buffer with two elements of slack
     at its end (the partner of a last odd reduction step, times a zero
     weight).  ``shape``: ``x``'s shape (NHWC, or [batch, size])."""
-    padded = list(shape)
     if g is not None and g.needs_padding:
-        padded[1:3] = g.padded_hw
+        return q8_input_padded(ctx, qc, x, (g.pad_top, g.pad_left), g.padded_hw)
+    return _q8_widened(ctx, qc, x, shape, list(shape), (0, 0))
+
+
+def q8_input_padded(ctx: LoweringContext, qc: QuantConv, x: Value, head: tuple[int, int], size: tuple[int, int]) -> Value:
+    """:func:`q8_input` of an NHWC ``x`` at rows/columns ``head`` of a zero
+    buffer of spatial ``size``."""
+    shape = list(ctx.shape(x))
+    return _q8_widened(ctx, qc, x, shape, [shape[0], *size, shape[3]], head)
+
+
+def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: list[int], padded: list[int], head: tuple[int, int]) -> Value:
+    """The flat int16 buffer (two elements of slack) of ``x - input_zp``
+    (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4)."""
     n = int(np.prod(padded))
     flat = ctx.alloc([n + 2], i16)
     view = ctx.reinterpreted(flat, i16, padded)
     dst = view
     if list(shape) != padded:
-        assert g is not None
         ctx.fill(flat, 0)
-        sub = memref.SubviewOp.from_static_parameters(
-            view, view.type, g.layout(0, g.pad_top, g.pad_left, 0), list(shape), [1] * 4  # type: ignore[arg-type]
-        )
-        ctx.builder.insert(sub)
-        dst = sub.result
+        dst = strided_view(ctx, view, [0, head[0], head[1], 0], shape, [1] * 4)
     else:
         for k in (n, n + 1):
             ctx.e.store(ctx.e.const(0, i16), flat, [k])
@@ -909,26 +957,29 @@ def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, 
     """Quantised NHWC CONV_2D with a constant filter: the int8 GEMM
     (:func:`~nnc.passes.kernels.q8.gemm`) over output pixels x output
     channels, the reduction over filter rows around a contiguous run of
-    (filter column, input channel) when the columns are not dilated."""
+    (filter column, input channel) when the columns are not dilated (and
+    not split into groups: a grouped convolution's GEMMs run side by side,
+    each over its group's ``c`` channels of pixels ``C`` apart)."""
     hp, wp = g.padded_hw
-    c, cols = g.in_c, g.out_c
+    C, c, cols = g.in_c, g.in_c // g.groups, g.out_c // g.groups
     xq = q8_input(ctx, qc, x, ctx.shape(x), g)
-    if g.dilation_w == 1:
-        levels = [q8.Level(g.filter_h, g.dilation_h * wp * c)]
+    if g.dilation_w == 1 and g.groups == 1:
+        levels = [q8.Level(g.filter_h, g.dilation_h * wp * C)]
         run = g.filter_w * c
     else:
-        levels = [q8.Level(g.filter_h, g.dilation_h * wp * c), q8.Level(g.filter_w, g.dilation_w * c)]
+        levels = [q8.Level(g.filter_h, g.dilation_h * wp * C), q8.Level(g.filter_w, g.dilation_w * C)]
         run = c
     levels = [lv for lv in levels if lv.size > 1]
     outer = int(np.prod([lv.size for lv in levels]))
     blocks = q8.column_blocks(cols, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
-    panel = packed_weights(ctx, q8.pack_panel(qc.filter_int32(wv).reshape(cols, outer, run), blocks))
-    qtab = qc.table(ctx, cols)
+    all_blocks = [(c0 + k * cols, c1 + k * cols, ws) for k in range(g.groups) for c0, c1, ws in blocks]
+    panel = packed_weights(ctx, q8.pack_panel(qc.filter_int32(wv).reshape(g.out_c, outer, run), all_blocks))
+    qtab = qc.table(ctx, g.out_c)
     of = ctx.flat(out)
     plain = g.filter_h == g.filter_w == 1 and g.stride_h == g.stride_w == 1 and not g.needs_padding
     if plain:
         pixels = g.batches * g.out_h * g.out_w
-        q8.gemm(ctx, xq, panel, qtab, b, of, lambda e, f: f(e, 0, 0), pixels, c, cols, levels, run, blocks)
+        q8.gemm(ctx, xq, panel, qtab, b, of, lambda e, f: f(e, 0, 0), pixels, C, cols, levels, run, blocks, g.groups, c)
         return
 
     def rows(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None]) -> None:
@@ -937,13 +988,13 @@ def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, 
         def image(e: Emitter, n: IndexOrInt) -> None:
             each(e, 0, g.out_h, 1, lambda e2, oh: f(
                 e2,
-                Vec(e2).ix(0, (n, hp * wp * c), (oh, g.stride_h * wp * c)),
-                Vec(e2).ix(0, (n, g.out_h * g.out_w * cols), (oh, g.out_w * cols)),
+                Vec(e2).ix(0, (n, hp * wp * C), (oh, g.stride_h * wp * C)),
+                Vec(e2).ix(0, (n, g.out_h * g.out_w * g.out_c), (oh, g.out_w * g.out_c)),
             ))
 
         each(e, 0, g.batches, 1, image)
 
-    q8.gemm(ctx, xq, panel, qtab, b, of, rows, g.out_w, g.stride_w * c, cols, levels, run, blocks)
+    q8.gemm(ctx, xq, panel, qtab, b, of, rows, g.out_w, g.stride_w * C, cols, levels, run, blocks, g.groups, c)
 
 
 def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w: Value, b: Value, out: Value) -> None:
