@@ -322,7 +322,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.GREATER_EQUAL, L3, _BINARY, (2,),
           family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F32, I32, Q8, Q8S, BOOL8), tflite=("GREATER_EQUAL",)),
     _spec(_T.GROUPED_CONV_2D, L3, ("input", "filter", "bias", *_EXPLICIT_PAD, *_STRIDES, "num_groups", "activation", "nchw"), (9, 12),
-          family="conv", types=_FQ3),
+          family="conv", types=_FQ3, implemented=_IMPL_FQ),
     _spec(_T.HEATMAP_MAX_KEYPOINT, L3, ("heatmap", "boxes", "nchw"), (3,), ("keypoint_scores", "keypoint_locations"), (2,),
           family="detection", types=_FQ3),
     _spec(_T.INSTANCE_NORMALIZATION, L3, ("input", "gamma", "beta", "epsilon", "nchw"), (5,),
@@ -398,7 +398,7 @@ OPS: tuple[OpSpec, ...] = (
     # input 3 is the output-shape TENSOR_INT32, hence shape_inputs=(3,) (in the
     # 11-input form input 3 is a scalar, which is compile-time anyway).
     _spec(_T.TRANSPOSE_CONV_2D, L3, ("input", "filter", "bias", *_EXPLICIT_PAD, *_STRIDES, "activation", "nchw"), (9, 11), shape_inputs=(3,),
-          family="conv", types=_FQ3, tflite=("TRANSPOSE_CONV",)),
+          family="conv", types=_FQ3, implemented=_IMPL_FQ, tflite=("TRANSPOSE_CONV",)),
     _spec(_T.UNIDIRECTIONAL_SEQUENCE_LSTM, L3, (*_LSTM, "time_major", *_LAYER_NORM), (28,), ("output", "output_state_out", "cell_state_out"), (1, 3),
           family="recurrent", types=_F3, implemented=_IMPL_F, tflite=("UNIDIRECTIONAL_SEQUENCE_LSTM",)),
     _spec(_T.UNIDIRECTIONAL_SEQUENCE_RNN, L3, ("input", "weights", "recurrent_weights", "bias", "hidden_state_in", "activation", "time_major"), (7,), ("output", "hidden_state_out"), (1, 2),
