@@ -240,7 +240,11 @@ class Model:
 
     def _indices(self, fn: str, indices: object, what: str) -> list[int]:
         """A list of operand indices, each in range (C57, C64)."""
-        if isinstance(indices, str | bytes) or not hasattr(indices, "__iter__"):
+        if (
+            isinstance(indices, str | bytes | dict)
+            or not hasattr(indices, "__iter__")
+            or (isinstance(indices, np.ndarray) and indices.ndim != 1)  # a 0-d array does not iterate
+        ):
             raise BadDataError(fn, f"{what} must be a sequence of operand indices, got {indices!r}")
         result = []
         for i in indices:  # type: ignore[attr-defined]
@@ -657,9 +661,11 @@ class Model:
         modelfile.save(self, path)
 
     @staticmethod
-    def load(path) -> Model:
-        """Read, validate and finish a model file (BadDataError if corrupt)."""
-        return modelfile.load(path, Model)
+    def load(source) -> Model:
+        """Read, validate and finish a model file: a path or a binary file
+        object (read, never closed), not a bare file descriptor (see
+        :func:`nnc.modelfile.read_source`); BadDataError if corrupt."""
+        return modelfile.load(source, Model)
 
     # -- conveniences ------------------------------------------------------------------------
     def call_for(self, index: int, op: Operation) -> OpCall:
