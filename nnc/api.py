@@ -6,10 +6,13 @@ through the same validation as NDK-style code.
 
 from __future__ import annotations
 
+import os
+import stat
+
 import numpy as np
 
 from nnc.compilation import Compilation
-from nnc.errors import OutputInsufficientSizeError
+from nnc.errors import BadDataError, OutputInsufficientSizeError, UnexpectedNullError
 from nnc.execution import Execution
 from nnc.model import Model
 from nnc.operand_types import dtype_of
@@ -20,6 +23,11 @@ class CompiledModel:
     """A finished compilation with a numpy-in, numpy-out ``run``."""
 
     def __init__(self, model: Model):
+        fn = "ANeuralNetworksCompilation_create"
+        if model is None:
+            raise UnexpectedNullError(fn, "model is null")
+        if not isinstance(model, Model):
+            raise BadDataError(fn, f"expected an nnc.Model, got {type(model).__name__}")
         if not model.finished:
             model.finish()
         self.model = model
@@ -62,7 +70,22 @@ class CompiledModel:
 def load_model(path) -> Model:
     """Read a model file: a TFLite flatbuffer (``.tflite``, or any file with
     the ``TFL3`` identifier) through :func:`nnc.import_tflite`, otherwise
-    nnc's own model file format (:mod:`nnc.modelfile`)."""
+    nnc's own model file format (:mod:`nnc.modelfile`).  A binary file
+    object is read as a model file; a bare int is refused (see
+    :func:`nnc.modelfile.read_source`)."""
+    fn = "nnc.load_model"
+    if path is None:
+        raise UnexpectedNullError(fn, "the model file is null")
+    if hasattr(path, "read"):
+        return Model.load(path)
+    if not isinstance(path, str | bytes | os.PathLike):
+        raise BadDataError(fn, f"expected a path or a binary file object, got {type(path).__name__}")
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        mode = stat.S_IFREG  # the reader reports a missing or unreadable file
+    if not stat.S_ISREG(mode):  # a FIFO would block the reader's open()
+        raise BadDataError(fn, f"{os.fsdecode(path)} is not a regular file")
     if is_tflite_file(path):
         return import_tflite(path)
     return Model.load(path)

@@ -26,8 +26,9 @@ admitted first (then first come, first served).  With a timeout, ``finish``
 gets a deadline that covers waiting at the gate, the cache lookup and the
 compilation: it is checked before compiling and when ``finish`` ends, and a
 passed deadline is MISSED_DEADLINE_PERSISTENT (as Android's CPU device and
-sample driver report it).  A compiler run already under way is not
-interrupted; its deadline is checked when it returns.
+sample driver report it).  The xDSL passes are not interrupted; the LLVM
+stage runs in a worker process (:mod:`nnc.runtime.worker`) that is killed
+when the deadline passes.
 
 With :meth:`Compilation.set_caching`, each variant is first looked up in the
 cache directory and, on a miss, saved there after compiling
@@ -363,7 +364,7 @@ class Compilation:
         if deadline is not None:
             deadline.check(fn, "before compiling")
         with COMPILER_GATE.admit(self.priority, deadline, fn):
-            exe = self._compile(infos, fn, compile_model)
+            exe = self._compile(infos, fn, compile_model, deadline)
         if entry is not None:
             self._cache_save(entry[0], entry[1], exe)
         return exe
@@ -425,9 +426,18 @@ class Compilation:
             return
         self._cache_event("saved", key)
 
-    def _compile(self, infos: Sequence[OperandInfo], fn: str, compile_model):
-        with compiler_errors(self.model, fn):
-            return compile_model(self.model, infos)
+    def _compile(self, infos: Sequence[OperandInfo], fn: str, compile_model, deadline: Deadline | None = None):
+        """Run the compiler; with a deadline, the LLVM stage gets the time
+        left and a stage killed for running past it is a missed deadline."""
+        try:
+            with compiler_errors(self.model, fn):
+                if deadline is None:
+                    return compile_model(self.model, infos)
+                return compile_model(self.model, infos, timeout_s=deadline.remaining_s())
+        except NNError as e:
+            if deadline is not None and deadline.passed():
+                raise deadline.missed(fn, "while compiling") from e
+            raise
 
     # -- lifetime ------------------------------------------------------------------------------------
     @ndk("ANeuralNetworksCompilation_free", free=True)

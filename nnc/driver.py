@@ -9,7 +9,11 @@ the pipeline on a model:
    linalg/scf/memref, buffer planning, the entry point, LLVM dialect, LLVM IR;
 3. LLVM (:mod:`nnc.runtime.executable`, :mod:`nnc.runtime.jit`): an
    optimised object file, loaded into the process or linked into a native
-   artifact (:mod:`nnc.runtime.artifact`).
+   artifact (:mod:`nnc.runtime.artifact`).  For a compilation this stage runs
+   in a worker process (:mod:`nnc.runtime.worker`): an LLVM assertion aborts
+   the worker, not the caller, and becomes an OP_FAILED "internal compiler
+   error" naming the stage and the model's fingerprint (:class:`CompilerCrash`).
+   ``NNC_COMPILER_IN_PROCESS=1`` runs LLVM in the calling process instead.
 
 One target (:class:`~nnc.runtime.jit.Target`: the host unless told
 otherwise) serves both ends: LLVM generates code for it, and the lowering
@@ -70,8 +74,10 @@ from nnc.runtime.artifact import (
     weights_path,
     write_file,
 )
+from nnc.runtime import worker
+from nnc.runtime.cache import model_fingerprint
 from nnc.runtime.cpu_probe import implied_features
-from nnc.runtime.executable import CompiledIR, Executable, generate_code
+from nnc.runtime.executable import CompiledIR, Executable, NativeCode, generate_code
 from nnc.runtime.jit import Target
 
 if TYPE_CHECKING:
@@ -81,6 +87,21 @@ if TYPE_CHECKING:
 INTERNAL_ERROR = "internal compiler error"
 #: The NDK function whose errors ``nnc compile`` reports (it is a compilation).
 _FINISH = "ANeuralNetworksCompilation_finish"
+#: Whether the LLVM stage runs in this process (set NNC_COMPILER_IN_PROCESS=1:
+#: no worker process, but an LLVM assertion then kills the caller).
+IN_PROCESS = os.environ.get("NNC_COMPILER_IN_PROCESS", "") not in ("", "0")
+#: Seconds the LLVM stage may take when the compilation has no deadline; past
+#: it, the stage counts as hung (an internal compiler error).
+HANG_TIMEOUT_S = 900.0
+
+
+class CompilerCrash(Exception):
+    """A compiler stage died (an abort, a signal) or hung in its worker."""
+
+    def __init__(self, stage: str, crash: worker.WorkerCrash):
+        self.stage = stage
+        self.crash = crash
+        super().__init__(f"the {stage} stage crashed in its worker process ({crash})")
 
 
 # -- what the compiler can take -------------------------------------------------------------------
@@ -159,8 +180,19 @@ def compiler_errors(model: Model, fn: str) -> Iterator[None]:
         raise OpFailedError(fn, f"compilation failed: {e}") from None
     except MemoryError:
         raise OutOfMemoryError(fn, "out of memory while compiling") from None
+    except CompilerCrash as e:
+        raise OpFailedError(fn, f"{INTERNAL_ERROR}: {e} (model {fingerprint(model)})") from e
     except Exception as e:  # noqa: BLE001 - a compiler bug must not crash the caller
-        raise OpFailedError(fn, f"{INTERNAL_ERROR}: {type(e).__name__}: {e}") from e
+        raise OpFailedError(fn, f"{INTERNAL_ERROR}: {type(e).__name__}: {e} (model {fingerprint(model)})") from e
+
+
+def fingerprint(model: Model) -> str:
+    """The model's fingerprint (:func:`nnc.runtime.cache.model_fingerprint`)
+    in short hex, to name the model in an internal compiler error."""
+    try:
+        return model_fingerprint(model).hex()[:16]
+    except Exception:  # noqa: BLE001 - only a label: never hide the real error
+        return "unknown"
 
 
 # -- the pipeline ----------------------------------------------------------------------------------
@@ -222,8 +254,25 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_LIMIT = 256
 
 
-def compile_model(model: Model, input_infos: Sequence[OperandInfo], target: Target | None = None) -> Executable:
-    """The model compiled for ``input_infos`` and loaded (compiler errors raised as they are)."""
+def native_code(ir: CompiledIR, target: Target, timeout_s: float | None = None) -> NativeCode:
+    """LLVM IR -> object code for ``target``, in a worker process (unless
+    :data:`IN_PROCESS`).  CompilerCrash if the worker dies or runs longer than
+    ``timeout_s`` or :data:`HANG_TIMEOUT_S`, whichever is shorter."""
+    if IN_PROCESS:
+        return generate_code(ir, target)
+    try:
+        limit = HANG_TIMEOUT_S if timeout_s is None else min(timeout_s, HANG_TIMEOUT_S)  # a far deadline: still a hang
+        obj = worker.POOL.compile_object(ir.llvm_ir, target, limit)
+    except worker.WorkerCrash as e:
+        raise CompilerCrash("LLVM", e) from None
+    return NativeCode(obj, ir.weights, ir.arena_size, ir.inputs, ir.outputs, target)
+
+
+def compile_model(
+    model: Model, input_infos: Sequence[OperandInfo], target: Target | None = None, timeout_s: float | None = None
+) -> Executable:
+    """The model compiled for ``input_infos`` and loaded (compiler errors
+    raised as they are; the LLVM stage within ``timeout_s``, see :func:`native_code`)."""
     module, weights = shaped_module(model, input_infos)
     target = target or Target.host()
     key = (str(module) + repr(target), hashlib.sha256(weights).hexdigest())
@@ -231,7 +280,7 @@ def compile_model(model: Model, input_infos: Sequence[OperandInfo], target: Targ
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    exe = Executable(generate_code(lower_shaped(module, weights, input_infos, target), target))
+    exe = Executable(native_code(lower_shaped(module, weights, input_infos, target), target, timeout_s))
     with _CACHE_LOCK:
         # Another thread may have compiled the same module meanwhile: share one.
         hit = _CACHE.get(key)

@@ -155,7 +155,7 @@ class Event:
         fn = _CREATE_FD
         if isinstance(sync_fence_fd, bool) or not isinstance(sync_fence_fd, int | np.integer):
             raise BadDataError(fn, f"the sync fence fd must be an int, got {type(sync_fence_fd).__name__}")
-        if int(sync_fence_fd) <= 0:
+        if not 0 < int(sync_fence_fd) <= 2**31 - 1:  # a C int
             raise BadDataError(fn, f"invalid sync fence fd {sync_fence_fd}")
         try:
             dup = os.dup(int(sync_fence_fd))

@@ -521,11 +521,21 @@ class Execution:
     @staticmethod
     def _array(fn: str, operand: Operand, array, what: str) -> np.ndarray:
         dtype = dtype_of(operand.type)
-        arr = array if isinstance(array, np.ndarray) else np.asarray(array)
+        if isinstance(array, np.ndarray):
+            arr = array
+        else:
+            # Numbers or (nested) sequences of numbers; anything else (str,
+            # bytes, dict, objects) is BAD_DATA, never a numpy exception.
+            try:
+                arr = np.asarray(array)
+                if arr.dtype.kind not in "biuf":
+                    raise TypeError(f"not numeric ({type(array).__name__})")
+                if arr.dtype != dtype:
+                    arr = arr.astype(dtype)
+            except (TypeError, ValueError, OverflowError) as e:
+                raise BadDataError(fn, f"{what}: expected a numpy array or numbers: {e}") from None
         if arr.dtype != dtype:
-            if isinstance(array, np.ndarray):
-                raise BadDataError(fn, f"{what}: dtype {arr.dtype} does not match {operand.type.name} ({dtype})")
-            arr = arr.astype(dtype)
+            raise BadDataError(fn, f"{what}: dtype {arr.dtype} does not match {operand.type.name} ({dtype})")
         if arr.nbytes > _UINT32_MAX:
             raise BadDataError(fn, f"{what}: buffer larger than 4 GiB")
         return arr

@@ -65,6 +65,8 @@ _COPY = "ANeuralNetworksMemory_copy"
 _FREE = "ANeuralNetworksMemory_free"
 
 INPUT, OUTPUT = "input", "output"
+#: the largest file descriptor (the NDK takes a C int)
+_FD_MAX = 2**31 - 1
 _PROT_MASK = mmap.PROT_READ | mmap.PROT_WRITE
 
 
@@ -140,7 +142,7 @@ class Memory(ConstantMemory):
             if not is_int(v):
                 raise BadDataError(fn, f"{name} must be an int, got {type(v).__name__}")
         size, protect, fd, offset = int(size), int(protect), int(fd), int(offset)
-        if size <= 0 or fd < 0:
+        if size <= 0 or not 0 <= fd <= _FD_MAX:  # a C int: larger numbers are no descriptor
             raise BadDataError(fn, f"invalid size {size} or fd {fd}")
         if offset < 0 or offset % mmap.ALLOCATIONGRANULARITY:
             raise BadDataError(fn, f"offset {offset} is not a multiple of the page size {mmap.ALLOCATIONGRANULARITY}")
@@ -158,7 +160,7 @@ class Memory(ConstantMemory):
                 )
             try:
                 mm = mmap.mmap(dup, size, flags=mmap.MAP_SHARED, prot=protect, offset=offset)
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError, OverflowError) as e:
                 raise UnmappableError(fn, f"cannot map fd {fd}: {e}") from None
         except NNError:
             os.close(dup)

@@ -196,6 +196,15 @@ def _compatible(a: Operand, b: Operand) -> str | None:
     return None
 
 
+def is_sequence(x: object) -> bool:
+    """Whether ``x`` can stand for a C array argument (a list of indices or
+    dimensions): iterable, but not a str, bytes, dict or a numpy array that is
+    not 1-d (a 0-d array has ``__iter__`` yet cannot be iterated)."""
+    if isinstance(x, str | bytes | dict) or not hasattr(x, "__iter__"):
+        return False
+    return not (isinstance(x, np.ndarray) and x.ndim != 1)
+
+
 class Model:
     """An NNAPI model under construction (ANeuralNetworksModel)."""
 
@@ -240,7 +249,7 @@ class Model:
 
     def _indices(self, fn: str, indices: object, what: str) -> list[int]:
         """A list of operand indices, each in range (C57, C64)."""
-        if isinstance(indices, str | bytes) or not hasattr(indices, "__iter__"):
+        if not is_sequence(indices):
             raise BadDataError(fn, f"{what} must be a sequence of operand indices, got {indices!r}")
         result = []
         for i in indices:  # type: ignore[attr-defined]
@@ -280,7 +289,7 @@ class Model:
     def _dimensions(fn: str, t: OperandType, dimensions) -> tuple[int, ...] | None:
         if dimensions is None:
             return None if t.is_tensor else ()
-        if isinstance(dimensions, str | bytes) or not hasattr(dimensions, "__iter__"):
+        if not is_sequence(dimensions):
             raise BadDataError(fn, f"dimensions must be a sequence of integers, got {dimensions!r}")
         dims = tuple(int_arg(fn, d, "a dimension") for d in dimensions)
         if any(d < 0 or d > _UINT32_MAX for d in dims):
@@ -657,9 +666,11 @@ class Model:
         modelfile.save(self, path)
 
     @staticmethod
-    def load(path) -> Model:
-        """Read, validate and finish a model file (BadDataError if corrupt)."""
-        return modelfile.load(path, Model)
+    def load(source) -> Model:
+        """Read, validate and finish a model file: a path or a binary file
+        object (read, never closed), not a bare file descriptor (see
+        :func:`nnc.modelfile.read_source`); BadDataError if corrupt."""
+        return modelfile.load(source, Model)
 
     # -- conveniences ------------------------------------------------------------------------
     def call_for(self, index: int, op: Operation) -> OpCall:

@@ -22,13 +22,14 @@ from __future__ import annotations
 import base64
 import json
 import os
+import stat
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nnc.enums import Lifetime, OperandType, OperationType
-from nnc.errors import BadDataError, NNError
+from nnc.errors import BadDataError, NNError, UnexpectedNullError
 
 if TYPE_CHECKING:
     from nnc.model import Model
@@ -128,15 +129,43 @@ def _from_dict(data: Any, new_model: Callable[[], Model]) -> Model:
     return model
 
 
-def load(path: str | os.PathLike, new_model: Callable[[], Model]) -> Model:
-    """Read and validate a model file, building it with ``new_model()`` (the
-    :class:`nnc.Model` class: this module sits below it, which saves and loads
-    through here)."""
+def read_source(source: object, fn: str) -> tuple[bytes, str]:
+    """(contents, name) of a model ``source``: a path (str, bytes or
+    os.PathLike) naming a regular file, or a binary file object (anything
+    with ``read``; it is read, never closed).  A bare int is refused, not
+    taken as a file descriptor: reading one to EOF would block forever on a
+    pipe or socket, and wrapping it would close the caller's descriptor.
+    None is UNEXPECTED_NULL, anything else (or an unreadable file) BAD_DATA."""
+    if source is None:
+        raise UnexpectedNullError(fn, "the model file is null")
+    if hasattr(source, "read"):
+        try:
+            raw = source.read()  # type: ignore[attr-defined]
+        except (OSError, ValueError) as e:
+            raise BadDataError(fn, f"cannot read the model file object: {e}") from None
+        if not isinstance(raw, bytes | bytearray):
+            raise BadDataError(fn, f"the file object must be opened in binary mode (read() gave {type(raw).__name__})")
+        return bytes(raw), getattr(source, "name", "<file object>")
+    if not isinstance(source, str | bytes | os.PathLike):
+        raise BadDataError(fn, f"expected a path or a binary file object, got {type(source).__name__}")
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        path = os.fsdecode(os.fspath(source))
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+        if regular:  # never open a FIFO: that waits for a writer
+            with open(path, "rb") as f:
+                return f.read(), path
     except OSError as e:
-        raise BadDataError(_LOAD, f"cannot read {path}: {e.strerror}") from None
+        raise BadDataError(fn, f"cannot read {source!r}: {e.strerror}") from None
+    except (TypeError, ValueError) as e:  # an embedded NUL, an undecodable name, ...
+        raise BadDataError(fn, f"invalid path {source!r}: {e}") from None
+    raise BadDataError(fn, f"{path} is not a regular file")
+
+
+def load(source: object, new_model: Callable[[], Model]) -> Model:
+    """Read and validate a model file (see :func:`read_source`), building it
+    with ``new_model()`` (the :class:`nnc.Model` class: this module sits below
+    it, which saves and loads through here)."""
+    raw, path = read_source(source, _LOAD)
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -42,6 +42,7 @@ the NNAPI operations it became (``nnc info``).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +52,7 @@ import numpy as np
 from nnc.dialects.optable import OPS, SPECS
 from nnc.dialects.rules import RuleError, Unsupported
 from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
-from nnc.errors import BadDataError, NNError, OpFailedError
+from nnc.errors import BadDataError, NNError, OpFailedError, UnexpectedNullError
 from nnc.model import Model
 from nnc.operand_types import dtype_of
 from nnc.passes.lowering import unsupported_reason
@@ -1087,12 +1088,21 @@ def _signature_names(fb, sub_index: int, sub) -> tuple[dict[int, str], dict[int,
 def _load(source: str | os.PathLike | bytes) -> tuple[bytes, str]:
     if isinstance(source, bytes | bytearray | memoryview):
         return bytes(source), "<bytes>"
-    path = os.fspath(source)
+    if source is None:
+        raise UnexpectedNullError(FN, "the model is null")
+    if not isinstance(source, str | os.PathLike):
+        raise BadDataError(FN, f"expected a path or bytes, got {type(source).__name__}")
     try:
-        with open(path, "rb") as f:
-            return f.read(), path
+        path = os.fsdecode(os.fspath(source))
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+        if regular:  # never open a FIFO: that waits for a writer
+            with open(path, "rb") as f:
+                return f.read(), path
     except OSError as e:
-        raise BadDataError(FN, f"cannot read {path}: {e.strerror}") from None
+        raise BadDataError(FN, f"cannot read {source!r}: {e.strerror}") from None
+    except ValueError as e:  # an embedded NUL
+        raise BadDataError(FN, f"invalid path {source!r}: {e}") from None
+    raise BadDataError(FN, f"{path} is not a regular file")
 
 
 def is_tflite_file(path: str | os.PathLike) -> bool:
@@ -1175,6 +1185,16 @@ def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 
     that is not a valid TFLite model)."""
     level = _feature_level(feature_level)
     data, where = _load(source)
+    try:
+        return _import(data, where, level)
+    except NNError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a corrupt flatbuffer fails in any reader
+        raise BadDataError(FN, f"{where} is not a valid TFLite model: {type(e).__name__}: {e}") from None
+
+
+def _import(data: bytes, where: str, level: int) -> Model:
+    """import_tflite after reading; any non-NNError is a malformed file."""
     fb = _parse(data, where)
     if fb.SubgraphsLength() > 1:
         raise BadDataError(FN, f"{where} has {fb.SubgraphsLength()} subgraphs; only single-subgraph models "

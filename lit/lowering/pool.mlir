@@ -74,8 +74,11 @@ builtin.module {
 // CHECK:           %[[LOWEST:.*]] = arith.constant -3.40282347e+38 : f32
 // CHECK:           %[[M:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[LOWEST]]) -> (f32) {
 // CHECK:             scf.for
-// CHECK:               memref.load %[[X]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : memref<1x2x3x3xf32>
-// CHECK:               arith.maxnumf
+// CHECK:               %[[V:.*]] = memref.load %[[X]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : memref<1x2x3x3xf32>
+// The window maximum is compare-and-select, never llvm.maxnum (issue 17).
+// CHECK-NOT:           arith.maxnumf
+// CHECK:               %[[GT:.*]] = arith.cmpf ogt, %[[V]], %{{.*}} : f32
+// CHECK:               arith.select %[[GT]], %[[V]], %{{.*}} : f32
 // CHECK-NOT:       arith.sitofp
 // CHECK:           linalg.yield %[[M]] : f32
 

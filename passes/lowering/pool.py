@@ -48,6 +48,7 @@ from nnc.passes.lowering.base import (
     lowering,
 )
 from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.normalization import running_max
 
 
 
@@ -153,7 +154,9 @@ _FLOAT_POOLS: dict[Op, tuple[float, Callable, Callable]] = {
     Op.MAX_POOL_2D: (
         # std::numeric_limits<float>::lowest(), as in TFLite's MaxPool
         -3.4028234663852886e38,
-        lambda e, v, acc: e.max(acc, v),
+        # compare-and-select, not llvm.maxnum: LLVM's loop vectorizer aborts on
+        # a maxnum reduction over a 1 x 30 window (see running_max)
+        lambda e, v, acc: running_max(e, acc, v),
         lambda e, acc, count: acc,
     ),
     Op.L2_POOL_2D: (

@@ -1,0 +1,342 @@
+"""LLVM in a worker process: a crash in LLVM never takes the caller down.
+
+llvmlite's LLVM is built with assertions on, so an LLVM bug (an assertion in
+the loop vectorizer's cost model, issue 17) calls ``abort()`` and kills the
+process that runs it -- the application embedding nnc.  The LLVM stage of a
+compilation (optimising the LLVM IR and emitting the object file,
+:func:`nnc.runtime.jit.optimize` and :func:`~nnc.runtime.jit.emit_object`)
+therefore runs in a worker process owned by nnc; the object comes back as
+bytes and the caller loads it as before (MCJIT, after the thread pool's
+symbols are installed).  A worker that dies, or does not answer within the
+time it is given, is killed and forgotten: the caller gets
+:class:`WorkerCrash` and the next compilation starts a fresh worker.
+
+Workers are plain Python processes started with :mod:`subprocess` (never a
+bare ``fork()``: the caller has native threads, e.g. the thread pool's) that
+load llvmlite and ``runtime/jit.py`` *by file*, not through the ``nnc``
+package (importing it pulls xDSL and numpy in: about a second per start).
+This module imports nothing from nnc for the same reason: the worker loads it
+by file too.  Workers are reused: up to :data:`MAX_WORKERS` live at once (the
+CPU count, as many as the compiler gate admits), so independent compilations
+run their LLVM stages in parallel, and idle ones wait for the next request.
+A worker is retired after :data:`MAX_JOBS` requests (LLVM's global context
+keeps interned types and constants).  A forked child of the caller forgets
+the parent's workers (it must not share their pipes) and starts its own.
+
+Protocol: length-prefixed pickles of plain tuples over the worker's stdin and
+stdout: request ``(ir_text, triple, cpu, features, fault)``, reply
+``("ok", object_bytes)`` or ``("error", exception_type_name, message)``.  The
+worker's fd 1 points at its stderr, so a stray print cannot corrupt a reply;
+its stderr is a file the parent reads after a crash (LLVM's assertion text).
+
+``fault`` is a test hook (:func:`inject_fault`): the worker calls
+``os.abort()`` ("abort"), sleeps forever ("hang") or raises ("raise") instead
+of compiling, so tests take the real crash path.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nnc.runtime.jit import Target
+
+#: the worker's program: load jit.py and this file by path, serve requests
+_BOOT = """
+import importlib.util, os, sys
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+here = sys.argv[1]
+jit = load("_nnc_worker_jit", os.path.join(here, "jit.py"))
+load("_nnc_worker", os.path.join(here, "worker.py")).serve(jit)
+"""
+
+#: live workers at most (each runs one LLVM stage at a time)
+MAX_WORKERS = os.cpu_count() or 1
+#: requests a worker serves before it is replaced
+MAX_JOBS = 500
+#: bytes of the worker's stderr quoted after a crash
+_TAIL = 2000
+_HEADER = struct.Struct("<Q")
+
+
+class WorkerCrash(Exception):
+    """The worker died (a signal or an exit) or did not answer in time."""
+
+    def __init__(self, reason: str, stderr_tail: str = ""):
+        self.reason = reason
+        self.stderr_tail = stderr_tail
+        last = stderr_tail.strip().splitlines()[-1:] if stderr_tail.strip() else []
+        super().__init__(reason + (f": {last[0]}" if last else ""))
+
+
+class WorkerError(RuntimeError):
+    """A Python exception the worker raised (LLVM rejected the IR, ...)."""
+
+
+# -- the worker's side -------------------------------------------------------------------------------
+
+
+def _read_message(stream: IO[bytes]) -> Any:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    return pickle.loads(stream.read(size))
+
+
+def _write_message(stream: IO[bytes], message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _fault(kind: str | None) -> None:
+    if kind == "abort":
+        os.abort()
+    if kind == "hang":
+        while True:
+            time.sleep(3600)
+    if kind == "raise":
+        raise RuntimeError("fault injected by the test hook")
+
+
+def serve(jit: Any) -> None:
+    """The worker's loop (``jit`` is runtime/jit.py, loaded by file): one
+    request at a time until the parent closes the pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray output goes to stderr, never into a reply
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    while True:
+        request = _read_message(requests)
+        if request is None:
+            return
+        ir_text, triple, cpu, features, fault = request
+        try:
+            _fault(fault)
+            target = jit.Target(triple, cpu, features)
+            reply: tuple = ("ok", jit.emit_object(jit.optimize(ir_text, target), target))
+        except Exception as e:  # noqa: BLE001 - reported to the parent, which raises it
+            reply = ("error", type(e).__name__, str(e))
+        _write_message(replies, reply)
+
+
+# -- the caller's side ---------------------------------------------------------------------------------
+
+
+class _Worker:
+    """One worker process and its pipes."""
+
+    def __init__(self) -> None:
+        self.stderr = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, os.path.dirname(os.path.abspath(__file__))],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                close_fds=True,
+                start_new_session=True,  # the terminal's Ctrl-C is not the worker's
+            )
+        except BaseException:
+            self.stderr.close()
+            raise
+        self.jobs = 0
+
+    def call(self, request: tuple, timeout_s: float | None) -> tuple:
+        """Send ``request`` and wait for the reply; WorkerCrash if the worker
+        dies or ``timeout_s`` passes (the worker is then killed)."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.jobs += 1
+        try:
+            _write_message(self.proc.stdin, request)
+        except (BrokenPipeError, OSError):
+            raise self._crash() from None
+        reply = self._receive(None if timeout_s is None else time.monotonic() + timeout_s, timeout_s)
+        if self.stderr.tell() > 1 << 16:  # keep the file small (the worker is idle now)
+            self.stderr.truncate(0)
+            self.stderr.seek(0)
+        return reply
+
+    def _receive(self, until: float | None, timeout_s: float | None) -> tuple:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        data = bytearray()
+        need = _HEADER.size
+        while len(data) < need:
+            wait = None if until is None else max(0.0, until - time.monotonic())
+            ready, _, _ = select.select([fd], [], [], wait)
+            if not ready:
+                self.kill()
+                raise WorkerCrash(f"no answer within {timeout_s:g} s (killed)", self._tail())
+            chunk = os.read(fd, max(need - len(data), 1 << 16))
+            if not chunk:
+                raise self._crash()
+            data += chunk
+            if need == _HEADER.size and len(data) >= _HEADER.size:
+                need += _HEADER.unpack_from(data)[0]
+        return pickle.loads(bytes(data[_HEADER.size : need]))
+
+    def _crash(self) -> WorkerCrash:
+        try:
+            status = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            status = self.proc.returncode
+        if status is not None and status < 0:
+            try:
+                reason = f"killed by {signal.Signals(-status).name}"
+            except ValueError:
+                reason = f"killed by signal {-status}"
+        else:
+            reason = f"exited with status {status}"
+        return WorkerCrash(reason, self._tail())
+
+    def _tail(self) -> str:
+        fd = self.stderr.fileno()
+        size = os.fstat(fd).st_size
+        return os.pread(fd, min(size, _TAIL), max(0, size - _TAIL)).decode(errors="replace")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def close(self) -> None:
+        """Close the request pipe (the worker exits at its end) and reap it."""
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self.stderr.close()
+
+    def forget(self) -> None:
+        """In a forked child: drop this process's copies of the parent's
+        worker pipes without touching the worker."""
+        for f in (self.proc.stdin, self.proc.stdout, self.stderr):
+            try:
+                if f is not None:
+                    os.close(f.fileno())
+            except (OSError, ValueError):
+                pass
+        self.proc.returncode = 0  # not ours to reap
+
+
+class WorkerPool:
+    """Reused worker processes, at most ``size`` at once."""
+
+    def __init__(self, size: int = MAX_WORKERS):
+        self.size = size
+        self._reset()
+
+    def _reset(self) -> None:
+        self._cond = threading.Condition()
+        self._idle: list[_Worker] = []
+        self._live = 0
+
+    @contextmanager
+    def _worker(self) -> Iterator[_Worker]:
+        with self._cond:
+            while not self._idle and self._live >= self.size:
+                self._cond.wait()
+            worker = self._idle.pop() if self._idle else None
+            if worker is None:
+                self._live += 1  # a slot for the worker started below
+        healthy = False
+        try:
+            if worker is None:
+                worker = _Worker()
+            yield worker
+            healthy = True
+        finally:
+            keep = healthy and worker is not None and worker.jobs < MAX_JOBS
+            with self._cond:
+                if keep:
+                    self._idle.append(worker)  # type: ignore[arg-type]
+                else:
+                    self._live -= 1
+                self._cond.notify()
+            if not keep and worker is not None:
+                worker.close() if healthy else _discard(worker)
+
+    def compile_object(self, ir_text: str, target: Target, timeout_s: float | None = None) -> bytes:
+        """``jit.emit_object(jit.optimize(ir_text, target), target)`` in a
+        worker.  WorkerCrash if it died or ran past ``timeout_s`` (seconds);
+        WorkerError for an exception LLVM raised."""
+        request = (ir_text, target.triple, target.cpu, target.features, _FAULT.pop(0) if _FAULT else None)
+        with self._worker() as worker:
+            reply = worker.call(request, timeout_s)
+        if reply[0] == "ok":
+            return reply[1]
+        raise WorkerError(f"{reply[1]}: {reply[2]}")
+
+    def workers(self) -> list[int]:
+        """The pids of the idle workers (for tests)."""
+        with self._cond:
+            return [w.proc.pid for w in self._idle]
+
+    def shutdown(self) -> None:
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._live -= len(idle)
+        for w in idle:
+            w.close()
+
+    def _after_fork(self) -> None:
+        for w in self._idle:
+            w.forget()
+        self._reset()
+
+
+def _discard(worker: _Worker) -> None:
+    """A worker that crashed, hung or was interrupted mid-request: its pipe
+    may hold half a message, so it is never reused."""
+    worker.kill()
+    worker.close()
+
+
+#: pending faults for the next requests (test hook, see inject_fault)
+_FAULT: list[str] = []
+
+#: The process's workers.
+POOL = WorkerPool()
+atexit.register(POOL.shutdown)
+os.register_at_fork(after_in_child=POOL._after_fork)
+
+
+@contextmanager
+def inject_fault(kind: str) -> Iterator[None]:
+    """Test hook: the next request makes its worker ``os.abort()`` ("abort"),
+    hang ("hang") or raise ("raise") instead of compiling."""
+    _FAULT.append(kind)
+    try:
+        yield
+    finally:
+        _FAULT.clear()
