@@ -1193,8 +1193,8 @@ def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 
         raise BadDataError(FN, f"{where} is not a valid TFLite model: {type(e).__name__}: {e}") from None
 
 
-def _import(data: bytes, where: str, level: int) -> Model:
-    """import_tflite after reading; any non-NNError is a malformed file."""
+def _import(data: bytes, where: str, level: int) -> TFLiteTranslation:
+    """translate_tflite after reading; any non-NNError is a malformed file."""
     fb = _parse(data, where)
     if fb.SubgraphsLength() > 1:
         raise BadDataError(FN, f"{where} has {fb.SubgraphsLength()} subgraphs; only single-subgraph models "
