@@ -17,7 +17,8 @@ naming that operation.  Intermediate results are
 ``memref.alloc`` buffers until the buffer planner places them.  Each nnapi op
 is lowered by the family lowering registered for its type in
 :mod:`nnc.passes.lowering`; the op's scalars are compile-time constants and
-reach the lowering as Python values.
+reach the lowering as Python values.  An op with float16 operands is lowered
+by its float32 lowering on widened buffers (:mod:`nnc.passes.lowering.float16`).
 
 Weights laid out at compile time: given the model's :class:`ConstantPool`
 (the driver does; ``nnc-opt`` has none), a lowering may read a constant's
@@ -73,7 +74,7 @@ from nnc.dialects.nnapi import STORAGE, SUBGRAPH_ATTR, dense_value, from_xdsl_ty
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
-from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, unsupported_reason
+from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 
@@ -337,7 +338,7 @@ class _FunctionLowering:
             self.buffers[r] = dst
             outs.append(dst)
         ins = [self.buffers.get(a) for a in op.args]
-        LOWERINGS[call.type](self._ctx(call, ins, outs))
+        float16.lower(LOWERINGS[call.type], self._ctx(call, ins, outs))
 
     def lower_constant(self, op: nnapi.ConstantOp) -> SSAValue | None:
         t = op.result.type
