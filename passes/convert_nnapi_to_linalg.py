@@ -160,6 +160,7 @@ class _FunctionLowering:
         tiles: TilePolicy,
         pool: ConstantPool | None = None,
         loop_timeout: bool = False,
+        half_conversions: bool = True,
     ):
         self.module = module
         self.fn = fn
@@ -167,6 +168,7 @@ class _FunctionLowering:
         #: the module's emission state and tile policy, given to every context
         self.emission = emission
         self.tiles = tiles
+        self.half_conversions = half_conversions
         #: the module's constant pool, when the compilation has its bytes
         self.pool = pool
         #: buffer of a tensor constant -> its ConstantOp's value
@@ -263,7 +265,7 @@ class _FunctionLowering:
     def _ctx(self, call: OpCall, ins: list, outs: list) -> LoweringContext:
         return LoweringContext(
             self.builder, call, ins, outs, self._alloc, self.status, self._constant,
-            emission=self.emission, tiles=self.tiles, constants=self,
+            emission=self.emission, tiles=self.tiles, constants=self, half_conversions=self.half_conversions,
         )  # fmt: skip
 
     # -- ConstantSource (what the lowerings know of the constants) -----------------
@@ -421,11 +423,15 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
         emission = EmissionState()
         lowered: list[tuple[func.FuncOp, _FunctionLowering]] = []
-        tiles = tile_policy(self.target())
+        target = self.target()
+        tiles = tile_policy(target)
         for top in functions:
             if SUBGRAPH_ATTR in top.attributes:
                 continue  # inlined where it is used
-            fl = _FunctionLowering(op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops)
+            fl = _FunctionLowering(
+                op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops,
+                half_conversions=target.half_conversions,
+            )  # fmt: skip
             new_fn = fl.run()
             lowered.append((new_fn, fl))
             if top.sym_name.data == "main":

@@ -352,6 +352,9 @@ class LoweringContext:
     emission: EmissionState = field(default_factory=EmissionState)
     #: blocking of the vector kernels (:mod:`nnc.passes.kernels.tiles`)
     tiles: TilePolicy = field(default_factory=lambda: tile_policy(AVX512))
+    #: whether the target converts float16 <-> float32 in instructions
+    #: (:attr:`~nnc.passes.target.TargetDescription.half_conversions`)
+    half_conversions: bool = True
     #: the model's compile-time constants (None: none are known)
     constants: ConstantSource | None = None
 
