@@ -240,9 +240,9 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.LOGISTIC, L1, _UNARY, (1,),
           family="elementwise", types=_FQ1, implemented=_IMPL_FQ, tflite=("LOGISTIC",)),
     _spec(_T.LSH_PROJECTION, L1, ("hash", "input", "weight", "type"), (4,),
-          family="hashing", types=_at(L1, F32, I32, Q8) | _at(L3, F16), implemented=(F32, I32, Q8), primary="input"),
+          family="hashing", types=_at(L1, F32, I32, Q8) | _at(L3, F16), implemented=(F32, I32, Q8), primary="input", tflite=("LSH_PROJECTION",)),
     _spec(_T.LSTM, L1, (*_LSTM, *_LAYER_NORM), (23, 27), ("scratch_buffer", "output_state_out", "cell_state_out", "output"), (4,),
-          family="recurrent", types=_F1, implemented=_IMPL_F),
+          family="recurrent", types=_F1, implemented=_IMPL_F, tflite=("LSTM",)),
     _spec(_T.MAX_POOL_2D, L1, _POOL, (7, 8, 10, 11),
           family="pool", types=_FQ1, implemented=_IMPL_FQ, tflite=("MAX_POOL_2D",)),
     _spec(_T.MUL, L1, _BINARY_ACT, (3,),
@@ -258,13 +258,13 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.RESIZE_BILINEAR, L1, _RESIZE, (3, 4, 5, 6),
           family="shape_ops", types=_F1 | _at(L3, Q8) | _at(L4, Q8S), implemented=_IMPL_FQ, tflite=("RESIZE_BILINEAR",)),
     _spec(_T.RNN, L1, ("input", "weights", "recurrent_weights", "bias", "hidden_state_in", "activation"), (6,), ("hidden_state_out", "output"), (2,),
-          family="recurrent", types=_F1, implemented=_IMPL_F),
+          family="recurrent", types=_F1, implemented=_IMPL_F, tflite=("RNN",)),
     _spec(_T.SOFTMAX, L1, ("input", "beta", "axis"), (2, 3),
           family="normalization", types=_FQ1, implemented=_IMPL_FQ, tflite=("SOFTMAX",)),
     _spec(_T.SPACE_TO_DEPTH, L1, ("input", "block_size", "nchw"), (2, 3),
           family="shape_ops", types=_FQ1, implemented=_IMPL_FQ, tflite=("SPACE_TO_DEPTH",)),
     _spec(_T.SVDF, L1, ("input", "weights_feature", "weights_time", "bias", "state_in", "rank", "activation"), (7,), ("state_out", "output"), (2,),
-          family="recurrent", types=_F1, implemented=_IMPL_F),
+          family="recurrent", types=_F1, implemented=_IMPL_F, tflite=("SVDF",)),
     _spec(_T.TANH, L1, _UNARY, (1,),
           family="elementwise", types=_F1 | _at(L3, Q8) | _at(L4, Q8S), implemented=_IMPL_FQ, tflite=("TANH",)),
     # -- Feature level 2 (NNAPI 1.1, Android 9, API 28) --------------------------
@@ -296,9 +296,9 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.AXIS_ALIGNED_BBOX_TRANSFORM, L3, ("rois", "deltas", "batch_index", "image_info"), (4,),
           family="detection", types=_at(L3, F16, F32, Q16)),
     _spec(_T.BIDIRECTIONAL_SEQUENCE_LSTM, L3, _BIDI_LSTM, (61,), ("fw_output", "bw_output", "fw_activation_state_out", "fw_cell_state_out", "bw_activation_state_out", "bw_cell_state_out"), (1, 2, 5, 6),
-          family="recurrent", types=_F3, implemented=_IMPL_F),
+          family="recurrent", types=_F3, implemented=_IMPL_F, tflite=("BIDIRECTIONAL_SEQUENCE_LSTM",)),
     _spec(_T.BIDIRECTIONAL_SEQUENCE_RNN, L3, ("input", "fw_weights", "fw_recurrent_weights", "fw_bias", "fw_hidden_state_in", "bw_weights", "bw_recurrent_weights", "bw_bias", "bw_hidden_state_in", "aux_input", "fw_aux_weights", "bw_aux_weights", "activation", "time_major", "merge_outputs"), (15,), ("fw_output", "bw_output", "fw_hidden_state_out", "bw_hidden_state_out"), (1, 2, 3, 4),
-          family="recurrent", types=_F3, implemented=_IMPL_F),
+          family="recurrent", types=_F3, implemented=_IMPL_F, tflite=("BIDIRECTIONAL_SEQUENCE_RNN",)),
     _spec(_T.BOX_WITH_NMS_LIMIT, L3, ("scores", "rois", "batch_index", "score_threshold", "max_num_detections", "nms_kernel", "iou_threshold", "sigma", "nms_score_threshold"), (9,), ("output_scores", "output_rois", "output_classes", "output_batch_index"), (4,),
           family="detection", types=_FQ3),
     _spec(_T.CAST, L3, _UNARY, (1,),
@@ -322,7 +322,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.GREATER_EQUAL, L3, _BINARY, (2,),
           family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F16, F32, I32, Q8, Q8S, BOOL8), tflite=("GREATER_EQUAL",)),
     _spec(_T.GROUPED_CONV_2D, L3, ("input", "filter", "bias", *_EXPLICIT_PAD, *_STRIDES, "num_groups", "activation", "nchw"), (9, 12),
-          family="conv", types=_FQ3),
+          family="conv", types=_FQ3, implemented=_IMPL_FQ),
     _spec(_T.HEATMAP_MAX_KEYPOINT, L3, ("heatmap", "boxes", "nchw"), (3,), ("keypoint_scores", "keypoint_locations"), (2,),
           family="detection", types=_FQ3),
     _spec(_T.INSTANCE_NORMALIZATION, L3, ("input", "gamma", "beta", "epsilon", "nchw"), (5,),
@@ -358,9 +358,9 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.QUANTIZE, L3, _UNARY, (1,),
           family="elementwise", types=_F3, implemented=_IMPL_F, tflite=("QUANTIZE",)),
     _spec(_T.QUANTIZED_16BIT_LSTM, L3, ("input", *_LSTM_WEIGHTS[:8], "input_gate_bias", "forget_gate_bias", "cell_bias", "output_gate_bias", "cell_state_in", "output_state_in"), (15,), ("cell_state_out", "output"), (2,),
-          family="recurrent", types=_at(L3, Q8)),
+          family="recurrent", types=_at(L3, Q8), implemented=(Q8,)),
     _spec(_T.RANDOM_MULTINOMIAL, L3, ("input", "num_samples", "seeds"), (3,),
-          family="tensor_ops", types=_F3),
+          family="tensor_ops", types=_F3, implemented=_IMPL_F),
     _spec(_T.REDUCE_ALL, L3, _REDUCE, (3,), shape_inputs=(1,),
           family="reduce", types=_at(L3, BOOL8), implemented=(BOOL8,)),
     _spec(_T.REDUCE_ANY, L3, _REDUCE, (3,), shape_inputs=(1,),
@@ -392,39 +392,40 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.TILE, L3, ("input", "multiples"), (2,), shape_inputs=(1,),
           family="tensor_ops", types=_FIQ3, implemented=_IMPL_FIQ, tflite=("TILE",)),
     _spec(_T.TOPK_V2, L3, ("input", "k"), (2,), ("values", "indices"), (2,),
-          family="reduce", types=_FIQ3),
+          family="reduce", types=_FIQ3, implemented=_IMPL_FIQ, tflite=("TOPK_V2",)),
     # Names are the explicit-padding signature (11).  The implicit one (9) is input,
     # filter, bias, output_shape, padding_scheme, strides, activation, nchw; its
     # input 3 is the output-shape TENSOR_INT32, hence shape_inputs=(3,) (in the
     # 11-input form input 3 is a scalar, which is compile-time anyway).
     _spec(_T.TRANSPOSE_CONV_2D, L3, ("input", "filter", "bias", *_EXPLICIT_PAD, *_STRIDES, "activation", "nchw"), (9, 11), shape_inputs=(3,),
-          family="conv", types=_FQ3),
+          family="conv", types=_FQ3, implemented=_IMPL_FQ, tflite=("TRANSPOSE_CONV",)),
     _spec(_T.UNIDIRECTIONAL_SEQUENCE_LSTM, L3, (*_LSTM, "time_major", *_LAYER_NORM), (28,), ("output", "output_state_out", "cell_state_out"), (1, 3),
           family="recurrent", types=_F3, implemented=_IMPL_F, tflite=("UNIDIRECTIONAL_SEQUENCE_LSTM",)),
     _spec(_T.UNIDIRECTIONAL_SEQUENCE_RNN, L3, ("input", "weights", "recurrent_weights", "bias", "hidden_state_in", "activation", "time_major"), (7,), ("output", "hidden_state_out"), (1, 2),
-          family="recurrent", types=_F3, implemented=_IMPL_F),
+          family="recurrent", types=_F3, implemented=_IMPL_F, tflite=("UNIDIRECTIONAL_SEQUENCE_RNN",)),
     _spec(_T.RESIZE_NEAREST_NEIGHBOR, L3, _RESIZE, (4, 5, 6),
           family="layout", types=_FQ3, implemented=_IMPL_FQ, tflite=("RESIZE_NEAREST_NEIGHBOR",)),
     # -- Feature level 4 (NNAPI 1.3, Android 11, API 30) -------------------------
     _spec(_T.QUANTIZED_LSTM, L4, _QLSTM, (32,), ("output_state_out", "cell_state_out", "output"), (3,),
-          family="recurrent", types=_at(L4, Q8S)),
+          family="recurrent", types=_at(L4, Q8S), implemented=(Q8S,)),
     _spec(_T.IF, L4, ("condition", "then_model", "else_model", "*inputs"), (), ("*outputs",), (), min_inputs=3,
           family="control_flow", types=_at(L4, BOOL8), implemented=(BOOL8,)),
     _spec(_T.WHILE, L4, ("condition_model", "body_model", "*inputs"), (), ("*outputs",), (), min_inputs=3,
           family="control_flow", types=_at(L4, MODEL), implemented=(MODEL,)),
     _spec(_T.ELU, L4, ("input", "alpha"), (2,),
-          family="elementwise", types=_at(L4, F16, F32), implemented=_IMPL_F),
+          family="elementwise", types=_at(L4, F16, F32), implemented=_IMPL_F, tflite=("ELU",)),
     _spec(_T.HARD_SWISH, L4, _UNARY, (1,),
           family="elementwise", types=_at(L4, F16, F32, Q8, Q8S), implemented=_IMPL_FQ, tflite=("HARD_SWISH",)),
     _spec(_T.FILL, L4, ("dims", "value"), (2,), shape_inputs=(0,),
-          family="tensor_ops", types=_at(L4, F16, F32, I32), implemented=(F16, F32, I32), primary="output"),
+          family="tensor_ops", types=_at(L4, F16, F32, I32), implemented=(F16, F32, I32), primary="output", tflite=("FILL",)),
     _spec(_T.RANK, L4, _UNARY, (1,),
-          family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
+          family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM),
+          implemented=(F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
     # -- Feature level 6 (Android 12 updatable NNAPI) ---------------------------
     _spec(_T.BATCH_MATMUL, L6, ("input0", "input1", "adj_x", "adj_y"), (4,),
-          family="conv", types=_at(L6, F16, F32, I32, Q8S)),
+          family="matmul", types=_at(L6, F16, F32, I32, Q8S), implemented=(F16, F32, I32, Q8S), tflite=("BATCH_MATMUL",)),
     _spec(_T.PACK, L6, ("axis", "*inputs"), (), min_inputs=2,
-          family="tensor_ops", types=_at(L6, F16, F32, I32, Q8, Q8S), implemented=_IMPL_FIQ, primary="*inputs"),
+          family="tensor_ops", types=_at(L6, F16, F32, I32, Q8, Q8S), implemented=_IMPL_FIQ, primary="*inputs", tflite=("PACK",)),
     # -- Feature level 7 (Android 13 updatable NNAPI) ---------------------------
     _spec(_T.MIRROR_PAD, L7, ("input", "paddings", "mode"), (3,), shape_inputs=(1,),
           family="tensor_ops", types=_FIQ7, implemented=_IMPL_FIQ),
@@ -437,3 +438,26 @@ OPS: tuple[OpSpec, ...] = (
 # fmt: on
 
 SPECS: dict[OperationType, OpSpec] = {s.type: s for s in OPS}
+
+
+def complete_feature_level(specs: Mapping[OperationType, OpSpec] = SPECS) -> FeatureLevel:
+    """The highest feature level nnc implements completely.
+
+    NNAPI's device feature level means "every operation of this level and
+    below, in every operand type those levels declare", so the device reports
+    the last level before the first gap: an operation of level <= L with no
+    lowering, or a type declared at level <= L missing from ``implemented``.
+    Computed from the records, so adding an operation or a type raises the
+    device's level by itself and nothing can claim more than is lowered.
+    OEM_OPERATION has no defined semantics and is left out, as Android's CPU
+    driver leaves it out."""
+    complete = FeatureLevel.LEVEL_1
+    for level in sorted(FeatureLevel):
+        for spec in specs.values():
+            if spec.type == OperationType.OEM_OPERATION or spec.since > level:
+                continue
+            declared = {t for t, since in spec.types.items() if since <= level}
+            if not spec.supported or not declared <= spec.implemented:
+                return complete if level > FeatureLevel.LEVEL_1 else level
+        complete = level
+    return complete

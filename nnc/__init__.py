@@ -55,7 +55,7 @@ from nnc.event import Event
 from nnc.execution import Execution
 from nnc.memory import Memory, MemoryDesc
 from nnc.model import Model
-from nnc.tflite import UnsupportedOperatorsError, import_tflite
+from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflite
 from nnc.version import __version__  # noqa: F401
 
 __all__ = [
@@ -108,4 +108,5 @@ __all__ = [
     "get_runtime_feature_level",
     "import_tflite",
     "load_model",
+    "translate_tflite",
 ]

@@ -7,7 +7,9 @@
         --seed.  Without --output-dir the inputs and outputs are printed;
         with it each output is written as DIR/output_K.npy.
     nnc info MODEL
-        Print the model's inputs, outputs and operations.
+        Print the model's inputs, outputs and operations; for a .tflite
+        file first each TFLite operator and the NNAPI operation(s) it
+        became, and (exit status 1) every operator that cannot be imported.
     nnc compile MODEL -o OUT [--emit mlir|llvm|obj|shared] [--target-cpu CPU]
                 [--header PATH] [--embed-weights]
         Compile MODEL (whose inputs must be fully specified tensors) ahead of
@@ -41,7 +43,7 @@ from typing import TextIO
 import numpy as np
 
 import nnc
-from nnc import driver
+from nnc import driver, tflite
 from nnc.enums import OperationType
 from nnc.errors import NNError
 from nnc.operand_types import dtype_of
@@ -135,14 +137,34 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    model = _load(args.model)
+    if tflite.is_tflite_file(args.model):
+        return _info_tflite(args.model)
+    _print_model(_load(args.model))
+    return 0
+
+
+def _info_tflite(path: str) -> int:
+    """Each TFLite operator and the NNAPI operation(s) it became; then the
+    imported model, or (exit status 1) the one report of every problem."""
+    result = tflite.translate_tflite(path)
+    for o in result.operators:
+        became = ", ".join(o.nnapi) or (f"({o.note})" if o.note else "-")
+        print(f"operator {o.index}: {o.name} -> {became}" + (f"  [cannot import: {o.problem}]" if o.problem else ""))
+    if result.model is not None:
+        _print_model(result.model)
+    if result.problems:
+        print(f"nnc: error: {tflite.UnsupportedOperatorsError(result.problems)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_model(model) -> None:
     for k, i in enumerate(model.inputs):
         print(f"{_label(model, 'input', k)}: operand {i} {model.operands[i].info().describe()}")
     for k, i in enumerate(model.outputs):
         print(f"{_label(model, 'output', k)}: operand {i} {model.operands[i].info().describe()}")
     for k, op in enumerate(model.operations):
         print(f"op {k}: {OperationType(op.type).name} {op.inputs} -> {op.outputs}")
-    return 0
 
 
 def cmd_compile(args: argparse.Namespace) -> int:

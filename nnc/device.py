@@ -15,16 +15,17 @@ What the device declares, and why
   implementations"; the compiler id does exactly that, and it is also what the
   compilation cache keys on.  (Android reports "UNKNOWN" for HAL 1.0/1.1
   drivers only because those HALs had no version query; nnc has one.)
-* ``feature_level`` :attr:`FeatureLevel.LEVEL_2` (NNAPI 1.1): nnc compiles every
-  operation of feature levels 1 and 2 for the operand types those levels
-  define (float32, quant8 asymm, int32 where the operation takes it; relaxed
-  float32 is computed in float32, which the relaxation permits), but only
-  part of level 3 (no float16, and many level-3 operations have no lowering).
-  A feature level means "implements everything up to this level", so 2 is
-  the honest answer; ``tests/test_checklist_device.py`` checks it against the
-  lowering table.  The device still accepts the later API features nnc does
-  implement (compilation caching, deadlines, priorities): those are runtime
-  features, not operation coverage.
+* ``feature_level``: the highest level nnc implements completely, computed
+  from the operation records (:func:`nnc.dialects.optable.complete_feature_level`):
+  every operation of that level and below has a lowering for every operand
+  type those levels declare.  A feature level means "implements everything up
+  to this level", so one missing type (say TENSOR_FLOAT16 of one level-3
+  operation) holds the device at the level below; the supported-operations
+  query still answers per operation, so a model using only what nnc lowers
+  compiles whatever the level.  Relaxed float32 is computed in float32, which
+  the relaxation permits.  The device still accepts the later API features
+  nnc does implement (compilation caching, deadlines, priorities): those are
+  runtime features, not operation coverage.
 * Cache files: 1 model-cache file and 1 data-cache file per entry
   (:mod:`nnc.runtime.cache`), as the HAL's ``getNumberOfCacheFilesNeeded``.
 * Preferred memory alignment and padding: 64 bytes each, the values Android's
@@ -45,6 +46,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from nnc import driver
+from nnc.dialects.optable import complete_feature_level
 from nnc.dialects.rules import OpCall, RuleError, Unsupported
 from nnc.enums import (
     DEFAULT_LOOP_TIMEOUT_NS,
@@ -221,7 +223,7 @@ def _cpu_version() -> str:
 CPU = DeviceInfo(
     name="nnc-cpu",
     type=DeviceType.CPU,
-    feature_level=FeatureLevel.LEVEL_2,
+    feature_level=complete_feature_level(),
     version=_cpu_version,
     cache_files=lambda: (1, 1),
     unsupported_reason=driver.unsupported_reason,

@@ -25,11 +25,18 @@ and the state, ``op1.output_state`` / ``op1.cell_state`` for the inputs and
 ``op1.output_state:out`` / ``op1.cell_state:out`` for the outputs; the caller
 feeds the outputs back in to continue a sequence as LiteRT does internally.
 
+Some builtins become small NNAPI graphs (per-channel FULLY_CONNECTED as a
+1x1 CONV_2D between RESHAPEs, keep_num_dims as a RESHAPE after the FC, the
+``DECOMPOSITIONS`` of builtins the delegate rejects); DEQUANTIZE of a float16
+constant is folded into a float32 constant.
+
 Every operator is checked before anything is compiled.  Operators with no
-NNAPI equivalent, options the mapping cannot express, and NNAPI operations nnc
-does not implement yet are reported together in one
-:class:`UnsupportedOperatorsError` (index, operator name, reason); an import
-is never partial.
+NNAPI equivalent, options the mapping cannot express, NNAPI operations of a
+later feature level than the target, and NNAPI operations nnc does not
+implement yet are reported together in one :class:`UnsupportedOperatorsError`
+(index, operator name, reason); an import is never partial.
+:func:`translate_tflite` returns the same report with, for every operator,
+the NNAPI operations it became (``nnc info``).
 """
 
 from __future__ import annotations
@@ -41,14 +48,16 @@ from typing import Any
 
 import numpy as np
 
-from nnc.dialects.optable import OPS
+from nnc.dialects.optable import OPS, SPECS
 from nnc.dialects.rules import RuleError, Unsupported
 from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
 from nnc.errors import BadDataError, NNError, OpFailedError
 from nnc.model import Model
+from nnc.operand_types import dtype_of
 from nnc.passes.lowering import unsupported_reason
 
 FN = "nnc.import_tflite"
+_LEVELS = list(FeatureLevel)
 T = OperandType
 Op = OperationType
 
@@ -142,6 +151,10 @@ class _Importer:
     state_outputs: list[tuple[int, str]] = field(default_factory=list)
     #: NNAPI operation k -> (TFLite operator index, operator name)
     op_index: list[tuple[int, str]] = field(default_factory=list)
+    #: TFLite operator index -> how it was imported without an operation (folded)
+    notes: dict[int, str] = field(default_factory=dict)
+    #: the subgraph's output tensors (never folded into constants)
+    graph_outputs: frozenset[int] = frozenset()
 
     # operand creation -----------------------------------------------------------------------
     def nn_type(self, t: _Tensor) -> tuple[OperandType, float, int, np.ndarray | None]:
@@ -190,12 +203,37 @@ class _Importer:
         if bias_of is not None and nn_t == T.TENSOR_INT32:
             inp, flt = (self.tensors[i] for i in bias_of)
             scale = 0.0 if flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0]) if inp.quantized else 0.0
-        idx = self.model.add_operand(nn_t, t.shape, scale, zp)
+        # A rank-0 constant (a scalar factor, a MEAN axis) is a one-element
+        # tensor: NNAPI's dims () mean "rank unknown", and [1] broadcasts alike.
+        shape = t.shape if t.shape or value is None else (1,)
+        idx = self.model.add_operand(nn_t, shape, scale, zp)
         if nn_t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
             self.model.set_operand_symm_per_channel_quant_params(idx, [float(s) for s in t.scales], t.quantized_dim)
         if value is not None:
-            self.model.set_operand_value(idx, value.reshape(t.shape))
+            self.model.set_operand_value(idx, value.reshape(shape))
         self.operands[tensor_index] = idx
+        return idx
+
+    def temp_like(self, tensor_index: int, shape: tuple[int, ...]) -> int:
+        """An intermediate operand of a decomposition: the type and quantisation
+        of a TFLite tensor, another shape."""
+        nn_t, scale, zp, _ = self.nn_type(self.tensors[tensor_index])
+        return self.model.add_operand(nn_t, shape, scale, zp)
+
+    def constant_as(self, tensor_index: int, shape: tuple[int, ...]) -> int:
+        """A constant TFLite tensor as a new operand of another shape (same
+        type and per-channel scales; the values reshaped, or broadcast to
+        ``shape``: e.g. an FC filter as a 1x1 conv's, a BATCH_MATMUL
+        operand repeated over the batch)."""
+        t = self.tensors[tensor_index]
+        nn_t, scale, zp, value = self.nn_type(t)
+        if value is None:
+            raise _Unsupported(f"tensor '{t.name}' must be constant")
+        idx = self.model.add_operand(nn_t, shape, scale, zp)
+        if nn_t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            self.model.set_operand_symm_per_channel_quant_params(idx, [float(s) for s in t.scales], t.quantized_dim)
+        fits = value.size == int(np.prod(shape))
+        self.model.set_operand_value(idx, value.reshape(shape) if fits else np.broadcast_to(value, shape).copy())
         return idx
 
     def new_like(self, tensor_index: int) -> int:
@@ -280,6 +318,10 @@ class _Call:
             raise _Unsupported(f"{cls} missing")
         return opts
 
+    def note(self, text: str) -> None:
+        """Say how the operator was imported when it became no operation."""
+        self.imp.notes[self.index] = text
+
     def emit(self, t: OperationType, inputs: list[int], outputs: list[int] | None = None) -> None:
         if outputs is None:
             outputs = [self.output(k) for k in range(len(self.outs))]
@@ -326,16 +368,21 @@ def _arith(c: _Call) -> None:
     c.emit(TFLITE_OPS[c.name], [c.input(0), c.input(1), c.imp.int32(act)])
 
 
-def _bias(c: _Call, k: int, out_channels: int) -> int:
-    """Input k as the bias, or (as the delegate does) a zero bias when absent."""
-    if c.has(k):
-        return c.input(k, bias_of=(c.ins[0], c.ins[1]))
-    if c.tensor(0).tfl_type == 0:
-        return c.imp.const(np.zeros(out_channels, np.float32), T.TENSOR_FLOAT32)
-    inp, flt = c.tensor(0), c.tensor(1)
-    scale = 0.0 if flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0])
+def _bias(c: _Call, k: int, out_channels: int, data: int = 0, weights: int = 1, per_channel: bool = False) -> int:
+    """Input k as the bias, or (as the delegate does) a zero bias when absent.
+
+    ``data``/``weights`` are the positions of the input and filter whose
+    scales give a quantised bias its scale; ``per_channel``: the filter is
+    made per-channel (NNAPI's bias scale is then 0) though it has one scale."""
+    inp, flt = c.tensor(data), c.tensor(weights)
+    if inp.tfl_type == 0:
+        return c.input(k) if c.has(k) else c.imp.const(np.zeros(out_channels, np.float32), T.TENSOR_FLOAT32)
+    if c.has(k) and not per_channel:
+        return c.input(k, bias_of=(c.ins[data], c.ins[weights]))
+    value = c.imp.constant_value(c.ins[k], "a quantised bias") if c.has(k) else np.zeros(out_channels, np.int32)
+    scale = 0.0 if per_channel or flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0])
     idx = c.imp.model.add_operand(T.TENSOR_INT32, (out_channels,), scale, 0)
-    c.imp.model.set_operand_value(idx, np.zeros(out_channels, np.int32))
+    c.imp.model.set_operand_value(idx, value.reshape(out_channels).astype(np.int32))
     return idx
 
 
@@ -346,8 +393,16 @@ def _dilation(c: _Call, opts) -> list[int]:
     return [c.imp.bool8(False), c.imp.int32(dw), c.imp.int32(dh)]
 
 
+def _no_hybrid_weights(c: _Call) -> None:
+    """Dynamic-range ("hybrid") models: float input, int8 weights.  LiteRT
+    quantises the input on the fly; NNAPI has no such operation."""
+    if c.tensor(0).tfl_type == 0 and c.tensor(1).tfl_type in (3, 9):
+        raise _Unsupported("hybrid operator (float32 input, quantised weights) has no NNAPI equivalent")
+
+
 @converts("CONV_2D")
 def _conv(c: _Call) -> None:
+    _no_hybrid_weights(c)
     o = c.options("Conv2DOptions")
     pad, act = _PADDING[o.Padding()], _fuse(o.FusedActivationFunction())
     ins = [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[0]), c.imp.int32(pad),
@@ -357,6 +412,7 @@ def _conv(c: _Call) -> None:
 
 @converts("DEPTHWISE_CONV_2D")
 def _depthwise(c: _Call) -> None:
+    _no_hybrid_weights(c)
     o = c.options("DepthwiseConv2DOptions")
     pad, act = _PADDING[o.Padding()], _fuse(o.FusedActivationFunction())
     ins = [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[3]), c.imp.int32(pad),
@@ -367,14 +423,50 @@ def _depthwise(c: _Call) -> None:
 
 @converts("FULLY_CONNECTED")
 def _fully_connected(c: _Call) -> None:
+    """NNAPI's FULLY_CONNECTED flattens its input to [batch, depth] and returns
+    [batch, units]; other output shapes (keep_num_dims) get a RESHAPE after it.
+    A filter with a scale per output channel, which NNAPI's FULLY_CONNECTED
+    does not take, goes through a 1x1 CONV_2D (:func:`_fc_as_conv`)."""
+    _no_hybrid_weights(c)
     o = c.options("FullyConnectedOptions")
     if o.WeightsFormat() != 0:
         raise _Unsupported("shuffled weights format has no NNAPI equivalent")
+    units, depth = c.tensor(1).shape
+    batch = int(np.prod(c.tensor(0).shape)) // depth
     out_shape = c.imp.tensors[c.outs[0]].shape
-    if o.KeepNumDims() and len(out_shape) != 2:
-        raise _Unsupported("keep_num_dims with an output of rank other than 2")
-    c.emit(Op.FULLY_CONNECTED, [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[0]),
-                                c.imp.int32(_fuse(o.FusedActivationFunction()))])  # fmt: skip
+    act = c.imp.int32(_fuse(o.FusedActivationFunction()))
+    rank = max(len(c.tensor(0).shape), len(out_shape))
+    if rank > 4:
+        raise _Unsupported(f"rank {rank}: NNAPI's FULLY_CONNECTED and RESHAPE take rank 4 at most")
+    if c.tensor(1).scales.size > 1:
+        _fc_as_conv(c, batch, units, depth, act)
+        return
+    flat = out_shape == (batch, units)
+    y = c.output(0) if flat else c.imp.temp_like(c.outs[0], (batch, units))
+    c.emit(Op.FULLY_CONNECTED, [c.input(0), c.input(1), _bias(c, 2, units), act], [y])
+    if not flat:
+        c.emit(Op.RESHAPE, [y, c.imp.const(np.array(out_shape, np.int32))], [c.output(0)])
+
+
+def _fc_as_conv(c: _Call, batch: int, units: int, depth: int, act: int) -> None:
+    """Per-channel FULLY_CONNECTED = RESHAPE [batch,1,1,depth] -> 1x1 CONV_2D with
+    the filter as [units,1,1,depth] (TENSOR_QUANT8_SYMM_PER_CHANNEL, scale per
+    unit) -> RESHAPE to the output shape.  Both compute, per output, the int32
+    sum of (x - x_zp) * w + bias requantised with that unit's multiplier
+    input_scale * filter_scale[u] / output_scale: the same integers."""
+    x = _reshaped(c, c.input(0), c.ins[0], (batch, 1, 1, depth))
+    w = c.imp.constant_as(c.ins[1], (units, 1, 1, depth))
+    y = c.imp.temp_like(c.outs[0], (batch, 1, 1, units))
+    i = c.imp.int32
+    c.emit(Op.CONV_2D, [x, w, _bias(c, 2, units), i(PaddingCode.VALID), i(1), i(1), act], [y])
+    c.emit(Op.RESHAPE, [y, c.imp.const(np.array(c.imp.tensors[c.outs[0]].shape, np.int32))], [c.output(0)])
+
+
+def _reshaped(c: _Call, value: int, like: int, shape: tuple[int, ...]) -> int:
+    """A RESHAPE of operand ``value`` (typed as TFLite tensor ``like``) to ``shape``."""
+    out = c.imp.temp_like(like, shape)
+    c.emit(Op.RESHAPE, [value, c.imp.const(np.array(shape, np.int32))], [out])
+    return out
 
 
 @converts("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
@@ -497,6 +589,10 @@ def _split(c: _Call) -> None:
 
 @converts("PADV2")
 def _pad_v2(c: _Call) -> None:
+    """PAD_V2 with the pad value as a scalar; PAD without one (the delegate)."""
+    if not c.has(2):
+        c.emit(Op.PAD, [c.input(0), c.input(1)])
+        return
     v = c.imp.constant_value(c.ins[2], "constant_values").reshape(-1)
     t = c.tensor(0)
     pad = c.imp.float32(float(v[0])) if t.tfl_type == 0 else c.imp.int32(int(v[0]) + (128 if t.tfl_type == 9 and c.imp.feature_level < 4 else 0))  # fmt: skip
@@ -549,13 +645,359 @@ def _lrn(c: _Call) -> None:
     c.emit(Op.LOCAL_RESPONSE_NORMALIZATION, [c.input(0), c.imp.int32(o.Radius()), f(o.Bias()), f(o.Alpha()), f(o.Beta())])
 
 
+@converts("DEQUANTIZE")
+def _dequantize(c: _Call) -> None:
+    """DEQUANTIZE of a float16 constant (TFLite's float16 weight quantisation)
+    is folded into a float32 constant here, as TFLite's delegate does on the
+    host: NNAPI's DEQUANTIZE takes no float16, and converting once at import
+    (exactly: every float16 is a float32) leaves the kernels float32 weights
+    instead of a conversion on every run.  A non-constant float16 input is a
+    CAST."""
+    t = c.tensor(0)
+    if t.tfl_type != 1:
+        _direct(c)
+    elif t.data is None or c.outs[0] in c.imp.graph_outputs:
+        c.emit(Op.CAST, [c.input(0)])
+    else:
+        c.imp.tensors[c.outs[0]].data = t.data.astype(np.float32)
+        c.note("folded: float16 constant -> float32 constant")
+
+
+@converts("BATCH_MATMUL")
+def _batch_matmul(c: _Call) -> None:
+    """NNAPI's BATCH_MATMUL needs both operands to have the output's batch
+    dimensions (TFLite broadcasts them): a constant operand is broadcast at
+    import, a computed one only reshaped where the sizes allow."""
+    o = _options(c.op, "BatchMatMulOptions")
+    if o is not None and o.AsymmetricQuantizeInputs():
+        raise _Unsupported("hybrid (asymmetric_quantize_inputs) BATCH_MATMUL has no NNAPI equivalent")
+    out = c.imp.tensors[c.outs[0]].shape
+    if not 2 <= len(out) <= 4:
+        raise _Unsupported(f"NNAPI BATCH_MATMUL takes rank 2..4, not {len(out)}")
+    adj = (bool(o.AdjX()), bool(o.AdjY())) if o is not None else (False, False)
+    ins = [_batched(c, k, out[:-2]) for k in (0, 1)]
+    c.emit(Op.BATCH_MATMUL, [*ins, c.imp.bool8(adj[0]), c.imp.bool8(adj[1])])
+
+
+def _batched(c: _Call, k: int, batch: tuple[int, ...]) -> int:
+    """Input k with exactly the batch dimensions ``batch``."""
+    t = c.tensor(k)
+    shape = (*batch, *t.shape[-2:])
+    if t.shape == shape:
+        return c.input(k)
+    if t.data is not None:
+        return c.imp.constant_as(c.ins[k], shape)
+    if int(np.prod(t.shape)) == int(np.prod(shape)):
+        return _reshaped(c, c.input(k), c.ins[k], shape)
+    raise _Unsupported(f"input {k} {list(t.shape)} would need its batch broadcast to {list(batch)} at run time")
+
+
+@converts("TRANSPOSE_CONV")
+def _transpose_conv(c: _Call) -> None:
+    """TFLite's inputs are (output_shape, filter, input[, bias]); NNAPI's
+    implicit-padding form is (input, filter, bias, output_shape, padding,
+    strides, activation), the filter laid out alike ([out, h, w, in])."""
+    o = c.options("TransposeConvOptions")
+    i = c.imp.int32
+    w = _per_channel_int8(c, 1)
+    forced = c.tensor(1).tfl_type == 9 and c.tensor(1).scales.size == 1
+    bias = _bias(c, 3, c.tensor(1).shape[0], data=2, weights=1, per_channel=forced)
+    c.emit(Op.TRANSPOSE_CONV_2D, [c.input(2), w, bias, c.input(0), i(_PADDING[o.Padding()]),
+                                  i(o.StrideW()), i(o.StrideH()), i(_fuse(o.FusedActivationFunction())),
+                                  c.imp.bool8(False)])  # fmt: skip
+
+
+def _per_channel_int8(c: _Call, k: int) -> int:
+    """An int8 filter as TENSOR_QUANT8_SYMM_PER_CHANNEL even with one scale:
+    TFLite's int8 TRANSPOSE_CONV kernel is per-channel (the delegate forces it
+    too); the scale is repeated for every output channel."""
+    t = c.tensor(k)
+    if t.tfl_type != 9 or t.scales.size != 1 or t.data is None:
+        return c.input(k)
+    idx = c.imp.model.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, t.shape)
+    c.imp.model.set_operand_symm_per_channel_quant_params(idx, [float(t.scales[0])] * t.shape[0], 0)
+    c.imp.model.set_operand_value(idx, t.data)
+    return idx
+
+
+# -- decompositions: builtins the delegate rejects, as exact NNAPI graphs ---------------------------
+#: builtin -> the NNAPI graph it becomes (these have no record: no one NNAPI operation is theirs)
+DECOMPOSITIONS: dict[str, str] = {}
+
+
+def decomposes(name: str, graph: str) -> Callable[[Converter], Converter]:
+    DECOMPOSITIONS[name] = graph
+    return converts(name)
+
+
+def _float_only(c: _Call) -> None:
+    if any(c.tensor(k).tfl_type != 0 for k in range(len(c.ins)) if c.has(k)):
+        raise _Unsupported(f"only float32 {c.name} is decomposed (no exact integer expansion)")
+
+
+def _f32(c: _Call, v: float) -> int:
+    """A one-element float32 constant (broadcasts like a scalar)."""
+    return c.imp.const(np.array([v], np.float32), T.TENSOR_FLOAT32)
+
+
+class _Graph:
+    """Emits an element-wise float32 expansion: each step a new intermediate
+    of the output's shape (the last step writes the operator's output)."""
+
+    def __init__(self, c: _Call):
+        self.c = c
+        self.shape = c.imp.tensors[c.outs[0]].shape
+        self.none = c.imp.int32(FuseCode.NONE)
+
+    def op(self, t: OperationType, *ins: int, fuse: int | None = None, out: bool = False) -> int:
+        args = list(ins)
+        if t in (Op.ADD, Op.SUB, Op.MUL, Op.DIV):
+            args.append(self.none if fuse is None else self.c.imp.int32(fuse))
+        y = self.c.output(0) if out else self.c.imp.temp_like(self.c.outs[0], self.shape)
+        self.c.emit(t, args, [y])
+        return y
+
+
+@decomposes("SQUARED_DIFFERENCE", "SUB, then MUL of the difference by itself")
+def _squared_difference(c: _Call) -> None:
+    _float_only(c)
+    g = _Graph(c)
+    d = g.op(Op.SUB, c.input(0), c.input(1))
+    g.op(Op.MUL, d, d, out=True)
+
+
+@decomposes("ADD_N", "a chain of ADDs, in TFLite's order")
+def _add_n(c: _Call) -> None:
+    if any(c.tensor(k).tfl_type not in (0, 2) for k in range(len(c.ins))):
+        raise _Unsupported("ADD_N is decomposed for float32 and int32 only")
+    if len(c.ins) < 2:
+        raise _Unsupported("ADD_N of one input")
+    g = _Graph(c)
+    acc = c.input(0)
+    for k in range(1, len(c.ins)):
+        acc = g.op(Op.ADD, acc, c.input(k), out=k == len(c.ins) - 1)
+
+
+#: Abramowitz & Stegun 7.1.26: erfc(u) = t*(a1 + t*(a2 + ...)) * exp(-u*u), t = 1/(1 + p*u),
+#: for u >= 0, absolute error below 1.5e-7.
+_ERFC_P = 0.3275911
+_ERFC_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+@decomposes("GELU", "exact: relu(x) - |x|*erfc(|x|/sqrt 2)/2, erfc by A&S 7.1.26 (|err| < 1.5e-7); "
+                    "approximate: 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3)))")  # fmt: skip
+def _gelu(c: _Call) -> None:
+    """NNAPI has no ERF.  x*Phi(x) = relu(x) - |x|*erfc(|x|/sqrt2)/2 for
+    either sign of x, and erfc of a non-negative argument has a rational-times-
+    exponential expansion within 1.5e-7 (A&S 7.1.26): ABS, MUL, ADD, DIV,
+    EXP, RELU, SUB.  The tanh form is TFLite's own approximate=True formula."""
+    _float_only(c)
+    o = _options(c.op, "GeluOptions")
+    g, x = _Graph(c), c.input(0)
+    if o is not None and o.Approximate():
+        x3 = g.op(Op.MUL, g.op(Op.MUL, x, x), x)
+        inner = g.op(Op.ADD, x, g.op(Op.MUL, x3, _f32(c, 0.044715)))
+        th = g.op(Op.TANH, g.op(Op.MUL, inner, _f32(c, float(np.sqrt(2 / np.pi)))))
+        half_x = g.op(Op.MUL, x, _f32(c, 0.5))
+        g.op(Op.MUL, half_x, g.op(Op.ADD, th, _f32(c, 1.0)), out=True)
+        return
+    ax = g.op(Op.ABS, x)
+    u = g.op(Op.MUL, ax, _f32(c, float(np.sqrt(0.5))))
+    t = g.op(Op.DIV, _f32(c, 1.0), g.op(Op.ADD, g.op(Op.MUL, u, _f32(c, _ERFC_P)), _f32(c, 1.0)))
+    poly = _f32(c, _ERFC_A[-1])
+    for a in reversed(_ERFC_A[:-1]):
+        poly = g.op(Op.ADD, g.op(Op.MUL, poly, t), _f32(c, a))
+    e = g.op(Op.EXP, g.op(Op.MUL, g.op(Op.MUL, u, u), _f32(c, -1.0)))
+    half_erfc = g.op(Op.MUL, g.op(Op.MUL, g.op(Op.MUL, poly, t), e), _f32(c, 0.5))
+    g.op(Op.SUB, g.op(Op.RELU, x), g.op(Op.MUL, ax, half_erfc), out=True)
+
+
 @converts("LEAKY_RELU")
 def _leaky_relu(c: _Call) -> None:
-    # The delegate maps LEAKY_RELU to PRELU with a one-element alpha.
-    if c.tensor(0).tfl_type != 0:
-        raise _Unsupported("quantised LEAKY_RELU is not mapped")
-    alpha = c.imp.const(np.array([c.options("LeakyReluOptions").Alpha()], np.float32), T.TENSOR_FLOAT32)
+    """PRELU with a one-element alpha, as the delegate maps it; quantised, the
+    alpha is the integer 1 with scale alpha (zero point 0)."""
+    a = float(c.options("LeakyReluOptions").Alpha())
+    t = c.tensor(0)
+    if t.tfl_type == 0:
+        alpha = c.imp.const(np.array([a], np.float32), T.TENSOR_FLOAT32)
+    elif a > 0:
+        nn_t = c.imp.nn_type(t)[0]
+        alpha = c.imp.model.add_operand(nn_t, (1,), a, 0)
+        c.imp.model.set_operand_value(alpha, np.ones(1, dtype_of(nn_t)))
+    else:
+        raise _Unsupported("quantised LEAKY_RELU needs alpha > 0 (it becomes the scale of PRELU's alpha)")
     c.emit(Op.PRELU, [c.input(0), alpha])
+
+
+@converts("HARD_SWISH")
+def _hard_swish(c: _Call) -> None:
+    """HARD_SWISH (feature level 4); below it, float32 as TFLite's kernel
+    computes it: x * relu6(x + 3) / 6 (ADD with a fused RELU6, MUL, DIV)."""
+    if c.imp.feature_level >= 4 or c.tensor(0).tfl_type != 0:
+        c.emit(Op.HARD_SWISH, [c.input(0)])
+        return
+    shape = c.imp.tensors[c.outs[0]].shape
+    r, xr = (c.imp.temp_like(c.outs[0], shape) for _ in range(2))
+    x, i = c.input(0), c.imp.int32
+    c.emit(Op.ADD, [x, _f32(c, 3.0), i(FuseCode.RELU6)], [r])
+    c.emit(Op.MUL, [x, r, i(FuseCode.NONE)], [xr])
+    c.emit(Op.DIV, [xr, _f32(c, 6.0), i(FuseCode.NONE)])
+
+
+@converts("ELU")
+def _elu(c: _Call) -> None:
+    c.emit(Op.ELU, [c.input(0), c.imp.float32(1.0)])  # TFLite's ELU has alpha 1
+
+
+@converts("FILL")
+def _fill(c: _Call) -> None:
+    """NNAPI's value is a scalar operand: the TFLite value must be constant."""
+    dims = c.imp.constant_value(c.ins[0], "FILL's dims").astype(np.int64)
+    if np.any(dims > np.iinfo(np.int32).max):
+        raise _Unsupported("dims do not fit in int32")
+    v = c.imp.constant_value(c.ins[1], "FILL's value").reshape(-1)
+    value = c.imp.float32(float(v[0])) if c.tensor(1).tfl_type == 0 else c.imp.int32(int(v[0]))
+    c.emit(Op.FILL, [c.imp.const(dims.astype(np.int32)), value])
+
+
+@converts("PACK")
+def _pack(c: _Call) -> None:
+    axis = c.options("PackOptions").Axis() % len(c.imp.tensors[c.outs[0]].shape)
+    c.emit(Op.PACK, [c.imp.int32(axis), *(c.input(k) for k in range(len(c.ins)))])
+
+
+def _state(c: _Call, k: int, what: str) -> tuple[int, int]:
+    """Input k, a variable tensor: (the state input, the final-state output)."""
+    if not (c.has(k) and c.tensor(k).variable):
+        raise _Unsupported(f"input {k} ({what}) must be a variable tensor")
+    name = f"op{c.index}.{what}"
+    return c.imp.state_input(c.ins[k], name), c.imp.state_output(c.ins[k], name)
+
+
+def _no_hybrid(c: _Call, opts) -> None:
+    if opts is not None and opts.AsymmetricQuantizeInputs() or c.tensor(0).tfl_type != 0:
+        raise _Unsupported("only float32 recurrent operators map (no hybrid or quantised ones)")
+
+
+@converts("RNN")
+def _rnn(c: _Call) -> None:
+    """NNAPI's RNN returns the new hidden state and the output (the same values)."""
+    o = c.options("RNNOptions")
+    _no_hybrid(c, o)
+    state_in, state_out = _state(c, 4, "hidden_state")
+    c.emit(Op.RNN, [*(c.input(k) for k in range(4)), state_in, c.imp.int32(_fuse(o.FusedActivationFunction()))],
+           [state_out, c.output(0)])  # fmt: skip
+
+
+@converts("UNIDIRECTIONAL_SEQUENCE_RNN")
+def _sequence_rnn(c: _Call) -> None:
+    o = c.options("SequenceRNNOptions")
+    _no_hybrid(c, o)
+    state_in, state_out = _state(c, 4, "hidden_state")
+    i = c.imp.int32
+    c.emit(Op.UNIDIRECTIONAL_SEQUENCE_RNN, [*(c.input(k) for k in range(4)), state_in,
+                                            i(_fuse(o.FusedActivationFunction())), i(int(o.TimeMajor()))],
+           [c.output(0), state_out])  # fmt: skip
+
+
+@converts("SVDF")
+def _svdf(c: _Call) -> None:
+    o = c.options("SVDFOptions")
+    _no_hybrid(c, o)
+    state_in, state_out = _state(c, 4, "state")
+    bias = c.input(3) if c.has(3) else c.imp.omitted()
+    i = c.imp.int32
+    c.emit(Op.SVDF, [c.input(0), c.input(1), c.input(2), bias, state_in, i(o.Rank()),
+                     i(_fuse(o.FusedActivationFunction()))], [state_out, c.output(0)])  # fmt: skip
+
+
+@converts("LSTM")
+def _lstm(c: _Call) -> None:
+    """The full LSTM kernel (the 5-input basic kernel is the quantised one):
+    NNAPI's inputs are TFLite's in the same order, plus a scratch-buffer
+    output [batch, units * (3 with CIFG, else 4)]."""
+    o = c.options("LSTMOptions")
+    _no_hybrid(c, o)
+    if o.KernelType() != 0 or len(c.ins) not in (20, 24):
+        raise _Unsupported("only the full LSTM kernel maps")
+    weights = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(18)]
+    (h_in, h_out), (c_in, c_out) = _state(c, 18, "output_state"), _state(c, 19, "cell_state")
+    scalars = [c.imp.int32(_fuse_lstm(o.FusedActivationFunction())), c.imp.float32(o.CellClip()),
+               c.imp.float32(o.ProjClip())]  # fmt: skip
+    norms = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(20, len(c.ins))]
+    batch, units = c.tensor(0).shape[0], c.tensor(19).shape[-1]
+    scratch = c.imp.temp_like(c.outs[0], (batch, units * (3 if not c.has(1) else 4)))
+    c.emit(Op.LSTM, [*weights, h_in, c_in, *scalars, *norms], [scratch, h_out, c_out, c.output(0)])
+
+
+@converts("TOPK_V2")
+def _topk(c: _Call) -> None:
+    c.emit(Op.TOPK_V2, [c.input(0), _scalar_input(c, 1, "k")])
+
+
+@converts("LSH_PROJECTION")
+def _lsh_projection(c: _Call) -> None:
+    """TFLite's SPARSE (1) is NNAPI's type 3 (the corrected sparse form, whose
+    weight is omitted); DENSE (2) is 2."""
+    kind = c.options("LSHProjectionOptions").Type()
+    if kind not in (1, 2):
+        raise _Unsupported(f"LSH projection type {kind}")
+    weight = c.input(2) if c.has(2) and kind == 2 else c.imp.omitted()
+    c.emit(Op.LSH_PROJECTION, [c.input(0), c.input(1), weight, c.imp.int32(3 if kind == 1 else 2)])
+
+
+@converts("QUANTIZE")
+def _quantize(c: _Call) -> None:
+    """NNAPI quantises only from float: a requantisation (quantised input)
+    becomes DEQUANTIZE -> QUANTIZE, as the delegate does."""
+    t = c.tensor(0)
+    x = c.input(0)
+    if t.tfl_type != 0:
+        f = c.imp.model.add_operand(T.TENSOR_FLOAT32, t.shape)
+        c.emit(Op.DEQUANTIZE, [x], [f])
+        x = f
+    c.emit(Op.QUANTIZE, [x])
+
+
+def _present(c: _Call, ks: range) -> list[int]:
+    """Inputs ``ks``, an omitted operand where TFLite has none."""
+    return [c.input(k) if c.has(k) else c.imp.omitted() for k in ks]
+
+
+def _bidi_outputs(c: _Call, merge: bool, states: list[int]) -> list[int]:
+    """fw output, bw output unless merged, then the final states."""
+    return [c.output(0), *([] if merge else [c.output(1)]), *states]
+
+
+@converts("BIDIRECTIONAL_SEQUENCE_LSTM")
+def _bidi_lstm(c: _Call) -> None:
+    """TFLite's 48 inputs are NNAPI's first 48 (input, fw cell, bw cell, the
+    four states, aux input and aux weights); NNAPI adds the scalars and eight
+    layer-norm slots (omitted: TFLite's op has no layer norm)."""
+    o = c.options("BidirectionalSequenceLSTMOptions")
+    _no_hybrid(c, o)
+    if len(c.ins) != 48:
+        raise _Unsupported(f"{len(c.ins)} inputs (48 expected)")
+    names = {35: "fw_output_state", 36: "fw_cell_state", 37: "bw_output_state", 38: "bw_cell_state"}
+    states = {k: _state(c, k, n) for k, n in names.items()}
+    scalars = [c.imp.int32(_fuse_lstm(o.FusedActivationFunction())), c.imp.float32(o.CellClip()),
+               c.imp.float32(o.ProjClip()), c.imp.bool8(bool(o.MergeOutputs())), c.imp.bool8(bool(o.TimeMajor()))]
+    ins = [*_present(c, range(35)), *(states[k][0] for k in names), *_present(c, range(39, 48)), *scalars,
+           *(c.imp.omitted() for _ in range(8))]  # fmt: skip
+    c.emit(Op.BIDIRECTIONAL_SEQUENCE_LSTM, ins, _bidi_outputs(c, bool(o.MergeOutputs()), [states[k][1] for k in names]))
+
+
+@converts("BIDIRECTIONAL_SEQUENCE_RNN")
+def _bidi_rnn(c: _Call) -> None:
+    """The same 12 inputs in the same order (fw and bw hidden states at 4 and
+    8), then activation, time_major and merge_outputs."""
+    o = c.options("BidirectionalSequenceRNNOptions")
+    _no_hybrid(c, o)
+    (fw_in, fw_out), (bw_in, bw_out) = _state(c, 4, "fw_hidden_state"), _state(c, 8, "bw_hidden_state")
+    scalars = [c.imp.int32(_fuse(o.FusedActivationFunction())), c.imp.bool8(bool(o.TimeMajor())),
+               c.imp.bool8(bool(o.MergeOutputs()))]  # fmt: skip
+    ins = [*_present(c, range(4)), fw_in, *_present(c, range(5, 8)), bw_in, *_present(c, range(9, 12)), *scalars]
+    c.emit(Op.BIDIRECTIONAL_SEQUENCE_RNN, ins, _bidi_outputs(c, bool(o.MergeOutputs()), [fw_out, bw_out]))
 
 
 @converts("UNIDIRECTIONAL_SEQUENCE_LSTM")
@@ -697,16 +1139,40 @@ def _feature_level(level: int) -> int:
     raise BadDataError(FN, f"unknown feature level {level!r} (1..{len(levels)} or an nnc.FeatureLevel)")
 
 
-def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 4) -> Model:
-    """Read a ``.tflite`` file (path or bytes) into a finished :class:`Model`.
+@dataclass
+class OperatorImport:
+    """How one TFLite operator was imported (what ``nnc info`` prints)."""
 
-    ``feature_level`` is the NNAPI level the model must fit (1..8 or an
-    :class:`~nnc.FeatureLevel`; default 4, i.e. Android 11, where int8 maps to
-    TENSOR_QUANT8_ASYMM_SIGNED); below 4 int8
-    tensors are shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a
-    file that is not a valid TFLite model and :class:`UnsupportedOperatorsError`
-    listing every operator that cannot be imported or compiled.
-    """
+    index: int
+    name: str
+    #: the NNAPI operations it became, in order ([] when folded or failed)
+    nnapi: list[str]
+    #: how it was imported without an operation (a folded constant), else ""
+    note: str = ""
+    #: why it cannot be imported or compiled, else None
+    problem: str | None = None
+
+
+@dataclass
+class TFLiteTranslation:
+    """The result of :func:`translate_tflite`: every operator's mapping, and
+    the model when every operator converted (it may still hold operations nnc
+    cannot compile yet: ``problems`` lists them too)."""
+
+    operators: list[OperatorImport]
+    model: Model | None
+
+    @property
+    def problems(self) -> list[tuple[int, str, str]]:
+        return [(o.index, o.name, o.problem) for o in self.operators if o.problem is not None]
+
+
+def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> TFLiteTranslation:
+    """Map every operator of a ``.tflite`` file onto NNAPI and report each.
+
+    Unlike :func:`import_tflite` this does not stop at operators that cannot
+    be imported: it lists them with the others (BadDataError still for a file
+    that is not a valid TFLite model)."""
     level = _feature_level(feature_level)
     data, where = _load(source)
     fb = _parse(data, where)
@@ -720,25 +1186,47 @@ def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 4) 
         raise
     except Exception as e:  # noqa: BLE001
         raise BadDataError(FN, f"{where}: malformed tensor table: {e}") from None
-    imp = _Importer(Model(), tensors, level)
-    problems = _convert(imp, fb, sub)
-    problems += _nnc_support(imp, problems)
-    if problems:
-        raise UnsupportedOperatorsError(sorted(problems))
-    _identify(imp, fb, sub)
-    return imp.model
+    outputs = frozenset(int(i) for i in sub.OutputsAsNumpy()) if not sub.OutputsIsNone() else frozenset()
+    imp = _Importer(Model(), tensors, level, graph_outputs=outputs)
+    names, failed = _convert(imp, fb, sub)
+    model = None
+    if not failed:
+        _identify(imp, fb, sub)
+        model = imp.model
+    problems = dict(failed) | _nnc_support(imp, set(failed))
+    ops = [OperatorImport(k, name, [], imp.notes.get(k, ""), problems.get(k)) for k, name in enumerate(names)]
+    for j, (k, _) in enumerate(imp.op_index):
+        ops[k].nnapi.append(OperationType(imp.model.operations[j].type).name)
+    return TFLiteTranslation(ops, model)
 
 
-def _convert(imp: _Importer, fb, sub) -> list[tuple[int, str, str]]:
-    """Convert every operator; collect (index, name, reason) of those that fail."""
-    problems = []
+def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> Model:
+    """Read a ``.tflite`` file (path or bytes) into a finished :class:`Model`.
+
+    ``feature_level`` is the NNAPI level the model must fit (1..8 or an
+    :class:`~nnc.FeatureLevel`; default 8, the newest): an operator that maps
+    to an operation of a later level is reported.  From level 4 (Android 11)
+    int8 maps to TENSOR_QUANT8_ASYMM_SIGNED; below it int8 tensors are
+    shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a file that is
+    not a valid TFLite model and :class:`UnsupportedOperatorsError` listing
+    every operator that cannot be imported or compiled.
+    """
+    result = translate_tflite(source, feature_level=feature_level)
+    if result.problems or result.model is None:
+        raise UnsupportedOperatorsError(result.problems)
+    return result.model
+
+
+def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
+    """Convert every operator: (the operators' names, {index: reason} of those that fail)."""
+    names, problems = [], {}
     for k in range(sub.OperatorsLength()):
         op = sub.Operators(k)
         _, name = _operator_code(fb, op)
+        names.append(name)
         conv = CONVERTERS.get(name)
         if conv is None:
-            why = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
-            problems.append((k, name, why))
+            problems[k] = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
             continue
         call = _Call(imp, k, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
                      [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else [])  # fmt: skip
@@ -746,28 +1234,32 @@ def _convert(imp: _Importer, fb, sub) -> list[tuple[int, str, str]]:
         try:
             conv(call)
         except _Unsupported as e:
-            problems.append((k, name, str(e)))
+            problems[k] = str(e)
         except NNError as e:
-            problems.append((k, name, f"NNAPI rejects the mapped operation: {e.message}"))
+            problems[k] = f"NNAPI rejects the mapped operation: {e.message}"
         imp.op_index += [(k, name)] * (len(imp.model.operations) - before)
-    return problems
+    return names, problems
 
 
-def _nnc_support(imp: _Importer, earlier: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
-    """Operators that map to NNAPI but that nnc cannot compile yet."""
-    seen = {k for k, _, _ in earlier}
-    problems = []
+def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
+    """Operators that map to NNAPI operations of a later feature level than
+    the target, or that nnc cannot compile yet: {index: reason}."""
+    problems: dict[int, str] = {}
     for j, op in enumerate(imp.model.operations):
-        k, name = imp.op_index[j]
-        if k in seen:
+        k, _ = imp.op_index[j]
+        if k in failed or k in problems:
+            continue
+        nn = OperationType(op.type)
+        needs = _LEVELS.index(SPECS[nn].since) + 1
+        if needs > imp.feature_level:
+            problems[k] = f"NNAPI {nn.name} needs feature level {needs}, the target is {imp.feature_level}"
             continue
         try:
             reason = unsupported_reason(imp.model.call_for(j, op))
         except (RuleError, Unsupported, ValueError) as e:
             reason = str(e)
         if reason is not None:
-            seen.add(k)
-            problems.append((k, name, f"NNAPI {OperationType(op.type).name}: {reason}"))
+            problems[k] = f"mapped to NNAPI {nn.name}, which nnc cannot compile yet: {reason}"
     return problems
 
 

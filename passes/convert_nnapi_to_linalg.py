@@ -9,7 +9,8 @@ becomes, in destination-passing style,
     func.func @main(%in0: memref<...>, ..., %out0: memref<...>, ...,
                     %weights: memref<Wxi8>, %status: memref<1xi32>)
 
-where ``%weights`` is the model's constant pool (large constants are views into
+(a scalar result, RANK's INT32, is a rank-0 ``memref<i32>``) where
+``%weights`` is the model's constant pool (large constants are views into
 it; small ones become ``memref.global`` constants) and ``%status`` receives a
 nonzero code when an operation finds invalid runtime data (an index out of
 range, say): ``operation index + 1``, reported by the runtime as an error
@@ -49,11 +50,13 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
+    AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     FunctionType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     IndexType,
     MemRefType,
     ModuleOp,
@@ -70,7 +73,15 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
-from nnc.dialects.nnapi import STORAGE, SUBGRAPH_ATTR, dense_value, from_xdsl_type, memref_type, op_call
+from nnc.dialects.nnapi import (
+    STORAGE,
+    SUBGRAPH_ATTR,
+    dense_value,
+    element_storage_type,
+    from_xdsl_type,
+    memref_type,
+    op_call,
+)
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
@@ -142,8 +153,12 @@ class ConstantPool:
         return {off: new + off - lo for off, _ in used for lo, hi, new in starts if lo <= off < hi or off == lo}
 
 
-def _memref(t: Attribute, what: str) -> MemRefType:
-    """:func:`memref_type`, its error prefixed with this pass's name."""
+def _memref(t: Attribute, what: str, result: bool = False) -> MemRefType:
+    """:func:`memref_type`, its error prefixed with this pass's name.  A
+    scalar ``result`` (RANK's INT32) is a rank-0 memref of its storage type
+    (scalar operands are compile-time values, never buffers)."""
+    if result and isinstance(t, IntegerType | AnyFloat):
+        return MemRefType(element_storage_type(t), [])
     try:
         return memref_type(t, what)
     except PassFailedException as e:
@@ -190,7 +205,7 @@ class _FunctionLowering:
         assert isinstance(ret, func.ReturnOp)
         name = self.fn.sym_name.data
         in_types = [_memref(a.type, f"@{name} argument {k}") for k, a in enumerate(old.args)]
-        out_types = [_memref(v.type, f"@{name} result {k}") for k, v in enumerate(ret.arguments)]
+        out_types = [_memref(v.type, f"@{name} result {k}", result=True) for k, v in enumerate(ret.arguments)]
         w_type = MemRefType(i8, [max(self.weights_size, 1)])
         status_type = MemRefType(i32, [1])
         extra = [i64] if self.takes_loop_timeout else []
@@ -335,7 +350,7 @@ class _FunctionLowering:
         for k, r in enumerate(op.outs):
             dst = self.destinations.get(r)
             if dst is None:
-                t = _memref(r.type, f"operation {index} ({call.type.name}) output {k}")
+                t = _memref(r.type, f"operation {index} ({call.type.name}) output {k}", result=True)
                 dst = self._alloc(t.get_shape(), t.element_type)
             self.buffers[r] = dst
             outs.append(dst)
@@ -421,6 +436,10 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         new_ops: list[Operation] = []
         functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
         loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
+        # RANDOM_MULTINOMIAL seeds itself from the clock when asked for random seeds
+        clock = loops or any(
+            isinstance(o, nnapi.op_class(OperationType.RANDOM_MULTINOMIAL)) for f in functions for o in f.walk()
+        )
         emission = EmissionState()
         lowered: list[tuple[func.FuncOp, _FunctionLowering]] = []
         target = self.target()
@@ -446,7 +465,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         for top in functions:
             top.detach()
             top.erase(safe_erase=False)
-        if loops:
+        if clock:
             new_ops.append(clock_declaration())
         op.body.block.add_ops(new_ops)
         if self.pool is not None:

@@ -19,18 +19,22 @@ are its branches' (which must agree); WHILE's are the loop state's, and a body
 that changes a state operand's shape between iterations (dynamic shapes) is
 :class:`Unsupported`, as are scalar results and state (nnc compiles scalars
 into the code) and operations nnc cannot compile inside a referenced model.
+
+RANK's result is a scalar the shapes decide: once inferred, the operations
+that read it read a constant instead (:func:`_fold_rank`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
@@ -97,6 +101,8 @@ class ShapeInferencePass(ModulePass):
                     raise RuleError(f"{len(op.outs)} outputs, expected {len(inferred)}")
                 for res, decl, inf in zip(op.outs, declared, inferred):
                     Rewriter.replace_value_with_new_type(res, nnapi.to_xdsl_type(merge(decl, inf)))
+                if op.SPEC.type == OperationType.RANK:
+                    _fold_rank(op)
             except Unsupported as e:
                 raise ShapeInferenceError(at[0], at[1], at[2] + str(e), unsupported=True) from None
             except RuleError as e:
@@ -170,6 +176,23 @@ class ShapeInferencePass(ModulePass):
         if len(cond) != 1 or nnapi.from_xdsl_type(cond[0]) != OperandInfo(OperandType.TENSOR_BOOL8, (1,)):
             raise RuleError(f"the condition model must output one TENSOR_BOOL8 [1], got {[str(c) for c in cond]}")
         return [nnapi.from_xdsl_type(t) for t in body[: len(op.outs)]]
+
+
+def _fold_rank(op: nnapi.NNAPIOperation) -> None:
+    """RANK's value is a shape fact: with the input's rank known, the
+    operations that read it read a constant instead (nnc compiles every
+    scalar operand into the code, e.g. FILL's value).  The operation stays,
+    writing the value where the model returns it, so operation indexes (in
+    error reports) do not move."""
+    t = op.args[0].type
+    if not isinstance(t, TensorType):
+        return
+    out = op.outs[0]
+    const = nnapi.ConstantOp(nnapi.dense_attr(np.asarray(len(t.get_shape()), np.int32), out.type), out.type)
+    Rewriter.insert_op(const, InsertPoint.before(op))
+    for use in list(out.uses):
+        if not isinstance(use.operation, func.ReturnOp):
+            use.operation.operands[use.index] = const.result
 
 
 def _tensor_result(t: Attribute, what: str) -> None:

@@ -239,12 +239,39 @@ def _run(case: Case, m: dict) -> Result:
             return Result("failed", f"output {k}: dimensions {dims}, expected {o['dimensions']}")
         t = operand_type(o["type"])
         if m.get("multinomial_tolerance", 0) > 0:
-            return Result("unsupported", "RANDOM_MULTINOMIAL statistics check not implemented in the harness")
+            msg = multinomial_distribution(m, outs[k].reshape(o["dimensions"]))
+            return Result("failed", f"output {k}: {msg}") if msg else Result("passed")
         atol, rtol = tolerance(t, m)
         msg = compare(_array(o), outs[k], atol, rtol)
         if msg:
             return Result("failed", f"output {k}: {msg}")
     return Result("passed")
+
+
+def multinomial_distribution(m: dict, samples: np.ndarray) -> str | None:
+    """CTS's check of a RANDOM_MULTINOMIAL model (TestHarness.cpp,
+    ``expectMultinomialDistributionWithinTolerance``), which replaces the
+    comparison of values: in each batch row, the share of the samples equal
+    to class c must be within ``multinomial_tolerance`` of softmax(row)[c],
+    computed in float as there (``expf`` of each input over their sum).
+    Row b is input row b (upstream reads row ``batches * b``, the same for
+    the corpus's batch of 1)."""
+    main = m["main"]
+    x = _array(main["operands"][main["input_indexes"][0]]).astype(np.float32)
+    tol = m["multinomial_tolerance"]
+    classes = x.shape[1]
+    if samples.size and not (0 <= samples.min() and samples.max() < classes):
+        return f"sampled classes in [{samples.min()}, {samples.max()}], expected [0, {classes})"
+    for b, (row, drawn) in enumerate(zip(x, samples)):
+        e = np.exp(row)
+        expected = e / np.float32(e.sum(dtype=np.float32))
+        share = np.bincount(drawn, minlength=classes).astype(np.float32) / np.float32(drawn.size)
+        bad = np.flatnonzero(~(np.abs(share - expected) <= tol))
+        if bad.size:
+            c = int(bad[0])
+            return (f"row {b}: {bad.size} classes off; class {c} drawn {share[c]:.4f} of the time, "
+                    f"expected {expected[c]:.4f} +- {tol}")  # fmt: skip
+    return None
 
 
 def _size(o: dict) -> int:

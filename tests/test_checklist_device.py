@@ -143,14 +143,16 @@ def hal_operation_types(path: Path) -> dict[str, list[str]]:
 
 @pytest.mark.checklist(207)
 def test_cpu_feature_level_matches_what_nnc_compiles() -> None:
-    """nnc-cpu claims feature level 2 (NNAPI 1.1): every operation of the 1.0
-    and 1.1 HALs has a lowering for every tensor type the HAL lists for it,
-    and feature level 3 is not complete.  If this fails because level 3
-    became complete, raise the device's feature level (nnc/device.py)."""
-    from nnc.dialects.optable import SPECS
+    """nnc-cpu claims the highest feature level whose every operation nnc
+    lowers for every type the levels up to it declare, and no more: the
+    level is at least 2 (every operation of the 1.0 and 1.1 HALs is lowered
+    for every tensor type the HAL lists), each operation of each level up to
+    it has a lowering for its declared types, and the next level has a gap."""
+    from nnc.dialects.optable import SPECS, complete_feature_level
     from nnc.passes.lowering import LOWERINGS
 
-    assert cpu().feature_level == FeatureLevel.LEVEL_2
+    level = cpu().feature_level
+    assert level == complete_feature_level() >= FeatureLevel.LEVEL_2
     ops = {**hal_operation_types(SPEC_DIR / "types-1.0.hal"), **hal_operation_types(SPEC_DIR / "types-1.1.hal")}
     assert len(ops) == 29 + 1 + 9  # ADD..TANH, OEM_OPERATION, BATCH_TO_SPACE_ND..TRANSPOSE
     assert {name for name in ops if name != "OEM_OPERATION"} == {
@@ -163,8 +165,20 @@ def test_cpu_feature_level_matches_what_nnc_compiles() -> None:
         assert lowering is not None, f"{name} has no lowering"
         for t in types:
             assert nnc.OperandType[t] in SPECS[nnc.OperationType[name]].implemented, f"{name} is not lowered for {t}"
-    level_3 = [op for op, spec in SPECS.items() if spec.since == FeatureLevel.LEVEL_3]
-    assert any(op not in LOWERINGS for op in level_3)
+    claimed = [spec for op, spec in SPECS.items() if spec.since <= level and op != nnc.OperationType.OEM_OPERATION]
+    for spec in claimed:
+        assert spec.type in LOWERINGS, f"{spec.type.name} has no lowering"
+        assert {t for t, since in spec.types.items() if since <= level} <= spec.implemented, spec.type.name
+    levels = sorted(FeatureLevel)
+    if level != levels[-1]:
+        above = levels[levels.index(level) + 1]
+        gaps = [
+            spec.type.name
+            for op, spec in SPECS.items()
+            if spec.since <= above and op != nnc.OperationType.OEM_OPERATION
+            and not {t for t, since in spec.types.items() if since <= above} <= spec.implemented
+        ]
+        assert gaps, f"feature level {above.name} is complete but the device claims {level.name}"
 
 
 @pytest.mark.checklist(208)

@@ -269,3 +269,20 @@ def test_integer_conversions_without_f16c_are_exact() -> None:
     with np.errstate(over="ignore"):  # numpy warns where the rounding overflows to infinity
         want = x.astype(np.float16)
     np.testing.assert_array_equal(_cast_for_cpu("x86-64", F, H, x).view(np.uint16), want.view(np.uint16))
+
+
+@pytest.mark.parametrize("seed,nchw,filter_as_input", [(1, False, False), (4, True, True)])
+def test_grouped_conv_2d_float16(seed: int, nchw: bool, filter_as_input: bool) -> None:
+    """GROUPED_CONV_2D (no float16 model in the corpus) through the same
+    float32 lowering, against test_grouped_conv_2d's numpy reference."""
+    from test_grouped_conv_2d import _build, _case, _grouped_sums
+
+    rng, p = _case(seed, F, False)
+    G, cig, cog = p["groups"], p["cig"], p["cog"]
+    x = rng.uniform(-1, 1, (p["n"], p["h"], p["w"], G * cig)).astype(np.float16)
+    w = rng.uniform(-1, 1, (G * cog, p["fh"], p["fw"], cig)).astype(np.float16)
+    b = rng.uniform(-1, 1, G * cog).astype(np.float16)
+    y = _build(p, x, w, b, H, H, {}, {}, {}, {}, nchw, filter_as_input)
+    want = _grouped_sums(f32(x).astype(np.float64), f32(w).astype(np.float64), p["pads"], (p["sw"], p["sh"]), G)
+    lo, hi = {0: (-np.inf, np.inf), 1: (0, np.inf), 2: (-1, 1), 3: (0, 6)}[p["act"]]
+    close(y, np.clip(want + f32(b), lo, hi))

@@ -10,6 +10,7 @@ from nnc.dialects.rules import (  # noqa: F401  (each registers its rules)
     elementwise,
     hashing,
     layout,
+    matmul,
     normalization,
     pool,
     recurrent,

@@ -1,5 +1,6 @@
-"""Rules for the recurrent operations: LSTM, RNN, SVDF, and the sequence forms
-UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN
+"""Rules for the recurrent operations: LSTM, RNN, SVDF, the sequence forms
+UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN, and
+the integer cells QUANTIZED_16BIT_LSTM and QUANTIZED_LSTM
 (EMBEDDING_LOOKUP and HASHTABLE_LOOKUP are in shape_ops, LSH_PROJECTION in
 hashing: the families of their lowerings).
 
@@ -15,8 +16,11 @@ Android's reference implementation (``LSTM.cpp``, ``RNN.cpp``, ``SVDF.cpp``,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from nnc.dialects.rules.base import (
     OpCall,
@@ -502,3 +506,142 @@ def bidirectional_sequence_lstm(call: OpCall) -> list[OperandInfo]:
         out += [like(x, (batch, fw_out)), like(x, (batch, d.get("cell")))]
         out += [like(x, (batch, bw_out)), like(x, (batch, bw.get("cell")))]
     return out
+
+
+# -- QUANTIZED_16BIT_LSTM, QUANTIZED_LSTM -------------------------------------------------
+
+
+def checked_log2(x: float) -> int | None:
+    """Android's ``CheckedLog2`` of a float32 scale: the rounded base-2
+    logarithm, or None when ``x`` is not within 1e-3 (in the exponent) of a
+    power of two.  Computed in float32, as the C++ does."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_log2 = np.float32(1.0) / np.float32(np.log(np.float32(2.0)))
+        x_log2 = np.float32(np.log(np.float32(x))) * inv_log2
+    if not np.isfinite(x_log2):
+        return None
+    v = float(x_log2)
+    rounded = math.copysign(math.floor(abs(v) + 0.5), v)  # std::round: half away from zero
+    return int(rounded) if abs(float(x_log2 - np.float32(rounded))) < 1e-3 else None
+
+
+def _same_quant(call: OpCall, i: int, ref: OperandInfo, what: str) -> None:
+    info = call.input(i)
+    if np.float32(info.scale) != np.float32(ref.scale) or info.zero_point != ref.zero_point:
+        raise RuleError(f"input {i}: {what} must share the quantisation of input 1")
+
+
+#: QUANTIZED_16BIT_LSTM's fixed quantisation of its input and output (1/128, 128).
+Q16_LSTM_IO = (1.0 / 128.0, 128)
+#: ... and of its cell state: 2^4 / 32768 (StateIntegerBits = 4, the only one Android runs).
+Q16_LSTM_CELL_SCALE = 2.0**-11
+
+
+@rule(Op.QUANTIZED_16BIT_LSTM)
+def quantized_16bit_lstm(call: OpCall) -> list[OperandInfo]:
+    """One LSTM step in 8-bit weights and a 16-bit cell state (inputs: input,
+    8 weights, 4 biases, cell_state_in, output_state_in; outputs: cell state,
+    output), with the quantisations Android's QuantizedLSTMCell::prepare
+    requires."""
+    expect_count(call, (15,))
+    x = expect_primary(call)
+    for i in range(1, 9):
+        expect_type(call, i, (T.TENSOR_QUANT8_ASYMM,))
+    for i in range(9, 13):
+        expect_type(call, i, (T.TENSOR_INT32,))
+    c_in = expect_type(call, 13, (T.TENSOR_QUANT16_SYMM,))
+    h_in = expect_type(call, 14, (T.TENSOR_QUANT8_ASYMM,))
+    d = _Dims(call)
+    d.expect(0, "batch", "input")
+    d.expect(14, "batch", "output")
+    for i in range(1, 5):
+        d.expect(i, "output", "input")
+    for i in range(5, 9):
+        d.expect(i, "output", "output")
+    for i in range(9, 13):
+        d.expect(i, "output")
+    d.expect(13, "batch", "output")
+    for i, info in ((0, x), (14, h_in)):
+        if (float(np.float32(info.scale)), info.zero_point) != Q16_LSTM_IO:
+            raise RuleError(f"input {i} must have scale 1/128 and zero point 128")
+    w = call.input(1)
+    if w.scale == 0:
+        raise RuleError("weights scale must not be 0")
+    for i in range(2, 9):
+        _same_quant(call, i, w, "weights")
+    b = call.input(9)
+    if np.float32(b.scale) != np.float32(np.float32(w.scale) / np.float32(128.0)) or b.zero_point != 0:
+        raise RuleError("bias scale must be the weights scale / 128, zero point 0")
+    for i in range(10, 13):
+        info = call.input(i)
+        if np.float32(info.scale) != np.float32(b.scale) or info.zero_point != 0:
+            raise RuleError(f"input {i}: biases must share the quantisation of input 9")
+    if c_in.zero_point != 0 or checked_log2(c_in.scale) != -11:
+        raise RuleError("cell state must have scale 2^-11 (4 integer bits) and zero point 0")
+    batch, output = d.get("batch"), d.get("output")
+    return [like(c_in, (batch, output)), like(h_in, (batch, output))]
+
+
+#: QUANTIZED_LSTM's 32 inputs: the cell tensors from 1, the states at 18/19,
+#: layer-norm weights from 20, then clips (24, 25), the four intermediate
+#: scales (26..29), the hidden state's zero point (30) and scale (31).
+QLSTM_CELL = CellLayout(weights=1, states=(18, 19), layer_norm=20)
+QLSTM_CELL_CLIP, QLSTM_PROJ_CLIP, QLSTM_INTERMEDIATE, QLSTM_HIDDEN_ZP, QLSTM_HIDDEN_SCALE = 24, 25, 26, 30, 31
+_QLSTM_TYPES = (
+    (T.TENSOR_QUANT8_SYMM, (*range(1, 9), 16)),
+    (T.TENSOR_QUANT16_SYMM, (9, 10, 11, 19, 20, 21, 22, 23)),
+    (T.TENSOR_INT32, (12, 13, 14, 15, 17)),
+    (T.TENSOR_QUANT8_ASYMM_SIGNED, (18,)),
+)
+
+
+@rule(Op.QUANTIZED_LSTM)
+def quantized_lstm(call: OpCall) -> list[OperandInfo]:
+    """One LSTM step in integers (Android's QLSTM: int8 weights, int16 gates
+    and cell state, optional CIFG, peephole, projection and layer norm).
+    The cell state's scale must be a power of two of at most 2^-9."""
+    expect_count(call, (32,), QLSTM_CELL.optional)
+    x = expect_primary(call)
+    for t, indexes in _QLSTM_TYPES:
+        for i in indexes:
+            if call.has_input(i):
+                expect_type(call, i, (t,))
+    for i in (QLSTM_CELL_CLIP, QLSTM_PROJ_CLIP):
+        v = scalar_param(call, i, (T.FLOAT32,), 0.0)
+        if not v >= 0:
+            raise RuleError(f"input {i}: clip must be >= 0, got {v}")
+    for i in (*range(QLSTM_INTERMEDIATE, QLSTM_INTERMEDIATE + 4), QLSTM_HIDDEN_SCALE):
+        scalar_param(call, i, (T.FLOAT32,))
+    int_param(call, QLSTM_HIDDEN_ZP)
+
+    w = QLSTM_CELL.w
+    has = call.has_input
+    i2i, r2i, c2i, c2f, c2o, b_i, proj_w, proj_b = (w(k) for k in (0, 4, 8, 9, 10, 11, 15, 16))
+    ln = tuple(range(20, 24))
+    _check_presence(has, not has(i2i), (i2i, r2i, c2i, c2f, c2o, b_i, proj_w, proj_b), ln)
+    d = _Dims(call)
+    d.expect(0, "batch", "input")
+    for k in range(4):
+        if has(w(k)):
+            d.expect(w(k), "cell", "input")
+        if has(w(4 + k)):
+            d.expect(w(4 + k), "cell", "output")
+    for i in (c2i, c2f, c2o, *range(w(11), w(15)), *ln):
+        if has(i):
+            d.expect(i, "cell")
+    if has(proj_w):
+        d.expect(proj_w, "output", "cell")
+    else:
+        d.sizes["output"] = same_dim(
+            d.get("output"), d.get("cell"), "output_size differs from num_units without projection"
+        )
+    if has(proj_b):
+        d.expect(proj_b, "output")
+    h_in, c_in = (call.input(i) for i in QLSTM_CELL.states)
+    d.expect(QLSTM_CELL.states[0], "batch", "output")
+    d.expect(QLSTM_CELL.states[1], "batch", "cell")
+    shift = checked_log2(c_in.scale)
+    if shift is None or shift > -9:
+        raise RuleError(f"cell state scale {c_in.scale} must be a power of two of at most 2^-9")
+    batch, output = d.get("batch"), d.get("output")
+    return [like(h_in, (batch, output)), like(c_in, (batch, d.get("cell"))), like(h_in, (batch, output))]

@@ -1,11 +1,13 @@
 """Rules for the NNAPI 1.2 reductions: ARGMAX / ARGMIN (index of the
 extreme along one axis) and REDUCE_SUM / PROD / MAX / MIN / ANY / ALL (over a
-list of axes, with a BOOL keep_dims).
+list of axes, with a BOOL keep_dims), and TOPK_V2 (the k largest along the
+last dimension).
 
 Output shapes follow Android's ``argMinMaxPrepare`` (the axis removed; a 1-D
 input gives [1]) and ``reduce::prepare`` (like MEAN: reducing every dimension
 without keep_dims gives [1]).  REDUCE_MAX / MIN of quantised data compare the
-stored integers, so the output keeps the input's quantisation.
+stored integers, so the output keeps the input's quantisation; so do
+TOPK_V2's values (``topk_v2::prepare``).
 """
 
 from __future__ import annotations
@@ -77,3 +79,24 @@ def reduce(call: OpCall) -> list[OperandInfo]:
         int_values(call, 1)
         return [like(x, None)]
     return [like(x, mean_out_dims(x.dims, reduce_axes(call, x.rank), keep))]
+
+
+@rule(Op.TOPK_V2)
+def topk_v2(call: OpCall) -> list[OperandInfo]:
+    """input (rank >= 1), k (INT32 in [1, last dimension]) -> the k largest
+    values along the last dimension (the input's type and quantisation) and
+    their indices (TENSOR_INT32), as Android's ``topk_v2::prepare``."""
+    expect_count(call, (2,))
+    x = expect_primary(call)
+    k = int_param(call, 1)
+    same_quant_output(call, x)
+    indices = replace(like(x, None, T.TENSOR_INT32), scale=0.0, zero_point=0, channel_quant=None)
+    if x.dims is None:
+        return [like(x, None), indices]
+    if x.rank == 0:
+        raise RuleError("input must have rank >= 1")
+    last = x.dims[-1]
+    if k < 1 or (last and k > last):
+        raise RuleError(f"k must be in [1, {last or 'the last dimension'}], got {k}")
+    dims = (*x.dims[:-1], k)
+    return [like(x, dims), indices.with_dims(dims)]

@@ -1,6 +1,7 @@
 """Rules for the NNAPI 1.2+ tensor-construction and data-movement operations:
 SLICE, SPLIT, TILE, EXPAND_DIMS, PAD_V2, MIRROR_PAD, REVERSE, CHANNEL_SHUFFLE,
-PACK and FILL, and RANK (no lowering yet: its output is a scalar).
+PACK and FILL, and RANK (an INT32 scalar; ``nnapi-shape-inference`` folds it
+into a constant for the operations that read it).
 
 Shapes follow Android's ``operations/{Slice,Split,Tile,ExpandDims,Pad,
 MirrorPad,Reverse,ChannelShuffle,Pack,Fill}.cpp`` prepare functions.  The
@@ -291,3 +292,20 @@ def rank(call: OpCall) -> list[OperandInfo]:
     if not x.type.is_tensor:
         raise RuleError(f"input 0 must be a tensor, got {x.type.name}")
     return [OperandInfo(T.INT32, ())]
+
+
+@rule(Op.RANDOM_MULTINOMIAL)
+def random_multinomial(call: OpCall) -> list[OperandInfo]:
+    """input [batches, classes] (log-probabilities), num_samples (INT32 > 0),
+    seeds (TENSOR_INT32 [2]) -> TENSOR_INT32 [batches, num_samples], as
+    Android's ``Multinomial::Prepare``."""
+    expect_count(call, (3,))
+    x = _data(call)
+    if x.rank is not None and x.rank != 2:
+        raise RuleError(f"input 0 must have rank 2, got {x.rank}")
+    samples = int_param(call, 1)
+    if samples <= 0:
+        raise RuleError(f"num_samples must be > 0, got {samples}")
+    seeds = int_tensor(call, 2, 1, "seeds")
+    expect_dims(seeds, 2, (2,), "seeds")
+    return [OperandInfo(T.TENSOR_INT32, (dim(x, 0), samples))]

@@ -26,26 +26,26 @@ builtin.module {
 
 // -----
 
-// Model outputs are tensors (buffers the caller passes), not scalars.
+// Model outputs are ranked tensors (buffers the caller passes) or scalars
+// (RANK's), never of unknown rank.
 builtin.module {
-  func.func @main(%a: tensor<2x3xf32>) -> i32 {
-    %r = "nnapi.rank"(%a) : (tensor<2x3xf32>) -> i32
-    func.return %r : i32
+  func.func @main(%a: tensor<2x3xf32>) -> tensor<*xf32> {
+    %r = "nnapi.tanh"(%a) : (tensor<2x3xf32>) -> tensor<*xf32>
+    func.return %r : tensor<*xf32>
   }
 }
-// CHECK: nnc-opt: error: convert-nnapi-to-linalg: @main result 0 is i32, expected a ranked tensor
+// CHECK: nnc-opt: error: convert-nnapi-to-linalg: @main result 0 is tensor<*xf32>, expected a ranked tensor
 
 // -----
 
 // An operation with no lowering.
 builtin.module {
-  func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
-    %f = "nnapi.constant"() <{value = dense<false> : tensor<i1>}> : () -> i1
-    %r = "nnapi.batch_matmul"(%a, %b, %f, %f) : (tensor<2x3xf32>, tensor<3x4xf32>, i1, i1) -> tensor<2x4xf32>
-    func.return %r : tensor<2x4xf32>
+  func.func @main(%rois: tensor<2x4xf32>, %deltas: tensor<2x8xf32>, %batch: tensor<2xi32>, %info: tensor<1x2xf32>) -> tensor<2x8xf32> {
+    %r = "nnapi.axis_aligned_bbox_transform"(%rois, %deltas, %batch, %info) : (tensor<2x4xf32>, tensor<2x8xf32>, tensor<2xi32>, tensor<1x2xf32>) -> tensor<2x8xf32>
+    func.return %r : tensor<2x8xf32>
   }
 }
-// CHECK: nnc-opt: error: operation 0 (BATCH_MATMUL): no lowering for this operation
+// CHECK: nnc-opt: error: operation 0 (AXIS_ALIGNED_BBOX_TRANSFORM): no lowering for this operation
 
 // -----
 

@@ -66,12 +66,11 @@ builtin.module {
 
 // An operation nnc has no shape rule for (and cannot compile).
 builtin.module {
-  func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<?x?xf32> {
-    %f = "nnapi.constant"() <{value = dense<false> : tensor<i1>}> : () -> i1
-    %r = "nnapi.batch_matmul"(%a, %b, %f, %f) : (tensor<2x3xf32>, tensor<3x4xf32>, i1, i1) -> tensor<?x?xf32>
+  func.func @main(%rois: tensor<2x4xf32>, %deltas: tensor<2x8xf32>, %batch: tensor<2xi32>, %info: tensor<1x2xf32>) -> tensor<?x?xf32> {
+    %r = "nnapi.axis_aligned_bbox_transform"(%rois, %deltas, %batch, %info) : (tensor<2x4xf32>, tensor<2x8xf32>, tensor<2xi32>, tensor<1x2xf32>) -> tensor<?x?xf32>
     func.return %r : tensor<?x?xf32>
   }
 }
-// CHECK: nnc-opt: error: operation 0 (BATCH_MATMUL): no rule for BATCH_MATMUL
+// CHECK: nnc-opt: error: operation 0 (AXIS_ALIGNED_BBOX_TRANSFORM): no rule for AXIS_ALIGNED_BBOX_TRANSFORM
 // CHECK-NOT: error
 // CHECK-NOT: Traceback

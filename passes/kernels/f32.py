@@ -59,7 +59,7 @@ class Level:
 
 def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
     """The GEMM block kernel: ``rows`` output pixels (input windows at
-    ``a_base + r * a_rstride``, outputs at ``out_base + r * cols``) times the
+    ``a_base + r * a_rstride``, outputs at ``out_base + r * ldo``) times the
     output channels ``n0 + [0, sum(ws))`` (vectors of widths ``ws``), whose
     weights are the packed panel at ``b[b_base:]`` (``[K, sum(ws)]``), reducing over
     ``levels`` nested loops (size, a_step, b_step parameters).  Per innermost
@@ -68,7 +68,7 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
     name = f"nnc_gemm_{rows}x{tag(ws)}_l{levels}_{act_tag(act)}"
 
     def body(e: Emitter, p: list[Value]) -> None:
-        a, b, bias, out, a_base, a_rstride, out_base, n0, cols, b_base = p[:10]
+        a, b, bias, out, a_base, a_rstride, out_base, n0, ldo, b_base = p[:10]
         lv = [p[10 + 3 * i : 13 + 3 * i] for i in range(levels)]
         v = Vec(e)
         offs = offsets(ws)
@@ -102,7 +102,7 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
         accs = for_range(e, 0, lv[0][0], 1, level(0, 0, b_base), accs)
         for r in range(rows):
             for j, (o, w) in enumerate(zip(offs, ws)):
-                v.store(v.activation(accs[r * nw + j], act), out, v.ix(out_base, (cols, r), n0, o))
+                v.store(v.activation(accs[r * nw + j], act), out, v.ix(out_base, (ldo, r), n0, o))
 
     return name, body
 
@@ -165,11 +165,22 @@ def gemm(
     levels: Sequence[Level],
     act: int,
     w_value: np.ndarray | None = None,
+    groups: int = 1,
+    a_gstride: int = 0,
+    ldo: int | None = None,
 ) -> None:
     """``out = act(bias + a * w^T)`` on flat buffers, ``w`` the weights as
     given (``[cols, K]``, one row of K per output channel; K runs over
     ``levels``), ``out`` as ``[pixels, cols]``; the output pixels are
     ``run_count`` runs of ``run_len`` (:data:`RunAt`).
+
+    ``groups`` > 1 (GROUPED_CONV_2D) computes that many such products side
+    by side: group ``g`` has the output channels ``g * cols + [0, cols)``
+    (of ``w``, now ``[groups * cols, K]``, of the bias and of the output)
+    and reads the input ``g * a_gstride`` further.  ``ldo`` is the distance
+    between consecutive output pixels of a run (default: every channel,
+    ``groups * cols``; a strided phase of TRANSPOSE_CONV_2D writes every
+    ``stride``-th pixel).
 
     The kernel reads the weights as panels (:func:`pack_panels`): when they
     are a constant whose value is known (``w_value``, numpy ``[cols, K]``),
@@ -183,12 +194,15 @@ def gemm(
     depth = 1
     for lv in levels:
         depth *= lv.size
+    total = groups * cols
+    ldo = total if ldo is None else ldo
     blocks = col_blocks(cols, tiles.lanes, tiles.max_col_vectors)
+    all_blocks = [(c0 + k * cols, c1 + k * cols, ws) for k in range(groups) for c0, c1, ws in blocks]
     if w_value is not None:
-        panels = ctx.flat(ctx.packed_constant(pack_panels(w_value.reshape(cols, depth), blocks), f32))
+        panels = ctx.flat(ctx.packed_constant(pack_panels(w_value.reshape(total, depth), all_blocks), f32))
     else:
-        panels = ctx.flat(ctx.alloc([cols * depth], f32))
-        for c0, c1, ws in blocks:
+        panels = ctx.flat(ctx.alloc([total * depth], f32))
+        for c0, c1, ws in all_blocks:
             each(e, c0, c1, sum(ws), lambda e2, n0, width=sum(ws): transpose(
                 ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth))
     segments: list[Case] = []
@@ -198,12 +212,12 @@ def gemm(
         # b_step of a level: K-rows of the panel, each `width` long
         lv_args = [x for lv in levels for x in (lv.size, lv.a_step, lv.b_step * width)]
 
-        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
+        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
             name, body = gemm_kernel(rows, ws, len(levels), act)
             b_off = Vec(e).ix(0, (n0, depth))  # the panel of channels n0.. starts at n0 * K
-            kernel(ctx, e, name, [a, panels, bias, out, a_off, a_rstride, o_off, n0, cols, b_off, *lv_args], body)
+            kernel(ctx, e, name, [a, panels, bias, out, a_off, a_rstride, o_off, n0, ldo, b_off, *lv_args], body)
 
-        segments.append(_col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, cols, call))
+        segments.append(_col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, ldo, call, (groups, cols, a_gstride)))
     gemm_tiles(e, segments)
 
 
@@ -246,35 +260,40 @@ def _divmod(e: Emitter, t: IndexOrInt, n: int, outer: int) -> tuple[IndexOrInt, 
 
 def _col_block_tiles(
     c0: int, c1: int, width: int, run_count: int, run_at: RunAt,
-    rblocks: Sequence[tuple[int, int, int]], a_rstride: int, cols: int,
-    call: Callable[[Emitter, int, IndexOrInt, IndexOrInt, IndexOrInt], None],
+    rblocks: Sequence[tuple[int, int, int]], a_rstride: int, ldo: int,
+    call: Callable[[Emitter, int, IndexOrInt, IndexOrInt, IndexOrInt, IndexOrInt], None],
+    grouping: tuple[int, int, int] = (1, 0, 0),
 ) -> Case:
     """The output tiles of the channel blocks ``[c0, c1)`` (each ``width``
-    wide): channel block x run x block of pixels (``rblocks``, blocks of one
-    or two sizes), in that order, so that consecutive tiles share a weight
-    panel as they did when the panel was transposed per block.
-    ``call(e, rows, n0, a_off, o_off)`` computes one tile."""  # fmt: skip
+    wide): (group x) channel block x run x block of pixels (``rblocks``,
+    blocks of one or two sizes), in that order, so that consecutive tiles
+    share a weight panel as they did when the panel was transposed per
+    block.  ``grouping``: (groups, channels per group, input offset per
+    group).  ``call(e, rows, n0, a_off, o_off, run)`` computes one tile."""  # fmt: skip
     per_run = [((r1 - r0) // size, r0, size) for r0, r1, size in rblocks]
     nb = sum(n for n, _, _ in per_run)
     ncb = (c1 - c0) // width
+    groups, gcols, a_gstride = grouping
 
     def tile(e: Emitter, t: IndexOrInt) -> None:
+        grp, t = _divmod(e, t, ncb * run_count * nb, groups)
         cb, rest = _divmod(e, t, run_count * nb, ncb)
         run, j = _divmod(e, rest, nb, run_count)
-        n0 = Vec(e).ix(c0, (cb, width))
+        n0 = Vec(e).ix(c0, (cb, width), (grp, gcols))
         a_run, o_run = run_at(e, run)
+        a_run = Vec(e).ix(a_run, (grp, a_gstride))
 
         def rows(r0: int, size: int) -> Callable[[Emitter, IndexOrInt], None]:
             def block(e: Emitter, i: IndexOrInt) -> None:
                 v = Vec(e)
                 m0 = v.ix(r0, (i, size))
-                call(e, size, n0, v.ix(a_run, (m0, a_rstride)), v.ix(o_run, (m0, cols)))
+                call(e, size, n0, v.ix(a_run, (m0, a_rstride)), v.ix(o_run, (m0, ldo)), run)
 
             return block
 
         _switch(e, j, [(n, rows(r0, size)) for n, r0, size in per_run])
 
-    return ncb * run_count * nb, tile
+    return groups * ncb * run_count * nb, tile
 
 
 def gemm_tiles(e: Emitter, segments: Sequence[Case]) -> None:
@@ -286,6 +305,48 @@ def gemm_tiles(e: Emitter, segments: Sequence[Case]) -> None:
     threads; each output element is computed by one iteration, in the same
     order whichever thread runs it."""
     parallel_each(e, 0, sum(n for n, _ in segments), 1, lambda e2, t: _switch(e2, t, segments))
+
+
+# -- batched matrix products: out[t] = a[t] @ b[t] -------------------------------------------
+
+#: Where matrix pair ``t`` of a batched product starts: ``(e, t) -> (offset
+#: of a[t], offset of b[t])`` (broadcast batches share a matrix).
+BatchAt = Callable[[Emitter, IndexOrInt], tuple[IndexOrInt, IndexOrInt]]
+
+
+def batch_gemm(
+    ctx: LoweringContext, a: Value, b: Value, out: Value, batches: int, batch_at: BatchAt,
+    rows: int, depth: int, cols: int, a_row: int, a_step: int,
+) -> None:
+    """``out[t] = a[t] @ b[t]`` for ``t < batches`` on flat float32 buffers
+    (BATCH_MATMUL): element (i, k) of ``a[t]`` at ``a_off + i * a_row + k *
+    a_step`` (a row-major matrix, or its transpose read in place), ``b[t]`` the
+    ``[depth, cols]`` row-major matrix at ``b_off`` (:data:`BatchAt`), ``out[t]``
+    the ``[rows, cols]`` matrix at ``t * rows * cols``.
+
+    The GEMM kernel of :func:`gemm`, with the rows of ``b`` as its weight
+    panel: a panel's K-rows are ``cols`` apart instead of the block's width,
+    so ``b`` is read in place, neither packed nor transposed (each is used
+    for one product only).  The accumulators start from zero (a zero
+    "bias") and each sum runs in the reference's order over k.  Every tile
+    (a block of rows of one matrix x a block of columns) is one iteration of
+    one parallel loop (:func:`gemm_tiles`)."""  # fmt: skip
+    tiles = ctx.tiles
+    zeros = ctx.constant(np.zeros(cols, np.float32), f32)
+    segments: list[Case] = []
+    for c0, c1, ws in col_blocks(cols, tiles.lanes, tiles.max_col_vectors):
+
+        def call(e: Emitter, nrows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, t: IndexOrInt, ws=ws) -> None:
+            name, body = gemm_kernel(nrows, ws, 1, 0)
+            b_off = Vec(e).ix(batch_at(e, t)[1], n0)
+            kernel(ctx, e, name, [a, b, zeros, out, a_off, a_row, o_off, n0, cols, b_off, depth, a_step, cols], body)
+
+        def run_at(e: Emitter, t: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
+            return batch_at(e, t)[0], Vec(e).ix(0, (t, rows * cols))
+
+        rblocks = row_blocks(rows, tiles.gemm_rows(len(ws)))
+        segments.append(_col_block_tiles(c0, c1, sum(ws), batches, run_at, rblocks, a_row, cols, call))
+    gemm_tiles(ctx.e, segments)
 
 
 # -- dot products: out[m, n] = act(bias[n] + sum_i a[m, i] * w[n, i]) --------------------------

@@ -145,7 +145,8 @@ class Level:
 def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int):
     """The block kernel: ``rows`` output pixels (input windows at ``a_base
     + r * a_rstride`` in the int16 input, outputs at ``out_base + r *
-    cols``) times the output channels ``n0 + [0, sum(ws))``, weights from the
+    ldo``) times the output channels ``n0 + [0, sum(ws))`` (of ``cols`` in
+    the requantisation table), weights from the
     panel at ``b_base``; the reduction is ``levels`` outer loops (size,
     a_step, b_step parameters) around ``pairs`` pair steps.  Per pair step:
     one weight vector per width, one broadcast input pair per row, rows x
@@ -154,8 +155,8 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int):
     width = sum(ws)
 
     def body(e: Emitter, p: list[Value]) -> None:
-        x, b, qt, bias, out, a_base, a_rstride, out_base, n0, cols, b_base, pairs = p[:12]
-        lv = [p[12 + 3 * i : 15 + 3 * i] for i in range(levels)]
+        x, b, qt, bias, out, a_base, a_rstride, out_base, n0, cols, ldo, b_base, pairs = p[:13]
+        lv = [p[13 + 3 * i : 16 + 3 * i] for i in range(levels)]
         v, iv = Vec(e), IVec(e)
         offs = offsets(ws)
         nw = len(ws)
@@ -192,7 +193,7 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int):
         for r in range(rows):
             for j, (o, w) in enumerate(zip(offs, ws)):
                 n = v.ix(n0, o)
-                iv.store(requantize(iv, accs[r * nw + j], qt, cols, n), out, v.ix(out_base, (cols, r), n))
+                iv.store(requantize(iv, accs[r * nw + j], qt, cols, n), out, v.ix(out_base, (ldo, r), n))
 
     return name, body
 
@@ -211,6 +212,9 @@ def gemm(
     levels: Sequence[Level],
     run: int,
     blocks: Sequence[tuple[int, int, tuple[int, ...]]],
+    groups: int = 1,
+    a_gstride: int = 0,
+    ldo: int | None = None,
 ) -> None:
     """``out`` (int8 ``[pixels, cols]``) = the requantised GEMM of the int16
     input ``x`` and the weight ``panel`` (:func:`pack_panel` of ``blocks``,
@@ -220,8 +224,17 @@ def gemm(
     windows are ``a_rstride`` apart, ``runs(e, f)`` calling ``f(e,
     a_offset, out_offset)`` for each (as :func:`nnc.passes.kernels.f32.gemm`).
     Column blocks are the outer loop, so a block's panel stays in cache while
-    every run streams through it."""
+    every run streams through it.
+
+    ``groups`` > 1 (GROUPED_CONV_2D): that many products side by side, group
+    ``g`` with the output channels ``g * cols + [0, cols)`` (the panel packs
+    every group's blocks in channel order, the table and the bias cover
+    them all) reading the input ``g * a_gstride`` further.  ``ldo``: the
+    distance between consecutive output pixels of a run (default every
+    channel; a phase of TRANSPOSE_CONV_2D writes every ``stride``-th)."""
     e = ctx.e
+    total = groups * cols
+    ldo = total if ldo is None else ldo
     pairs = (run + 1) // 2
     depth = pairs
     for lv in levels:
@@ -238,16 +251,26 @@ def gemm(
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
             name, body = gemm_kernel(rows, ws, len(levels))
             b_base = Vec(e).ix(0, (n0, 2 * depth))
-            args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, cols, b_base, pairs, *lv_args]
+            args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, total, ldo, b_base, pairs, *lv_args]
             kernel(ctx, e, name, args, body)
 
         def per_run(e: Emitter, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, rblocks=rblocks, call=call) -> None:
             for r0, r1, mr in rblocks:
                 each(e, r0, r1, mr, lambda e2, m0, mr=mr: call(
-                    e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, cols))))
+                    e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, ldo))))
 
         # Column blocks are independent: each writes its own output channels.
-        parallel_each(e, c0, c1, width, lambda e2, n0, per_run=per_run: runs(e2, lambda e3, a, o: per_run(e3, n0, a, o)))
+        if groups == 1:
+            parallel_each(e, c0, c1, width, lambda e2, n0, per_run=per_run: runs(e2, lambda e3, a, o: per_run(e3, n0, a, o)))
+            continue
+        ncb = (c1 - c0) // width
+
+        def grouped(e: Emitter, t: IndexOrInt, c0=c0, width=width, ncb=ncb, per_run=per_run) -> None:
+            grp, cb = e.div(e.index(t), e.index(ncb)), e.rem(e.index(t), e.index(ncb))
+            n0 = Vec(e).ix(c0, (cb, width), (grp, cols))
+            runs(e, lambda e3, a, o: per_run(e3, n0, Vec(e3).ix(a, (grp, a_gstride)), o))
+
+        parallel_each(e, 0, groups * ncb, 1, grouped)
 
 
 # -- depthwise ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from nnc.passes.lowering import (  # noqa: F401  (each registers its lowerings)
     float16,
     hashing,
     layout,
+    matmul,
     normalization,
     pool,
     recurrent,

@@ -56,7 +56,14 @@ from xdsl.dialects.builtin import i16, i32
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from nnc.dialects.rules.base import OpCall
-from nnc.dialects.rules.conv import Window, _conv_window, join_layout
+from nnc.dialects.rules.conv import (
+    TransposeWindow,
+    Window,
+    _conv_window,
+    grouped_conv_window,
+    join_layout,
+    transpose_conv_window,
+)
 from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
@@ -111,10 +118,15 @@ class ConvGeometry:
     pad_left: int
     multiplier: int = 1
     activation: int = FuseCode.NONE
+    #: GROUPED_CONV_2D: input and output channels split into this many groups
+    groups: int = 1
 
     @staticmethod
     def of(ctx: LoweringContext, depthwise: bool) -> ConvGeometry:
-        win: Window = _conv_window(ctx.call, depthwise)
+        return ConvGeometry.from_window(ctx, _conv_window(ctx.call, depthwise))
+
+    @staticmethod
+    def from_window(ctx: LoweringContext, win: Window, groups: int = 1) -> ConvGeometry:
         x, w, out = ctx.input(0), ctx.input(1), ctx.output()
         n, h, wd, c = _split(ctx.shape(x), win.nchw)
         _, oh, ow, oc = _split(ctx.shape(out), win.nchw)
@@ -128,7 +140,7 @@ class ConvGeometry:
         return ConvGeometry(
             win.nchw, n, h, wd, c, oh, ow, oc, fh, fw,
             win.stride_h, win.stride_w, win.dilation_h, win.dilation_w,
-            top, left, win.multiplier, win.activation,
+            top, left, win.multiplier, win.activation, groups,
         )  # fmt: skip
 
     # The rows/columns of the padded input that some window reads.
@@ -186,18 +198,31 @@ def padded_input(ctx: LoweringContext, x: Value, g: ConvGeometry, pad_value: flo
     zero point for quantised inputs) large enough for every window."""
     if not g.needs_padding:
         return x
-    hp, wp = g.padded_hw
+    return padded_copy(ctx, x, g.nchw, (g.pad_top, g.pad_left), g.padded_hw, pad_value)
+
+
+def padded_copy(
+    ctx: LoweringContext, x: Value, nchw: bool, head: tuple[int, int], size: tuple[int, int], pad_value: float | int
+) -> Value:
+    """A copy of the rank-4 ``x`` at rows/columns ``head`` of a buffer of
+    spatial ``size`` filled with ``pad_value``."""
+    n, _, _, c = _split(ctx.shape(x), nchw)
     elem = x.type.element_type  # type: ignore[attr-defined]
-    buf = ctx.alloc(g.layout(g.batches, hp, wp, g.in_c), elem)
+    buf = ctx.alloc(join_layout(n, size[0], size[1], c, nchw), elem)
     ctx.fill(buf, pad_value)
     # The input goes into the interior, a static subview at (top, left).
-    offsets = g.layout(0, g.pad_top, g.pad_left, 0)
-    interior = memref.SubviewOp.from_static_parameters(
-        buf, buf.type, offsets, ctx.shape(x), [1] * 4  # type: ignore[arg-type]
-    )
-    ctx.builder.insert(interior)
-    ctx.copy(x, interior.result)
+    interior = strided_view(ctx, buf, join_layout(0, head[0], head[1], 0, nchw), ctx.shape(x), [1] * 4)
+    ctx.copy(x, interior)
     return buf
+
+
+def strided_view(ctx: LoweringContext, buf: Value, offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int]) -> Value:
+    """The static subview of ``buf`` at ``offsets`` with ``sizes`` and ``strides``."""
+    view = memref.SubviewOp.from_static_parameters(
+        buf, buf.type, list(offsets), list(sizes), list(strides)  # type: ignore[arg-type]
+    )
+    ctx.builder.insert(view)
+    return view.result
 
 
 def init_with_bias(ctx: LoweringContext, out: Value, bias: Value, channel_dim: int) -> None:
@@ -358,19 +383,21 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
     the reduction over (filter row, filter column, input channel) read
     straight from the (padded) input: :func:`~nnc.passes.kernels.f32.gemm`,
     or :func:`~nnc.passes.kernels.f32.dot` for a 1x1 filter applied to very
-    few pixels."""
+    few pixels.  Grouped (GROUPED_CONV_2D): one GEMM per group side by side
+    (the GEMM's ``groups``), each reducing over its group's ``c`` channels
+    of pixels ``C`` apart."""
     xp = padded_input(ctx, x, g)
     hp, wp = g.padded_hw
-    c, cols = g.in_c, g.out_c
+    C, c, cols = g.in_c, g.in_c // g.groups, g.out_c // g.groups
     pixels = g.batches * g.out_h * g.out_w
     xf, of = ctx.flat(xp), ctx.flat(out)
     plain = g.filter_h == g.filter_w == 1 and g.stride_h == g.stride_w == 1 and not g.needs_padding
-    if plain and pixels < ctx.tiles.dot_max_rows:
+    if plain and pixels < ctx.tiles.dot_max_rows and g.groups == 1:
         dot(ctx, xf, ctx.flat(w), b, of, pixels, c, cols, c, g.activation)
         return
     levels = [
-        Level(g.filter_h, g.dilation_h * wp * c, g.filter_w * c),
-        Level(g.filter_w, g.dilation_w * c, c),
+        Level(g.filter_h, g.dilation_h * wp * C, g.filter_w * c),
+        Level(g.filter_w, g.dilation_w * C, c),
         Level(c, 1, 1),
     ]
     levels = [lv for lv in levels if lv.size > 1] or levels[-1:]
@@ -379,7 +406,7 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
 
     if plain:
         # All pixels are one run: pixel p's input is x[p, :].
-        gemm(ctx, xf, wf, b, of, 1, lambda e, r: (0, 0), pixels, c, cols, levels, g.activation, w_value)
+        gemm(ctx, xf, wf, b, of, 1, lambda e, r: (0, 0), pixels, C, cols, levels, g.activation, w_value, g.groups, c)
         return
 
     def row_at(e: Emitter, r: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
@@ -389,9 +416,12 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
             n, oh = 0, r
         else:
             n, oh = e.div(e.index(r), e.index(g.out_h)), e.rem(e.index(r), e.index(g.out_h))
-        return v.ix(0, (n, hp * wp * c), (oh, g.stride_h * wp * c)), v.ix(0, (r, g.out_w * cols))
+        return v.ix(0, (n, hp * wp * C), (oh, g.stride_h * wp * C)), v.ix(0, (r, g.out_w * g.out_c))
 
-    gemm(ctx, xf, wf, b, of, g.batches * g.out_h, row_at, g.out_w, g.stride_w * c, cols, levels, g.activation, w_value)
+    gemm(
+        ctx, xf, wf, b, of, g.batches * g.out_h, row_at, g.out_w, g.stride_w * C, cols, levels, g.activation,
+        w_value, g.groups, c,
+    )  # fmt: skip
 
 
 def _accumulator(ctx: LoweringContext, qc, out: Value, bias: Value, channel_dim: int) -> Value:
@@ -535,6 +565,339 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
     each(e, 0, g.batches, 1, image)
 
 
+# -- GROUPED_CONV_2D -------------------------------------------------------------------------
+
+
+def _check_grouped(call: OpCall) -> str | None:
+    return _check(call, 0, lambda c: grouped_conv_window(c)[0].activation)
+
+
+@lowering(Op.GROUPED_CONV_2D, check=_check_grouped)
+def grouped_conv_2d(ctx: LoweringContext) -> None:
+    """out[n, oh, ow, G*cog + oc] = bias[G*cog + oc] + sum_{kh, kw, ic}
+    xpad[n, oh*sh + kh, ow*sw + kw, G*cig + ic] * filter[G*cog + oc, kh, kw, ic]
+    for group G of ``groups`` (cig, cog: input and output channels per group).
+
+    Every group is a CONV_2D on its slice of the channels: the same kernels
+    with the group as one more loop (see :func:`_grouped_generic`)."""
+    win, groups = grouped_conv_window(ctx.call)
+    g = ConvGeometry.from_window(ctx, win, groups)
+    qc = _quant_of(ctx, 0, g.activation)
+    x, w, b, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output()
+    if qc is None and not g.nchw:
+        _conv_2d_nhwc(ctx, g, x, w, b, out)
+        return
+    if qc is not None and not g.nchw and (wv := filter_value(ctx)) is not None:
+        _conv_2d_q8(ctx, g, qc, x, wv, b, out)
+        return
+    _grouped_generic(ctx, g, qc, x, w, b, out)
+
+
+def _grouped_generic(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv | None, x: Value, w: Value, b: Value, out: Value) -> None:
+    """Any grouped convolution as one reduction generic over views that
+    split the channels into (group, channel in group): contiguous reshapes
+    of the (padded) input, the filter and the accumulator."""
+    channel_dim = 1 if g.nchw else 3
+    xp = padded_input(ctx, x, g, 0.0 if qc is None else qc.in_zp)
+    acc = _accumulator(ctx, qc, out, b, channel_dim)
+    G, cig, cog = g.groups, g.in_c // g.groups, g.out_c // g.groups
+    hp, wp = g.padded_hw
+    wv = ctx.reshaped(w, [G, cog, g.filter_h, g.filter_w, cig])
+    xfn: Callable[[Loops], tuple]
+    afn: Callable[[Loops], tuple]
+    if g.nchw:
+        xv = ctx.reshaped(xp, [g.batches, G, cig, hp, wp])
+        av = ctx.reshaped(acc, [g.batches, G, cog, g.out_h, g.out_w])
+        xfn = lambda d: (d["n"], d["g"], d["ic"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]))  # noqa: E731
+        afn = lambda d: (d["n"], d["g"], d["oc"], d["oh"], d["ow"])  # noqa: E731
+        order = ("n", "g", "oc", "ic", "kh", "kw", "oh", "ow")
+    else:
+        xv = ctx.reshaped(xp, [g.batches, hp, wp, G, cig])
+        av = ctx.reshaped(acc, [g.batches, g.out_h, g.out_w, G, cog])
+        xfn = lambda d: (d["n"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]), d["g"], d["ic"])  # noqa: E731
+        afn = lambda d: (d["n"], d["oh"], d["ow"], d["g"], d["oc"])  # noqa: E731
+        order = ("n", "oh", "ow", "g", "oc", "kh", "kw", "ic")
+    sizes = dict(n=g.batches, g=G, oh=g.out_h, ow=g.out_w, oc=cog, kh=g.filter_h, kw=g.filter_w, ic=cig)
+    named_generic(
+        ctx,
+        [(k, sizes[k]) for k in order],
+        ("kh", "kw", "ic"),
+        [(xv, xfn), (wv, lambda d: (d["g"], d["oc"], d["kh"], d["kw"], d["ic"]))],
+        [(av, afn)],
+        _mac if qc is None else qc.mac,
+    )
+    _epilogue(ctx, qc, acc, out, g.activation, channel_dim)
+
+
+# -- TRANSPOSE_CONV_2D -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Phase:
+    """The outputs of one dimension of a TRANSPOSE_CONV_2D that see the same
+    filter taps (sub-pixel decomposition): outputs ``first + j * stride``
+    (``j < count``) are an ordinary stride-1 correlation of the input with
+    the ``taps`` filter taps ``tap0, tap0 + stride, ...`` in reverse order:
+    output ``j``, window position ``u < taps`` reads input ``start + j + u``
+    times filter tap ``tap0 + (taps - 1 - u) * stride``.  (The reference
+    scatters input ``h`` to outputs ``h * stride - pad + tap``; an output
+    ``o`` gathers the taps ``(o + pad - h * stride)``, all congruent to
+    ``o + pad`` modulo the stride.)"""
+
+    tap0: int
+    taps: int
+    first: int
+    count: int
+    start: int
+
+    def tap(self, u: int, stride: int) -> int:
+        return self.tap0 + (self.taps - 1 - u) * stride
+
+
+def transpose_phases(out_size: int, filter_size: int, stride: int, pad: int) -> list[Phase]:
+    """The phases of one dimension that have outputs (a phase without taps,
+    when the stride exceeds the filter, is bias only)."""
+    phases = []
+    for r in range(stride):
+        first = (r - pad) % stride
+        count = max(0, -(-(out_size - first) // stride))
+        taps = len(range(r, filter_size, stride))
+        if count:
+            phases.append(Phase(r, taps, first, count, (first + pad) // stride - (taps - 1)))
+    return phases
+
+
+def _extent(phases: Sequence[Phase], in_size: int) -> tuple[int, int]:
+    """(zero rows before the input, padded size) so that every phase's
+    windows lie inside the padded input."""
+    used = [p for p in phases if p.taps]
+    lo = min((p.start for p in used), default=0)
+    hi = max((p.start + p.count + p.taps - 1 for p in used), default=in_size)
+    head = max(0, -lo)
+    return head, head + max(in_size, hi)
+
+
+@dataclass(frozen=True)
+class TransposeGeometry:
+    """Sizes and sub-pixel phases of one TRANSPOSE_CONV_2D call."""
+
+    nchw: bool
+    batches: int
+    in_h: int
+    in_w: int
+    in_c: int
+    out_h: int
+    out_w: int
+    out_c: int
+    filter_h: int
+    filter_w: int
+    stride_h: int
+    stride_w: int
+    activation: int
+    rows: tuple[Phase, ...]
+    cols: tuple[Phase, ...]
+
+    @staticmethod
+    def of(ctx: LoweringContext) -> TransposeGeometry:
+        win: TransposeWindow = transpose_conv_window(ctx.call)
+        assert win.pads is not None
+        left, _, top, _ = win.pads
+        n, h, wd, c = _split(ctx.shape(ctx.input(0)), win.nchw)
+        _, oh, ow, oc = _split(ctx.shape(ctx.output()), win.nchw)
+        _, fh, fw, _ = ctx.shape(ctx.input(1))
+        return TransposeGeometry(
+            win.nchw, n, h, wd, c, oh, ow, oc, fh, fw, win.stride_h, win.stride_w, win.activation,
+            tuple(transpose_phases(oh, fh, win.stride_h, top)), tuple(transpose_phases(ow, fw, win.stride_w, left)),
+        )  # fmt: skip
+
+    @property
+    def pad_head(self) -> tuple[int, int]:
+        return _extent(self.rows, self.in_h)[0], _extent(self.cols, self.in_w)[0]
+
+    @property
+    def padded_hw(self) -> tuple[int, int]:
+        return _extent(self.rows, self.in_h)[1], _extent(self.cols, self.in_w)[1]
+
+    @property
+    def needs_padding(self) -> bool:
+        return self.pad_head != (0, 0) or self.padded_hw != (self.in_h, self.in_w)
+
+    @property
+    def holes(self) -> bool:
+        """Some outputs get no filter tap (a stride above the filter size)."""
+        return any(p.taps == 0 for p in (*self.rows, *self.cols))
+
+    def layout(self, n, h, w, c) -> tuple:
+        return join_layout(n, h, w, c, self.nchw)
+
+
+def _check_transpose(call: OpCall) -> str | None:
+    return _check(call, 0, lambda c: transpose_conv_window(c).activation)
+
+
+@lowering(Op.TRANSPOSE_CONV_2D, check=_check_transpose)
+def transpose_conv_2d(ctx: LoweringContext) -> None:
+    """out[n, o_y, o_x, k] = bias[k] + sum x[n, h, w, d] * filter[k, i, j, d]
+    over o_y = h*sh - pad_top + i, o_x = w*sw - pad_left + j (the reference
+    scatters each input pixel through the filter).
+
+    Computed as a gather, phase by phase (:class:`Phase`): the outputs of one
+    phase (o_y, o_x modulo the strides) form an ordinary stride-1
+    convolution of the zero-padded input with a sub-filter, so every output
+    is computed once, from the bias, with no multiplication by inserted
+    zeros.  Quantised: int32 accumulation, then the requantisation of
+    :class:`QuantConv` (the reference's arithmetic)."""
+    g = TransposeGeometry.of(ctx)
+    qc = _quant_of(ctx, 0, g.activation)
+    x, w, b, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output()
+    if qc is None and not g.nchw and not g.holes:
+        _transpose_nhwc(ctx, g, x, w, b, out)
+        return
+    if qc is not None and not g.nchw and not g.holes and (wv := filter_value(ctx)) is not None:
+        _transpose_q8(ctx, g, qc, x, wv, b, out)
+        return
+    _transpose_generic(ctx, g, qc, x, w, b, out)
+
+
+def _transpose_input(ctx: LoweringContext, g: TransposeGeometry, x: Value, pad_value: float | int) -> Value:
+    """``x``, or a zero-padded (``pad_value``) copy every phase's windows fit in."""
+    if not g.needs_padding:
+        return x
+    return padded_copy(ctx, x, g.nchw, g.pad_head, g.padded_hw, pad_value)
+
+
+def _phase_filter(ctx: LoweringContext, w: Value, g: TransposeGeometry, py: Phase, px: Phase) -> Value:
+    """The sub-filter of phase (py, px) as a temporary ``[out_c, py.taps,
+    px.taps, in_c]``, window position (u, v) holding tap (py.tap(u), px.tap(v))."""
+    sub = ctx.alloc([g.out_c, py.taps, px.taps, g.in_c], w.type.element_type)  # type: ignore[attr-defined]
+    src = affine_map(4, lambda k, u, v, d: (
+        k, u * -g.stride_h + py.tap(0, g.stride_h), v * -g.stride_w + px.tap(0, g.stride_w), d))
+    ctx.generic(ctx.shape(sub), [(w, src)], [(sub, identity_map(4))], lambda e, a, idx: [a[0]])
+    return sub
+
+
+def _phase_output(ctx: LoweringContext, buf: Value, g: TransposeGeometry, py: Phase, px: Phase) -> Value:
+    """The view of ``buf`` (output-shaped) holding phase (py, px)'s outputs."""
+    return strided_view(
+        ctx, buf, g.layout(0, py.first, px.first, 0), g.layout(g.batches, py.count, px.count, g.out_c),
+        g.layout(1, g.stride_h, g.stride_w, 1),
+    )  # fmt: skip
+
+
+def _phase_filter_value(wv: np.ndarray, g: TransposeGeometry, py: Phase, px: Phase) -> np.ndarray:
+    """:func:`_phase_filter` of a filter known at compile time, with numpy."""
+    rows = [py.tap(u, g.stride_h) for u in range(py.taps)]
+    cols = [px.tap(v, g.stride_w) for v in range(px.taps)]
+    return np.ascontiguousarray(np.asarray(wv)[:, rows][:, :, cols])
+
+
+def _transpose_nhwc(ctx: LoweringContext, g: TransposeGeometry, x: Value, w: Value, b: Value, out: Value) -> None:
+    """Float32 NHWC TRANSPOSE_CONV_2D on the GEMM kernels, one GEMM per
+    phase: its output pixels are the phase's (every ``stride``-th pixel of
+    an output row: the GEMM's ``ldo``), its runs the phase's rows, its
+    reduction the sub-filter's taps over the padded input, whose windows
+    for consecutive outputs of a phase are consecutive input pixels.  Every
+    output belongs to one phase and is written once, bias and activation
+    included."""
+    xp = _transpose_input(ctx, g, x, 0.0)
+    xf, of = ctx.flat(xp), ctx.flat(out)
+    hp, wp = g.padded_hw
+    top, left = g.pad_head
+    C, K = g.in_c, g.out_c
+    wv = ctx.constant_value(w)
+    for py in g.rows:
+        for px in g.cols:
+            levels = [Level(py.taps, wp * C, px.taps * C), Level(px.taps, C, C), Level(C, 1, 1)]
+            levels = [lv for lv in levels if lv.size > 1] or levels[-1:]
+            if wv is not None:
+                sub_value = _phase_filter_value(wv, g, py, px)
+                sub: Value = w
+            else:
+                sub_value, sub = None, ctx.flat(_phase_filter(ctx, w, g, py, px))
+
+            def run_at(e: Emitter, r: IndexOrInt, py=py, px=px) -> tuple[IndexOrInt, IndexOrInt]:
+                """Run ``r`` is row ``j`` of the phase in image ``n``: (n, j) = divmod(r, rows)."""
+                v = Vec(e)
+                if g.batches == 1:
+                    n, j = 0, r
+                else:
+                    n, j = e.div(e.index(r), e.index(py.count)), e.rem(e.index(r), e.index(py.count))
+                a = v.ix((py.start + top) * wp * C + (px.start + left) * C, (n, hp * wp * C), (j, wp * C))
+                o = v.ix((py.first * g.out_w + px.first) * K, (n, g.out_h * g.out_w * K), (j, g.stride_h * g.out_w * K))
+                return a, o
+
+            gemm(
+                ctx, xf, sub, b, of, g.batches * py.count, run_at, px.count, C, K, levels, g.activation,
+                sub_value, ldo=g.stride_w * K,
+            )  # fmt: skip
+
+
+def _transpose_q8(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv, x: Value, wv: Any, b: Value, out: Value) -> None:
+    """Quantised NHWC TRANSPOSE_CONV_2D with a constant filter: one int8
+    GEMM per phase (as :func:`_transpose_nhwc`), the reduction over the
+    sub-filter's rows around a contiguous run of (tap column, input
+    channel): a phase's windows slide one input pixel at a time."""
+    hp, wp = g.padded_hw
+    top, left = g.pad_head
+    C, K = g.in_c, g.out_c
+    xq = q8_input_padded(ctx, qc, x, g.pad_head, g.padded_hw)
+    blocks = q8.column_blocks(K, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
+    qtab = qc.table(ctx, K)
+    of = ctx.flat(out)
+    for py in g.rows:
+        for px in g.cols:
+            levels = [lv for lv in [q8.Level(py.taps, wp * C)] if lv.size > 1]
+            run = px.taps * C
+            sub = qc.filter_int32(_phase_filter_value(wv, g, py, px)).reshape(K, py.taps, run)
+            panel = packed_weights(ctx, q8.pack_panel(sub, blocks))
+
+            def runs(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None], py=py, px=px) -> None:
+                """One run per row ``j`` of the phase in image ``n``."""
+
+                def image(e: Emitter, n: IndexOrInt) -> None:
+                    each(e, 0, py.count, 1, lambda e2, j: f(
+                        e2,
+                        Vec(e2).ix((py.start + top) * wp * C + (px.start + left) * C, (n, hp * wp * C), (j, wp * C)),
+                        Vec(e2).ix((py.first * g.out_w + px.first) * K, (n, g.out_h * g.out_w * K),
+                                   (j, g.stride_h * g.out_w * K)),
+                    ))
+
+                each(e, 0, g.batches, 1, image)
+
+            q8.gemm(ctx, xq, panel, qtab, b, of, runs, px.count, C, K, levels, run, blocks, ldo=g.stride_w * K)
+
+
+def _transpose_generic(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv | None, x: Value, w: Value, b: Value, out: Value) -> None:
+    """Any TRANSPOSE_CONV_2D: per phase one reduction generic into the
+    phase's strided view of the accumulator (initialised with the bias, so
+    outputs without taps keep it), then the epilogue."""
+    channel_dim = 1 if g.nchw else 3
+    xp = _transpose_input(ctx, g, x, 0.0 if qc is None else qc.in_zp)
+    top, left = g.pad_head
+    acc = _accumulator(ctx, qc, out, b, channel_dim)
+    for py in g.rows:
+        for px in g.cols:
+            if not py.taps or not px.taps:
+                continue
+            sub = _phase_filter(ctx, w, g, py, px)
+            view = _phase_output(ctx, acc, g, py, px)
+            sizes = dict(n=g.batches, j=py.count, i=px.count, k=g.out_c, u=py.taps, v=px.taps, d=g.in_c)
+            order = ("n", "k", "d", "u", "v", "j", "i") if g.nchw else ("n", "j", "i", "k", "u", "v", "d")
+            named_generic(
+                ctx,
+                [(k, sizes[k]) for k in order],
+                ("u", "v", "d"),
+                [
+                    (xp, lambda d, py=py, px=px: g.layout(
+                        d["n"], d["j"] + d["u"] + (py.start + top), d["i"] + d["v"] + (px.start + left), d["d"])),
+                    (sub, lambda d: (d["k"], d["u"], d["v"], d["d"])),
+                ],
+                [(view, lambda d: g.layout(d["n"], d["j"], d["i"], d["k"]))],
+                _mac if qc is None else qc.mac,
+            )
+    _epilogue(ctx, qc, acc, out, g.activation, channel_dim)
+
+
 # -- quantised (8-bit) on the vector kernels --------------------------------------------------
 
 
@@ -559,21 +922,28 @@ def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int]
     reference's skipped taps), as a flat buffer with two elements of slack
     at its end (the partner of a last odd reduction step, times a zero
     weight).  ``shape``: ``x``'s shape (NHWC, or [batch, size])."""
-    padded = list(shape)
     if g is not None and g.needs_padding:
-        padded[1:3] = g.padded_hw
+        return q8_input_padded(ctx, qc, x, (g.pad_top, g.pad_left), g.padded_hw)
+    return _q8_widened(ctx, qc, x, shape, list(shape), (0, 0))
+
+
+def q8_input_padded(ctx: LoweringContext, qc: QuantConv, x: Value, head: tuple[int, int], size: tuple[int, int]) -> Value:
+    """:func:`q8_input` of an NHWC ``x`` at rows/columns ``head`` of a zero
+    buffer of spatial ``size``."""
+    shape = list(ctx.shape(x))
+    return _q8_widened(ctx, qc, x, shape, [shape[0], *size, shape[3]], head)
+
+
+def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: list[int], padded: list[int], head: tuple[int, int]) -> Value:
+    """The flat int16 buffer (two elements of slack) of ``x - input_zp``
+    (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4)."""
     n = int(np.prod(padded))
     flat = ctx.alloc([n + 2], i16)
     view = ctx.reinterpreted(flat, i16, padded)
     dst = view
     if list(shape) != padded:
-        assert g is not None
         ctx.fill(flat, 0)
-        sub = memref.SubviewOp.from_static_parameters(
-            view, view.type, g.layout(0, g.pad_top, g.pad_left, 0), list(shape), [1] * 4  # type: ignore[arg-type]
-        )
-        ctx.builder.insert(sub)
-        dst = sub.result
+        dst = strided_view(ctx, view, [0, head[0], head[1], 0], shape, [1] * 4)
     else:
         for k in (n, n + 1):
             ctx.e.store(ctx.e.const(0, i16), flat, [k])
@@ -587,26 +957,29 @@ def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, 
     """Quantised NHWC CONV_2D with a constant filter: the int8 GEMM
     (:func:`~nnc.passes.kernels.q8.gemm`) over output pixels x output
     channels, the reduction over filter rows around a contiguous run of
-    (filter column, input channel) when the columns are not dilated."""
+    (filter column, input channel) when the columns are not dilated (and
+    not split into groups: a grouped convolution's GEMMs run side by side,
+    each over its group's ``c`` channels of pixels ``C`` apart)."""
     hp, wp = g.padded_hw
-    c, cols = g.in_c, g.out_c
+    C, c, cols = g.in_c, g.in_c // g.groups, g.out_c // g.groups
     xq = q8_input(ctx, qc, x, ctx.shape(x), g)
-    if g.dilation_w == 1:
-        levels = [q8.Level(g.filter_h, g.dilation_h * wp * c)]
+    if g.dilation_w == 1 and g.groups == 1:
+        levels = [q8.Level(g.filter_h, g.dilation_h * wp * C)]
         run = g.filter_w * c
     else:
-        levels = [q8.Level(g.filter_h, g.dilation_h * wp * c), q8.Level(g.filter_w, g.dilation_w * c)]
+        levels = [q8.Level(g.filter_h, g.dilation_h * wp * C), q8.Level(g.filter_w, g.dilation_w * C)]
         run = c
     levels = [lv for lv in levels if lv.size > 1]
     outer = int(np.prod([lv.size for lv in levels]))
     blocks = q8.column_blocks(cols, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
-    panel = packed_weights(ctx, q8.pack_panel(qc.filter_int32(wv).reshape(cols, outer, run), blocks))
-    qtab = qc.table(ctx, cols)
+    all_blocks = [(c0 + k * cols, c1 + k * cols, ws) for k in range(g.groups) for c0, c1, ws in blocks]
+    panel = packed_weights(ctx, q8.pack_panel(qc.filter_int32(wv).reshape(g.out_c, outer, run), all_blocks))
+    qtab = qc.table(ctx, g.out_c)
     of = ctx.flat(out)
     plain = g.filter_h == g.filter_w == 1 and g.stride_h == g.stride_w == 1 and not g.needs_padding
     if plain:
         pixels = g.batches * g.out_h * g.out_w
-        q8.gemm(ctx, xq, panel, qtab, b, of, lambda e, f: f(e, 0, 0), pixels, c, cols, levels, run, blocks)
+        q8.gemm(ctx, xq, panel, qtab, b, of, lambda e, f: f(e, 0, 0), pixels, C, cols, levels, run, blocks, g.groups, c)
         return
 
     def rows(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None]) -> None:
@@ -615,13 +988,13 @@ def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, 
         def image(e: Emitter, n: IndexOrInt) -> None:
             each(e, 0, g.out_h, 1, lambda e2, oh: f(
                 e2,
-                Vec(e2).ix(0, (n, hp * wp * c), (oh, g.stride_h * wp * c)),
-                Vec(e2).ix(0, (n, g.out_h * g.out_w * cols), (oh, g.out_w * cols)),
+                Vec(e2).ix(0, (n, hp * wp * C), (oh, g.stride_h * wp * C)),
+                Vec(e2).ix(0, (n, g.out_h * g.out_w * g.out_c), (oh, g.out_w * g.out_c)),
             ))
 
         each(e, 0, g.batches, 1, image)
 
-    q8.gemm(ctx, xq, panel, qtab, b, of, rows, g.out_w, g.stride_w * c, cols, levels, run, blocks)
+    q8.gemm(ctx, xq, panel, qtab, b, of, rows, g.out_w, g.stride_w * C, cols, levels, run, blocks, g.groups, c)
 
 
 def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w: Value, b: Value, out: Value) -> None:

@@ -43,7 +43,7 @@ import numpy as np
 from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE  # noqa: F401 (re-exported)
 from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT, TANH_OUTPUT  # noqa: F401  (the rule's fact; quant_elementwise and tests read q.*_OUTPUT)
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from nnc.enums import FuseCode, OperandType
@@ -249,7 +249,12 @@ class Int32Ops:
     around on overflow (the C code's ``x * (1 << n)`` is undefined there and
     never reached for valid parameters); ``srdhm`` and ``rdbpot`` are gemmlowp's
     ``SaturatingRoundingDoublingHighMul`` and ``RoundingDivideByPOT``.
+
+    ``bits`` is the width of gemmlowp's raw type the fixed-point functions
+    below compute in: 32 here, 16 for :class:`Int16Ops`.
     """
+
+    bits = 32
 
     def add(self, a: Val, b: Val) -> Val:
         raise NotImplementedError
@@ -263,10 +268,17 @@ class Int32Ops:
     def and_(self, a: Val, b: Val) -> Val:
         raise NotImplementedError
 
-    def shl(self, a: Val, n: int) -> Val:
+    def shl(self, a: Val, n: Val) -> Val:
+        """``a << n``; ``n`` in [0, 31] (a run-time value too)."""
         raise NotImplementedError
 
-    def ashr(self, a: Val, n: int) -> Val:
+    def ashr(self, a: Val, n: Val) -> Val:
+        """Arithmetic ``a >> n``; ``n`` in [0, 31] (a run-time value too)."""
+        raise NotImplementedError
+
+    def wrap(self, a: Val, bits: int) -> Val:
+        """``a`` reduced to a signed ``bits``-bit integer (C's conversion to
+        ``int16_t``), sign-extended back to int32."""
         raise NotImplementedError
 
     def cmp(self, pred: str, a: Val, b: Val) -> Cond:
@@ -297,6 +309,10 @@ class Int32Ops:
 
     def clamp(self, x: Val, lo: int, hi: int) -> Val:
         return self.min(self.max(x, lo), hi)
+
+    def add_sat_if_16bit(self, a: Val, b: Val) -> Val:
+        """gemmlowp ``AddSaturatingIf16Bit``: a plain addition on int32."""
+        return self.add(a, b)
 
 
 _PREDS = {
@@ -329,6 +345,10 @@ class PyOps(Int32Ops):
 
     def ashr(self, a, n):
         return a >> n
+
+    def wrap(self, a, bits):
+        half = 1 << (bits - 1)
+        return ((a + half) & ((1 << bits) - 1)) - half
 
     def cmp(self, pred, a, b):
         return bool(_PREDS[pred](a, b))
@@ -418,18 +438,24 @@ class IR(Int32Ops):
         return self.e.op(arith.AndIOp(self.v(a), self.v(b)))
 
     def shl(self, a, n):
-        if self._const(a):
+        if self._const(a, n):
             return PY.shl(a, n)
-        if n == 0:
+        if isinstance(n, int) and n == 0:
             return a
-        return self.e.op(arith.ShLIOp(a, self.v(n)))
+        return self.e.op(arith.ShLIOp(self.v(a), self.v(n)))
 
     def ashr(self, a, n):
-        if self._const(a):
+        if self._const(a, n):
             return PY.ashr(a, n)
-        if n == 0:
+        if isinstance(n, int) and n == 0:
             return a
-        return self.e.op(arith.ShRSIOp(a, self.v(n)))
+        return self.e.op(arith.ShRSIOp(self.v(a), self.v(n)))
+
+    def wrap(self, a, bits):
+        if self._const(a):
+            return PY.wrap(a, bits)
+        narrow = self.e.op(arith.TruncIOp(a, IntegerType(bits)))
+        return self.e.op(arith.ExtSIOp(narrow, i32))
 
     def cmp(self, pred, a, b):
         if self._const(a, b):
@@ -495,19 +521,123 @@ class IR(Int32Ops):
         return e.op(arith.TruncIOp(q, i32))
 
 
+class Int16Ops(Int32Ops):
+    """gemmlowp's ``std::int16_t`` primitives on an int32 backend (``PY`` or
+    ``IR``), for ``FixedPoint<std::int16_t, k>`` (the 16-bit LSTM cells).
+
+    Values stay int32 holding int16 values; every result C converts back to
+    ``int16_t`` is wrapped to 16 bits, so overflow behaves as the C code
+    does.  ``srdhm`` is the int16 ``SaturatingRoundingDoublingHighMul``
+    (high half of the doubled 32-bit product) and ``add_sat_if_16bit`` the
+    int16 ``SaturatingAdd``."""
+
+    bits = 16
+    _MIN, _MAX = -(1 << 15), (1 << 15) - 1
+
+    def __init__(self, inner: Int32Ops):
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        # backend plumbing (IR's ``v``, ``e``) comes from the int32 backend
+        return getattr(self.inner, name)
+
+    def _w(self, x: Val) -> Val:
+        return self.inner.wrap(x, 16)
+
+    def add(self, a, b):
+        return self._w(self.inner.add(a, b))
+
+    def sub(self, a, b):
+        return self._w(self.inner.sub(a, b))
+
+    def mul(self, a, b):
+        return self._w(self.inner.mul(a, b))
+
+    def shl(self, a, n):
+        return self._w(self.inner.shl(a, n))
+
+    def and_(self, a, b):
+        return self.inner.and_(a, b)
+
+    def ashr(self, a, n):
+        return self.inner.ashr(a, n)
+
+    def wrap(self, a, bits):
+        return self.inner.wrap(a, bits)
+
+    def cmp(self, pred, a, b):
+        return self.inner.cmp(pred, a, b)
+
+    def select(self, c, a, b):
+        return self.inner.select(c, a, b)
+
+    def min(self, a, b):
+        return self.inner.min(a, b)
+
+    def max(self, a, b):
+        return self.inner.max(a, b)
+
+    def srdhm(self, a, b):
+        # (a*b + 2^14) >> 15 equals C's truncating division of a*b plus the
+        # sign-dependent nudge by 2^15 (as for int32, see IR.srdhm); the
+        # product of two int16 values fits int32.
+        inner = self.inner
+        r = inner.ashr(inner.add(inner.mul(a, b), 1 << 14), 15)
+        if any(isinstance(v, int) and v != self._MIN for v in (a, b)):
+            return r
+        return inner.select(inner.cmp("eq", a, self._MIN),
+                            inner.select(inner.cmp("eq", b, self._MIN), self._MAX, r), r)  # fmt: skip
+
+    def rdbpot(self, x, exponent):
+        return self.inner.rdbpot(x, exponent)
+
+    def rounding_half_sum(self, a, b):
+        return self.inner.rounding_half_sum(a, b)
+
+    def add_sat_if_16bit(self, a, b):
+        return self.inner.clamp(self.inner.add(a, b), self._MIN, self._MAX)
+
+
+#: The compile-time int16 backend.
+PY16 = Int16Ops(PY)
+
+
+def rdbpot_runtime(ops: Int32Ops, x: Val, exponent: Val) -> Val:
+    """``RoundingDivideByPOT`` by a run-time ``exponent`` in [0, 31]."""
+    mask = ops.sub(ops.shl(1, exponent), 1)
+    remainder = ops.and_(x, mask)
+    threshold = ops.add(ops.ashr(mask, 1), ops.select(ops.cmp("lt", x, 0), 1, 0))
+    return ops.add(ops.ashr(x, exponent), ops.select(ops.cmp("gt", remainder, threshold), 1, 0))
+
+
 # -- multiplication by a quantized multiplier (TFLite common.h) --------------------------------
 
 
 def saturating_rounding_multiply_by_pot(ops: Int32Ops, x: Val, exponent: int) -> Val:
-    """gemmlowp ``SaturatingRoundingMultiplyByPOT<exponent>``."""
+    """gemmlowp ``SaturatingRoundingMultiplyByPOT<exponent>`` on ``ops.bits``-bit raws."""
     if exponent == 0:
         return x
     if exponent < 0:
         return ops.rdbpot(x, -exponent)
-    threshold = (1 << (31 - exponent)) - 1
+    threshold = (1 << (ops.bits - 1 - exponent)) - 1
     r = ops.shl(x, exponent)
-    r = ops.select(ops.cmp("gt", x, threshold), INT32_MAX, r)
-    return ops.select(ops.cmp("lt", x, -threshold), INT32_MIN, r)
+    r = ops.select(ops.cmp("gt", x, threshold), raw_max(ops), r)
+    return ops.select(ops.cmp("lt", x, -threshold), raw_min(ops), r)
+
+
+def raw_max(ops: Int32Ops) -> int:
+    """The largest raw value of ``ops``' width (``FixedPoint<.., 0>::One()``)."""
+    return (1 << (ops.bits - 1)) - 1
+
+
+def raw_min(ops: Int32Ops) -> int:
+    return -(1 << (ops.bits - 1))
+
+
+def fixed_constant(ops: Int32Ops, raw32: int) -> int:
+    """gemmlowp ``GEMMLOWP_CHECKED_FIXEDPOINT_CONSTANT``: constants are written
+    as int32 raws; a 16-bit raw is that rounding-shifted right by 16."""
+    return raw32 if ops.bits == 32 else PY.rdbpot(raw32, 32 - ops.bits)
 
 
 def mbqm(ops: Int32Ops, x: Val, multiplier: int, shift: int) -> Val:
@@ -548,13 +678,11 @@ def multiply_by_quantized_multiplier_greater_than_one(x: int, multiplier: int, l
     return mbqm_greater_than_one(PY, x, multiplier, left_shift)
 
 
-# -- gemmlowp fixed-point exp / logistic / tanh (raw int32 values) --------------------------------
+# -- gemmlowp fixed-point exp / logistic / tanh (raw values) --------------------------------------
 #
-# A FixedPoint<int32, k> value is its raw int32: real = raw / 2^(31 - k).
+# A FixedPoint<int32, k> value is its raw int32: real = raw / 2^(31 - k)
+# (FixedPoint<int16, k>: raw / 2^(15 - k), with ``ops`` an Int16Ops).
 # Multiplying two fixed-point values is srdhm on the raws (integer bits add).
-
-_F0_ONE = INT32_MAX  # FixedPoint<int32, 0>::One()
-_F2_ONE = 1 << 29  # FixedPoint<int32, 2>::One()
 
 
 def _rescale(ops: Int32Ops, x: Val, src_bits: int, dst_bits: int) -> Val:
@@ -562,9 +690,9 @@ def _rescale(ops: Int32Ops, x: Val, src_bits: int, dst_bits: int) -> Val:
 
 
 def _exp_on_interval_between_negative_one_quarter_and_0_excl(ops: Int32Ops, a: Val) -> Val:
-    constant_term = 1895147668  # exp(-1/8) in Q0.31
-    constant_1_over_3 = 715827883
-    x = ops.add(a, 1 << 28)  # a + 1/8
+    constant_term = fixed_constant(ops, 1895147668)  # exp(-1/8) in Q0
+    constant_1_over_3 = fixed_constant(ops, 715827883)
+    x = ops.add(a, 1 << (ops.bits - 4))  # a + 1/8
     x2 = ops.srdhm(x, x)
     x3 = ops.srdhm(x2, x)
     x4 = ops.srdhm(x2, x2)
@@ -572,7 +700,7 @@ def _exp_on_interval_between_negative_one_quarter_and_0_excl(ops: Int32Ops, a: V
     poly = saturating_rounding_multiply_by_pot(
         ops, ops.add(ops.srdhm(ops.add(x4_over_4, x3), constant_1_over_3), x2), -1
     )
-    return ops.add(constant_term, ops.srdhm(constant_term, ops.add(x, poly)))
+    return ops.add_sat_if_16bit(constant_term, ops.srdhm(constant_term, ops.add(x, poly)))
 
 
 _EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
@@ -580,8 +708,8 @@ _EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308
 
 
 def exp_on_negative_values(ops: Int32Ops, a: Val, integer_bits: int) -> Val:
-    """gemmlowp ``exp_on_negative_values``: Q(integer_bits) input <= 0 -> Q0.31."""
-    frac = 31 - integer_bits
+    """gemmlowp ``exp_on_negative_values``: Q(integer_bits) input <= 0 -> Q0."""
+    frac = ops.bits - 1 - integer_bits
     one_quarter = 1 << (frac - 2)
     mask = one_quarter - 1
     a_mod_quarter_minus_one_quarter = ops.sub(ops.and_(a, mask), one_quarter)
@@ -592,21 +720,24 @@ def exp_on_negative_values(ops: Int32Ops, a: Val, integer_bits: int) -> Val:
     for exponent, multiplier in _EXP_BARREL:
         if integer_bits > exponent:
             bit = ops.and_(remainder, 1 << (frac + exponent))
-            result = ops.select(ops.cmp("ne", bit, 0), ops.srdhm(result, multiplier), result)
+            product = ops.srdhm(result, fixed_constant(ops, multiplier))
+            result = ops.select(ops.cmp("ne", bit, 0), product, result)
     if integer_bits > 5:
-        clamp = -(1 << (36 - integer_bits))  # -32.0
+        clamp = fixed_constant(ops, -(1 << (36 - integer_bits)))  # -32.0
         result = ops.select(ops.cmp("lt", a, clamp), 0, result)
-    return ops.select(ops.cmp("eq", a, 0), _F0_ONE, result)
+    return ops.select(ops.cmp("eq", a, 0), raw_max(ops), result)
 
 
 def _newton_reciprocal(ops: Int32Ops, a: Val) -> Val:
-    """The Newton-Raphson loop shared by 1/(1+x) and (1-x)/(1+x): Q2.29 result
+    """The Newton-Raphson loop shared by 1/(1+x) and (1-x)/(1+x): Q2 result
     ~ 1 / half_denominator with half_denominator = (a + 1) / 2."""
-    half_denominator = ops.rounding_half_sum(a, _F0_ONE)
-    x = ops.add(1515870810, ops.srdhm(half_denominator, -1010580540))  # 48/17 - 32/17 * d
+    f2_one = 1 << (ops.bits - 3)
+    half_denominator = ops.rounding_half_sum(a, raw_max(ops))
+    # 48/17 - 32/17 * d
+    x = ops.add(fixed_constant(ops, 1515870810), ops.srdhm(half_denominator, fixed_constant(ops, -1010580540)))
     for _ in range(3):
         half_denominator_times_x = ops.srdhm(half_denominator, x)
-        one_minus = ops.sub(_F2_ONE, half_denominator_times_x)
+        one_minus = ops.sub(f2_one, half_denominator_times_x)
         x = ops.add(x, _rescale(ops, ops.srdhm(x, one_minus), 4, 2))
     return x
 
@@ -617,24 +748,26 @@ def one_over_one_plus_x_for_x_in_0_1(ops: Int32Ops, a: Val) -> Val:
 
 
 def one_minus_x_over_one_plus_x_for_x_in_0_1(ops: Int32Ops, a: Val) -> Val:
-    return _rescale(ops, ops.sub(_newton_reciprocal(ops, a), _F2_ONE), 2, 0)
+    return _rescale(ops, ops.sub(_newton_reciprocal(ops, a), 1 << (ops.bits - 3)), 2, 0)
 
 
 def fixed_logistic(ops: Int32Ops, a: Val, integer_bits: int) -> Val:
-    """gemmlowp ``logistic``: Q(integer_bits) -> Q0.31."""
+    """gemmlowp ``logistic``: Q(integer_bits) -> Q0 (int32 or, with an
+    :class:`Int16Ops`, int16 raws)."""
     positive = ops.cmp("gt", a, 0)
     abs_input = ops.select(positive, a, ops.neg(a))
     result_if_positive = one_over_one_plus_x_for_x_in_0_1(
         ops, exp_on_negative_values(ops, ops.neg(abs_input), integer_bits)
     )
-    result_if_negative = ops.sub(_F0_ONE, result_if_positive)
+    result_if_negative = ops.sub(raw_max(ops), result_if_positive)
+    one_half = fixed_constant(ops, 1 << 30)
     return ops.select(
-        ops.cmp("eq", a, 0), 1 << 30, ops.select(positive, result_if_positive, result_if_negative)
+        ops.cmp("eq", a, 0), one_half, ops.select(positive, result_if_positive, result_if_negative)
     )
 
 
 def fixed_tanh(ops: Int32Ops, a: Val, integer_bits: int) -> Val:
-    """gemmlowp ``tanh``: Q(integer_bits) -> Q0.31."""
+    """gemmlowp ``tanh``: Q(integer_bits) -> Q0 (int32 or int16 raws)."""
     negative = ops.cmp("lt", a, 0)
     n = ops.select(negative, a, ops.neg(a))
     # neg_tanh_on_negative_values: ExactMulByPot<1> reinterprets n with one

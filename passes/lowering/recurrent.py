@@ -1,5 +1,7 @@
 """Recurrent operations: LSTM, RNN, SVDF and the sequence operations
-UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN.
+UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN, and
+the integer cells QUANTIZED_16BIT_LSTM and QUANTIZED_LSTM (their steps are in
+:mod:`nnc.passes.lowering.recurrent_quant`).
 
 Each lowering follows Android's reference implementation (``LSTM.cpp``,
 ``RNN.cpp``, ``SVDF.cpp``, ``UnidirectionalSequenceLSTM.cpp``, ... in
@@ -39,6 +41,7 @@ from nnc.dialects.rules.recurrent import (
 )
 from nnc.enums import OperationType as Op
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, lowering
+from nnc.passes.lowering.recurrent_quant import quantized_16bit_lstm_step, quantized_lstm_step
 from nnc.passes.lowering.recurrent_cells import (
     LstmCell,
     Slab,
@@ -88,6 +91,18 @@ def lstm(ctx: LoweringContext) -> None:
     ctx.copy(out, h_out)
     if not own_scratch:
         ctx.fill(scratch, 0.0)
+
+
+@lowering(Op.QUANTIZED_16BIT_LSTM)
+def quantized_16bit_lstm(ctx: LoweringContext) -> None:
+    """QuantizedLSTMCell::eval: see :func:`~nnc.passes.lowering.recurrent_quant.quantized_16bit_lstm_step`."""
+    quantized_16bit_lstm_step(ctx)
+
+
+@lowering(Op.QUANTIZED_LSTM)
+def quantized_lstm(ctx: LoweringContext) -> None:
+    """qlstm::execute: see :func:`~nnc.passes.lowering.recurrent_quant.quantized_lstm_step`."""
+    quantized_lstm_step(ctx)
 
 
 # -- unidirectional sequences ----------------------------------------------------------------------

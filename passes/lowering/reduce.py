@@ -11,6 +11,11 @@ so elements are combined in row-major order like Android's loops.
 * REDUCE_* (tflite's ``ReduceGeneric`` as Android runs it): the accumulator
   starts at 0 / 1 / lowest / highest / false / true and takes
   ``(in > acc) ? in : acc`` for MAX (``<`` for MIN).  TENSOR_BOOL8 is i8 0/1.
+* TOPK_V2 (Android's ``topk_v2::evalGeneric``): the reference sorts the
+  (value, index) pairs of a row and reverses them, so the order is value
+  descending, then index descending among equal values.  That order is
+  total, so output ``j`` is the greatest pair below output ``j - 1``: k scans
+  of the row (no scratch memory, no sort), rows in parallel.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from xdsl.dialects.builtin import i32
 from nnc.dialects.rules.reduce import reduce_axes, reduce_keep_dims
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.kernels.vector import parallel_each
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 from nnc.passes.lowering import quant as q
 
@@ -113,3 +119,41 @@ def reduce(ctx: LoweringContext) -> None:
     fn = _combine(t, op)
     ctx.generic(ishape, [(x, identity_map(rank))], [(out, reduction_map(rank, axes, keep))],
                 lambda e, a, idx: [fn(e, a[1], a[0])], reduction_dims=axes)  # fmt: skip
+
+
+@lowering(Op.TOPK_V2)
+def topk_v2(ctx: LoweringContext) -> None:
+    x, values, indices = ctx.input(0), ctx.output(0), ctx.output(1)
+    shape = ctx.shape(x)
+    n, k = shape[-1], ctx.shape(values)[-1]
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    xf = ctx.reshaped(x, [rows, n])
+    vf, jf = ctx.reshaped(values, [rows, k]), ctx.reshaped(indices, [rows, k])
+    t = ctx.info(0).type
+    gt = _pred(t, "gt")
+
+    def after(e: Emitter, v: Value, i: Value, w: Value, j: Value, pred: str, ipred: str) -> Value:
+        """(v, i) comes after (w, j) in (value, index) order by ``pred``/``ipred``."""
+        return e.or_(e.cmp(pred, v, w), e.and_(e.cmp("eq", v, w), e.cmp(ipred, i, j)))
+
+    def row(e: Emitter, r: Value | int) -> None:
+        def output(e: Emitter, j: Value, prev: Sequence[Value]) -> list[Value]:
+            pv, pi = prev
+
+            def scan(e: Emitter, i: Value, best: Sequence[Value]) -> list[Value]:
+                bv, bi = best
+                v, ii = e.load(xf, [r, i]), e.index_cast(i, i32)
+                none = e.i32(-1)
+                below_prev = e.or_(e.cmp("eq", pi, none), after(e, pv, pi, v, ii, gt, "gt"))
+                above_best = e.or_(e.cmp("eq", bi, none), after(e, v, ii, bv, bi, gt, "gt"))
+                take = e.and_(below_prev, above_best)
+                return [e.select(take, v, bv), e.select(take, ii, bi)]
+
+            bv, bi = e.for_(0, n, scan, [pv, e.i32(-1)])
+            e.store(bv, vf, [r, j])
+            e.store(bi, jf, [r, j])
+            return [bv, bi]
+
+        e.for_(0, k, output, [e.load(xf, [r, 0]), e.i32(-1)])
+
+    parallel_each(ctx.e, 0, rows, 1, row)
