@@ -154,9 +154,9 @@ _FQ3 = _at(L3, F16, F32, Q8) | _at(L4, Q8S)
 _FIQ3 = _at(L3, F16, F32, I32, Q8) | _at(L4, Q8S)
 _FIQ7 = _at(L7, F16, F32, I32, Q8, Q8S)
 # What nnc implements, most often.
-_IMPL_F = (F32,)
-_IMPL_FQ = (F32, *QUANT8)
-_IMPL_FIQ = (F32, I32, *QUANT8)
+_IMPL_F = (F16, F32)
+_IMPL_FQ = (F16, F32, *QUANT8)
+_IMPL_FIQ = (F16, F32, I32, *QUANT8)
 
 
 # Input-name groups shared by several rows.
@@ -271,7 +271,7 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.BATCH_TO_SPACE_ND, L2, ("input", "block_shape", "nchw"), (2, 3), shape_inputs=(1,),
           family="layout", types=_FQ2, implemented=_IMPL_FQ, tflite=("BATCH_TO_SPACE_ND",)),
     _spec(_T.DIV, L2, _BINARY_ACT, (3,),
-          family="elementwise", types=_at(L2, F32) | _at(L3, F16) | _at(L4, I32), implemented=(F32, I32), tflite=("DIV",)),
+          family="elementwise", types=_at(L2, F32) | _at(L3, F16) | _at(L4, I32), implemented=(F16, F32, I32), tflite=("DIV",)),
     _spec(_T.MEAN, L2, _REDUCE, (3,), shape_inputs=(1,),
           family="layout", types=_FQ2, implemented=_IMPL_FQ, tflite=("MEAN",)),
     _spec(_T.PAD, L2, ("input", "paddings"), (2,), shape_inputs=(1,),
@@ -288,7 +288,7 @@ OPS: tuple[OpSpec, ...] = (
           family="layout", types=_FQ2, implemented=_IMPL_FQ, tflite=("TRANSPOSE",)),
     # -- Feature level 3 (NNAPI 1.2, Android 10, API 29) -------------------------
     _spec(_T.ABS, L3, _UNARY, (1,),
-          family="elementwise", types=_at(L3, F16, F32) | _at(L4, I32), implemented=(F32, I32), tflite=("ABS",)),
+          family="elementwise", types=_at(L3, F16, F32) | _at(L4, I32), implemented=(F16, F32, I32), tflite=("ABS",)),
     _spec(_T.ARGMAX, L3, ("input", "axis"), (2,),
           family="reduce", types=_FIQ3, implemented=_IMPL_FIQ, tflite=("ARG_MAX",)),
     _spec(_T.ARGMIN, L3, ("input", "axis"), (2,),
@@ -302,13 +302,13 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.BOX_WITH_NMS_LIMIT, L3, ("scores", "rois", "batch_index", "score_threshold", "max_num_detections", "nms_kernel", "iou_threshold", "sigma", "nms_score_threshold"), (9,), ("output_scores", "output_rois", "output_classes", "output_batch_index"), (4,),
           family="detection", types=_FQ3),
     _spec(_T.CAST, L3, _UNARY, (1,),
-          family="elementwise", types=_at(L3, F16, F32, I32, Q8) | _at(L4, Q8S, BOOL8, Q8SYMM, Q16, Q16SYMM), implemented=(F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q16, Q16SYMM), tflite=("CAST",)),
+          family="elementwise", types=_at(L3, F16, F32, I32, Q8) | _at(L4, Q8S, BOOL8, Q8SYMM, Q16, Q16SYMM), implemented=(F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q16, Q16SYMM), tflite=("CAST",)),
     _spec(_T.CHANNEL_SHUFFLE, L3, ("input", "num_groups", "axis"), (3,),
           family="tensor_ops", types=_FQ3, implemented=_IMPL_FQ),
     _spec(_T.DETECTION_POSTPROCESSING, L3, ("scores", "deltas", "anchors", "scale_y", "scale_x", "scale_h", "scale_w", "use_regular_nms", "max_num_detections", "max_classes_per_detection", "max_detections_per_class", "score_threshold", "iou_threshold", "include_background"), (14,), ("output_scores", "output_boxes", "output_classes", "num_detections"), (4,),
           family="detection", types=_F3),
     _spec(_T.EQUAL, L3, _BINARY, (2,),
-          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F32, I32, Q8, Q8S, BOOL8), tflite=("EQUAL",)),
+          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F16, F32, I32, Q8, Q8S, BOOL8), tflite=("EQUAL",)),
     _spec(_T.EXP, L3, _UNARY, (1,),
           family="elementwise", types=_F3, implemented=_IMPL_F, tflite=("EXP",)),
     _spec(_T.EXPAND_DIMS, L3, ("input", "axis"), (2,),
@@ -318,9 +318,9 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.GENERATE_PROPOSALS, L3, ("scores", "deltas", "anchors", "image_info", "height_stride", "width_stride", "pre_nms_max", "post_nms_max", "iou_threshold", "min_size", "nchw"), (11,), ("output_scores", "output_rois", "output_batch_index"), (3,),
           family="detection", types=_FQ3),
     _spec(_T.GREATER, L3, _BINARY, (2,),
-          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F32, I32, Q8, Q8S, BOOL8), tflite=("GREATER",)),
+          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F16, F32, I32, Q8, Q8S, BOOL8), tflite=("GREATER",)),
     _spec(_T.GREATER_EQUAL, L3, _BINARY, (2,),
-          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F32, I32, Q8, Q8S, BOOL8), tflite=("GREATER_EQUAL",)),
+          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F16, F32, I32, Q8, Q8S, BOOL8), tflite=("GREATER_EQUAL",)),
     _spec(_T.GROUPED_CONV_2D, L3, ("input", "filter", "bias", *_EXPLICIT_PAD, *_STRIDES, "num_groups", "activation", "nchw"), (9, 12),
           family="conv", types=_FQ3, implemented=_IMPL_FQ),
     _spec(_T.HEATMAP_MAX_KEYPOINT, L3, ("heatmap", "boxes", "nchw"), (3,), ("keypoint_scores", "keypoint_locations"), (2,),
@@ -328,9 +328,9 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.INSTANCE_NORMALIZATION, L3, ("input", "gamma", "beta", "epsilon", "nchw"), (5,),
           family="normalization", types=_F3, implemented=_IMPL_F),
     _spec(_T.LESS, L3, _BINARY, (2,),
-          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F32, I32, Q8, Q8S, BOOL8), tflite=("LESS",)),
+          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F16, F32, I32, Q8, Q8S, BOOL8), tflite=("LESS",)),
     _spec(_T.LESS_EQUAL, L3, _BINARY, (2,),
-          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F32, I32, Q8, Q8S, BOOL8), tflite=("LESS_EQUAL",)),
+          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F16, F32, I32, Q8, Q8S, BOOL8), tflite=("LESS_EQUAL",)),
     _spec(_T.LOG, L3, _UNARY, (1,),
           family="elementwise", types=_F3, implemented=_IMPL_F, tflite=("LOG",)),
     _spec(_T.LOGICAL_AND, L3, _BINARY, (2,),
@@ -346,9 +346,9 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.MINIMUM, L3, _BINARY, (2,),
           family="elementwise", types=_FIQ3, implemented=_IMPL_FIQ, tflite=("MINIMUM",)),
     _spec(_T.NEG, L3, _UNARY, (1,),
-          family="elementwise", types=_at(L3, F16, F32, I32), implemented=(F32, I32), tflite=("NEG",)),
+          family="elementwise", types=_at(L3, F16, F32, I32), implemented=(F16, F32, I32), tflite=("NEG",)),
     _spec(_T.NOT_EQUAL, L3, _BINARY, (2,),
-          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F32, I32, Q8, Q8S, BOOL8), tflite=("NOT_EQUAL",)),
+          family="elementwise", types=_FIQ3 | _at(L3, BOOL8), implemented=(F16, F32, I32, Q8, Q8S, BOOL8), tflite=("NOT_EQUAL",)),
     _spec(_T.PAD_V2, L3, ("input", "paddings", "pad_value"), (3,), shape_inputs=(1,),
           family="tensor_ops", types=_FQ3, implemented=_IMPL_FQ, tflite=("PADV2",)),
     _spec(_T.POW, L3, ("base", "exponent"), (2,),
@@ -417,13 +417,13 @@ OPS: tuple[OpSpec, ...] = (
     _spec(_T.HARD_SWISH, L4, _UNARY, (1,),
           family="elementwise", types=_at(L4, F16, F32, Q8, Q8S), implemented=_IMPL_FQ, tflite=("HARD_SWISH",)),
     _spec(_T.FILL, L4, ("dims", "value"), (2,), shape_inputs=(0,),
-          family="tensor_ops", types=_at(L4, F16, F32, I32), implemented=(F32, I32), primary="output", tflite=("FILL",)),
+          family="tensor_ops", types=_at(L4, F16, F32, I32), implemented=(F16, F32, I32), primary="output", tflite=("FILL",)),
     _spec(_T.RANK, L4, _UNARY, (1,),
           family="tensor_ops", types=_at(L4, F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM),
-          implemented=(F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
+          implemented=(F16, F32, I32, Q8, Q8S, BOOL8, Q8SYMM, Q8CH, Q16, Q16SYMM)),
     # -- Feature level 6 (Android 12 updatable NNAPI) ---------------------------
     _spec(_T.BATCH_MATMUL, L6, ("input0", "input1", "adj_x", "adj_y"), (4,),
-          family="matmul", types=_at(L6, F16, F32, I32, Q8S), implemented=(F32, I32, Q8S), tflite=("BATCH_MATMUL",)),
+          family="matmul", types=_at(L6, F16, F32, I32, Q8S), implemented=(F16, F32, I32, Q8S), tflite=("BATCH_MATMUL",)),
     _spec(_T.PACK, L6, ("axis", "*inputs"), (), min_inputs=2,
           family="tensor_ops", types=_at(L6, F16, F32, I32, Q8, Q8S), implemented=_IMPL_FIQ, primary="*inputs", tflite=("PACK",)),
     # -- Feature level 7 (Android 13 updatable NNAPI) ---------------------------

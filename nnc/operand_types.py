@@ -144,6 +144,11 @@ QUANT8_TYPES: tuple[OperandType, ...] = tuple(t for t, f in FACTS.items() if f.q
 UNSIGNED_QUANT_TYPES: tuple[OperandType, ...] = tuple(t for t, r in QRANGE.items() if r[0] == 0)
 
 
+#: Float16 operand types and the float32 type nnc computes them in (storage
+#: stays IEEE half; see ``nnc.passes.lowering.float16``).
+FLOAT16_COMPUTE_TYPES: dict[OperandType, OperandType] = {T.TENSOR_FLOAT16: T.TENSOR_FLOAT32, T.FLOAT16: T.FLOAT32}
+
+
 def dtype_of(t: OperandType) -> np.dtype:
     """The numpy dtype used for values of operand type ``t`` (KeyError for MODEL)."""
     dtype = FACTS[t].dtype
@@ -196,6 +201,17 @@ class OperandInfo:
     def describe(self) -> str:
         dims = "?" if self.dims is None else "x".join(str(d) for d in self.dims)
         return f"{self.type.name}[{dims}]"
+
+
+def in_float32(info: OperandInfo) -> OperandInfo:
+    """``info`` as the float32 computation of a float16 operand sees it: the
+    same operand with type TENSOR_FLOAT32/FLOAT32 and its value (if known)
+    widened, which is exact; any other operand unchanged."""
+    wide = FLOAT16_COMPUTE_TYPES.get(info.type)
+    if wide is None:
+        return info
+    value = None if info.value is None else info.value.astype(np.float32)
+    return replace(info, type=wide, value=value)
 
 
 # -- value helpers -----------------------------------------------------------------------------------

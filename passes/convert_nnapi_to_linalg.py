@@ -18,7 +18,8 @@ naming that operation.  Intermediate results are
 ``memref.alloc`` buffers until the buffer planner places them.  Each nnapi op
 is lowered by the family lowering registered for its type in
 :mod:`nnc.passes.lowering`; the op's scalars are compile-time constants and
-reach the lowering as Python values.
+reach the lowering as Python values.  An op with float16 operands is lowered
+by its float32 lowering on widened buffers (:mod:`nnc.passes.lowering.float16`).
 
 Weights laid out at compile time: given the model's :class:`ConstantPool`
 (the driver does; ``nnc-opt`` has none), a lowering may read a constant's
@@ -84,7 +85,7 @@ from nnc.dialects.nnapi import (
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
-from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, unsupported_reason
+from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 
@@ -174,6 +175,7 @@ class _FunctionLowering:
         tiles: TilePolicy,
         pool: ConstantPool | None = None,
         loop_timeout: bool = False,
+        half_conversions: bool = True,
     ):
         self.module = module
         self.fn = fn
@@ -181,6 +183,7 @@ class _FunctionLowering:
         #: the module's emission state and tile policy, given to every context
         self.emission = emission
         self.tiles = tiles
+        self.half_conversions = half_conversions
         #: the module's constant pool, when the compilation has its bytes
         self.pool = pool
         #: buffer of a tensor constant -> its ConstantOp's value
@@ -277,7 +280,7 @@ class _FunctionLowering:
     def _ctx(self, call: OpCall, ins: list, outs: list) -> LoweringContext:
         return LoweringContext(
             self.builder, call, ins, outs, self._alloc, self.status, self._constant,
-            emission=self.emission, tiles=self.tiles, constants=self,
+            emission=self.emission, tiles=self.tiles, constants=self, half_conversions=self.half_conversions,
         )  # fmt: skip
 
     # -- ConstantSource (what the lowerings know of the constants) -----------------
@@ -352,7 +355,7 @@ class _FunctionLowering:
             self.buffers[r] = dst
             outs.append(dst)
         ins = [self.buffers.get(a) for a in op.args]
-        LOWERINGS[call.type](self._ctx(call, ins, outs))
+        float16.lower(LOWERINGS[call.type], self._ctx(call, ins, outs))
 
     def lower_constant(self, op: nnapi.ConstantOp) -> SSAValue | None:
         t = op.result.type
@@ -439,11 +442,15 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         )
         emission = EmissionState()
         lowered: list[tuple[func.FuncOp, _FunctionLowering]] = []
-        tiles = tile_policy(self.target())
+        target = self.target()
+        tiles = tile_policy(target)
         for top in functions:
             if SUBGRAPH_ATTR in top.attributes:
                 continue  # inlined where it is used
-            fl = _FunctionLowering(op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops)
+            fl = _FunctionLowering(
+                op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops,
+                half_conversions=target.half_conversions,
+            )  # fmt: skip
             new_fn = fl.run()
             lowered.append((new_fn, fl))
             if top.sym_name.data == "main":

@@ -164,6 +164,16 @@ class TargetDescription:
         return self.arch == "aarch64"
 
     @property
+    def half_conversions(self) -> bool:
+        """Whether float16 <-> float32 conversions are instructions (x86 F16C,
+        AArch64's FCVT); elsewhere LLVM would call compiler-rt's
+        ``__extendhfsf2``/``__truncsfhf2``, which a JIT-loaded object cannot
+        count on, so the float16 lowering converts with integer arithmetic."""
+        if self.arch == "x86_64":
+            return self.has("f16c")
+        return self.arch == "aarch64"
+
+    @property
     def int8_dot(self) -> Int8Dot:
         if self.arch == "x86_64":
             if self.has("avx512vnni"):

@@ -461,6 +461,10 @@ def _h_ext_trunc_f(c: _FuncConverter, op: Operation) -> None:
     c.vmap[op.results[0]] = c._fcast(c.v(op.operands[0]), convert_type(op.results[0].type))
 
 
+def _h_bitcast(c: _FuncConverter, op: arith.BitcastOp) -> None:
+    c.vmap[op.result] = c.emit(llvm.BitcastOp(c.v(op.operands[0]), convert_type(op.result.type))).results[0]
+
+
 def _h_minmax(c: _FuncConverter, op: Operation) -> None:
     """Integer min/max: compare and select."""
     a, b = c.v(op.operands[0]), c.v(op.operands[1])
@@ -643,6 +647,7 @@ _HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Operation], None]] = 
     arith.FPToSIOp: lambda c, op: _fp_to_int(c, op, True),
     arith.FPToUIOp: lambda c, op: _fp_to_int(c, op, False),
     arith.ExtFOp: _h_ext_trunc_f,
+    arith.BitcastOp: _h_bitcast,
     arith.TruncFOp: _h_ext_trunc_f,
     arith.MaxSIOp: _h_minmax,
     arith.MinSIOp: _h_minmax,

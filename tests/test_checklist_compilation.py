@@ -60,13 +60,17 @@ def for_cpu(finish: bool = False, model: nnc.Model | None = None) -> nnc.Compila
 
 
 def unsupported_model() -> nnc.Model:
-    """ABS on float16: valid NNAPI (feature level 3) that nnc's CPU device
-    does not implement (no float16 anywhere in nnc)."""
+    """HEATMAP_MAX_KEYPOINT: valid NNAPI (feature level 3) that nnc's CPU
+    device does not implement (no detection operation is)."""
     m = nnc.Model()
-    a = m.add_operand(T.TENSOR_FLOAT16, [2])
-    o = m.add_operand(T.TENSOR_FLOAT16, [2])
-    m.add_operation(Op.ABS, [a], [o])
-    m.identify_inputs_and_outputs([a], [o])
+    heatmap = m.add_operand(T.TENSOR_FLOAT32, [1, 4, 4, 2])
+    boxes = m.add_operand(T.TENSOR_FLOAT32, [1, 4])
+    nchw = m.add_operand(T.BOOL)
+    scores = m.add_operand(T.TENSOR_FLOAT32, [1, 2])
+    keypoints = m.add_operand(T.TENSOR_FLOAT32, [1, 2, 2])
+    m.set_operand_value(nchw, False)
+    m.add_operation(Op.HEATMAP_MAX_KEYPOINT, [heatmap, boxes, nchw], [scores, keypoints])
+    m.identify_inputs_and_outputs([heatmap, boxes], [scores, keypoints])
     m.finish()
     return m
 
@@ -208,7 +212,7 @@ def test_for_devices_has_no_fallback() -> None:
     c = nnc.Compilation.for_devices(unsupported_model(), [cpu()])
     with raises(RC.BAD_DATA, FINISH) as info:
         c.finish()
-    assert "ABS" in str(info.value) and "nnc-cpu" in str(info.value)
+    assert "HEATMAP_MAX_KEYPOINT" in str(info.value) and "nnc-cpu" in str(info.value)
     assert isinstance(info.value.__cause__, nnc.UnsupportedOperationError)
     with raises(RC.OP_FAILED, FINISH):
         nnc.Compilation(unsupported_model()).finish()

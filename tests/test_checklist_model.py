@@ -1217,18 +1217,22 @@ def test_while_mutations_fail_at_add_operation(name) -> None:
 
 
 def _partly_supported() -> nnc.Model:
-    """Added: op 0 = ABS on float16 (valid NNAPI; nnc implements no float16),
-    op 1 = RELU, op 2 = TANH, the consumer of op 1."""
+    """Added: op 0 = HEATMAP_MAX_KEYPOINT (valid NNAPI; nnc implements no
+    detection operation), op 1 = RELU, op 2 = TANH, the consumer of op 1."""
     m = nnc.Model()
-    h = m.add_operand(T.TENSOR_FLOAT16, [2])
-    h2 = m.add_operand(T.TENSOR_FLOAT16, [2])
+    h = m.add_operand(F32, [1, 4, 4, 2])
+    boxes = m.add_operand(F32, [1, 4])
+    nchw = m.add_operand(T.BOOL)
+    scores = m.add_operand(F32, [1, 2])
+    keypoints = m.add_operand(F32, [1, 2, 2])
     a = m.add_operand(F32, [2])
     r = m.add_operand(F32, [2])
     o = m.add_operand(F32, [2])
-    m.add_operation(Op.ABS, [h], [h2])
+    m.set_operand_value(nchw, False)
+    m.add_operation(Op.HEATMAP_MAX_KEYPOINT, [h, boxes, nchw], [scores, keypoints])
     m.add_operation(Op.RELU, [a], [r])
     m.add_operation(Op.TANH, [r], [o])
-    m.identify_inputs_and_outputs([h, a], [h2, o])
+    m.identify_inputs_and_outputs([h, boxes, a], [scores, keypoints, o])
     m.finish()
     return m
 
@@ -1260,7 +1264,7 @@ def test_supported_operations_in_order_added() -> None:
     gives (its UnsupportedOperationError names the operation by the same
     index)."""
     m = _partly_supported()
-    assert [op.type for op in m.operations_as_added] == [Op.ABS, Op.RELU, Op.TANH]
+    assert [op.type for op in m.operations_as_added] == [Op.HEATMAP_MAX_KEYPOINT, Op.RELU, Op.TANH]
     assert m.get_supported_operations_for_devices([cpu()]) == [False, True, True]
     assert m.get_supported_operations_for_devices(nnc.get_devices()) == [False, True, True]
     assert add_model().get_supported_operations_for_devices((cpu(),)) == [True]
@@ -1268,19 +1272,29 @@ def test_supported_operations_in_order_added() -> None:
     with raises(RC.OP_FAILED, "ANeuralNetworksCompilation_finish") as info:
         c.finish()
     assert isinstance(info.value, nnc.UnsupportedOperationError)
-    assert info.value.operation_index == 0 and info.value.operation_type == Op.ABS
+    assert info.value.operation_index == 0 and info.value.operation_type == Op.HEATMAP_MAX_KEYPOINT
 
 
 @pytest.mark.checklist(78)
 def test_supported_operations_answer_from_operand_types() -> None:
-    """Support depends on the operand types: RELU on float16 is not implemented."""
-    m = nnc.Model()
-    a = m.add_operand(T.TENSOR_FLOAT16, [2])
-    o = m.add_operand(T.TENSOR_FLOAT16, [2])
-    m.add_operation(Op.RELU, [a], [o])
-    m.identify_inputs_and_outputs([a], [o])
-    m.finish()
-    assert m.get_supported_operations_for_devices([cpu()]) == [False]
+    """Support depends on the operand types: LSH_PROJECTION hashes the bytes
+    of its input, which nnc implements for int32 but not for float16."""
+
+    def lsh(input_type: T) -> nnc.Model:
+        m = nnc.Model()
+        fns = m.add_operand(F32, [2, 2])
+        x = m.add_operand(input_type, [3, 2])
+        kind = m.add_operand(T.INT32)
+        o = m.add_operand(T.TENSOR_INT32, [2])
+        m.set_operand_value(kind, 1)
+        w = m.add_operand(F32, [3])
+        m.add_operation(Op.LSH_PROJECTION, [fns, x, w, kind], [o])
+        m.identify_inputs_and_outputs([fns, x, w], [o])
+        m.finish()
+        return m
+
+    assert lsh(T.TENSOR_FLOAT16).get_supported_operations_for_devices([cpu()]) == [False]
+    assert lsh(T.TENSOR_INT32).get_supported_operations_for_devices([cpu()]) == [True]
 
 
 # -- section 1 for the model ---------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ def _build(p: dict, x, w, b, xt: T, wt: T, xq: dict, wq: dict, bq: dict, yq: dic
     wi = m.add_operand(wt, list(w.shape), **wq)
     if scales is not None:
         m.set_operand_symm_per_channel_quant_params(wi, scales, 0)
-    bi = m.add_operand(F32 if xt == F32 else T.TENSOR_INT32, list(b.shape), **bq)
+    bi = m.add_operand(xt if xt in (F32, T.TENSOR_FLOAT16) else T.TENSOR_INT32, list(b.shape), **bq)
     m.set_operand_value(bi, b)
     feeds = [xs]
     ins = [xi]

@@ -10,6 +10,7 @@ from nnc.passes.lowering import (  # noqa: F401  (each registers its lowerings)
     control_flow,
     conv,
     elementwise,
+    float16,
     hashing,
     layout,
     matmul,

@@ -49,7 +49,8 @@ from xdsl.rewriter import InsertPoint
 
 from nnc.dialects.optable import SPECS
 from nnc.dialects.rules import OpCall, OperandInfo
-from nnc.enums import FuseCode, OperandType, OperationType
+from nnc.enums import FuseCode, OperationType
+from nnc.operand_types import FLOAT16_COMPUTE_TYPES, in_float32
 from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # noqa: F401 (re-exported: 8-bit asymmetric, stored as i8)
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
 
@@ -351,6 +352,9 @@ class LoweringContext:
     emission: EmissionState = field(default_factory=EmissionState)
     #: blocking of the vector kernels (:mod:`nnc.passes.kernels.tiles`)
     tiles: TilePolicy = field(default_factory=lambda: tile_policy(AVX512))
+    #: whether the target converts float16 <-> float32 in instructions
+    #: (:attr:`~nnc.passes.target.TargetDescription.half_conversions`)
+    half_conversions: bool = True
     #: the model's compile-time constants (None: none are known)
     constants: ConstantSource | None = None
 
@@ -617,11 +621,24 @@ def unsupported_reason(call: OpCall) -> str | None:
     primary = spec.primary_operand(call.inputs, call.outputs)
     if primary is not None and primary.type not in spec.implemented:
         return f"operand type {primary.type.name} not implemented for {call.type.name}"
-    if any(i.type == OperandType.TENSOR_FLOAT16 or i.type == OperandType.FLOAT16 for i in call.inputs):
-        return "float16 operands not implemented"
     if low.check is not None:
-        return low.check(call)
+        # float16 operands are computed by the float32 lowering (lowering/float16.py),
+        # so its limits are those of the float32 call.
+        return low.check(float32_call(call))
     return None
+
+
+def float32_call(call: OpCall) -> OpCall:
+    """``call`` with every float16 operand as the float32 one nnc computes it
+    in (:func:`~nnc.operand_types.in_float32`); ``call`` itself if it has none."""
+    if not has_float16(call):
+        return call
+    return OpCall(call.type, [in_float32(i) for i in call.inputs], [in_float32(o) for o in call.outputs], call.index)
+
+
+def has_float16(call: OpCall) -> bool:
+    """Whether any operand of ``call`` is TENSOR_FLOAT16 or FLOAT16."""
+    return any(o.type in FLOAT16_COMPUTE_TYPES for o in (*call.inputs, *call.outputs))
 
 
 _ = (i1, Any)
