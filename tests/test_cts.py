@@ -8,7 +8,7 @@ naming the missing feature; inside the scope nnc has promised (NNAPI 1.0 and
 from __future__ import annotations
 
 import pytest
-from cts import Case, cases, in_foundation_scope, in_v1_1_scope, model_json, run_case
+from cts import Case, cases, in_foundation_scope, in_promised_scope, in_v1_1_scope, model_json, run_case
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -25,6 +25,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def test_cts(case: Case, record_property) -> None:
     result = run_case(case)
     record_property("cts_status", result.status)
+    record_property("cts_promised", in_promised_scope(case))
     if result.status == "failed":
         pytest.fail(result.message, pytrace=False)
     if result.status == "unsupported":
