@@ -346,6 +346,8 @@ class _FunctionLowering:
         reason = unsupported_reason(call)
         if reason is not None:
             raise PassFailedException(f"operation {index} ({call.type.name}): {reason}")
+        if self._lower_as_view(op, call.type):
+            return
         outs = []
         for k, r in enumerate(op.outs):
             dst = self.destinations.get(r)
@@ -356,6 +358,29 @@ class _FunctionLowering:
             outs.append(dst)
         ins = [self.buffers.get(a) for a in op.args]
         float16.lower(LOWERINGS[call.type], self._ctx(call, ins, outs))
+
+    def _lower_as_view(self, op: nnapi.NNAPIOperation, kind: OperationType) -> bool:
+        """RESHAPE, SQUEEZE and EXPAND_DIMS keep the elements in order, so
+        their result is the input's buffer seen with the output's shape (no
+        copy; the buffer planner keeps the input alive while the view is
+        used).  Only in the main graph, outside IF/WHILE: a body's outputs
+        may be its own inputs' buffers, rewritten while a view would still
+        be read; and not when the result is a model output (written in
+        place into the caller's buffer)."""
+        if kind not in VIEW_OPERATIONS or self.hoist is not None or len(op.outs) != 1:
+            return False
+        if SUBGRAPH_ATTR in self.fn.attributes:
+            return False
+        (r,) = op.outs
+        src = self.buffers.get(op.args[0])
+        if src is None or r in self.destinations:
+            return False
+        t = _memref(r.type, f"{kind.name} output")
+        if not isinstance(src.type, MemRefType) or src.type.element_type != t.element_type:
+            return False
+        ctx = self._ctx(OpCall(0, [], []), [], [])
+        self.buffers[r] = ctx.reshaped(src, t.get_shape())
+        return True
 
     def lower_constant(self, op: nnapi.ConstantOp) -> SSAValue | None:
         t = op.result.type
@@ -370,6 +395,11 @@ class _FunctionLowering:
             buf = self._global(mt, init)
         self.constant_values[buf] = (op.value, t)
         return buf
+
+
+#: operations whose output is their input 0 with another shape, the elements
+#: in the same order (lowered as views, see ``_FunctionLowering._lower_as_view``)
+VIEW_OPERATIONS = frozenset({OperationType.RESHAPE, OperationType.SQUEEZE, OperationType.EXPAND_DIMS})
 
 
 def arith_op(n: int) -> arith.ConstantOp:

@@ -7,14 +7,16 @@ From an nnapi module with static input shapes to the llvm dialect:
                                 (and uses of shared vector kernels)
 3. ``nnc-plan-buffers``         temporaries -> views into one arena
 4. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
-5. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
+5. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
+                                parallel outer loop is marked for the thread pool
+6. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
-6. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
-7. ``lower-affine``             (xDSL) affine.apply -> arith
-8. ``nnc-lower-scf-while``      scf.while (WHILE) -> blocks and cf branches
-9. ``convert-scf-to-cf``        (xDSL) structured control flow -> blocks
-10. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-11. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+7. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
+8. ``lower-affine``             (xDSL) affine.apply -> arith
+9. ``nnc-lower-scf-while``      scf.while (WHILE) -> blocks and cf branches
+10. ``convert-scf-to-cf``       (xDSL) structured control flow -> blocks
+11. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+12. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR through xDSL's llvm backend (:func:`to_llvm_ir`).
 
@@ -46,6 +48,7 @@ from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.lower_scf_while import LowerScfWhilePass
 from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.outline_parallel import OutlineParallelPass
+from nnc.passes.parallel_generics import ParallelizeGenericsPass
 from nnc.passes.plan_buffers import PlanBuffersPass
 from nnc.passes.shape_inference import ShapeInferencePass
 from nnc.passes.target import TargetDescription
@@ -58,6 +61,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         ShapeInferencePass,
         ConvertNNAPIToLinalgPass,
         OutlineKernelsPass,
+        ParallelizeGenericsPass,
         OutlineParallelPass,
         PlanBuffersPass,
         ConvertLinalgToLoopsPass,
@@ -76,6 +80,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "convert-nnapi-to-linalg",
     "nnc-plan-buffers",
     "nnc-outline-kernels",
+    "nnc-parallelize-generics",
     "nnc-outline-parallel",
     "convert-linalg-to-loops",
     "lower-affine",

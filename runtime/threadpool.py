@@ -36,12 +36,12 @@ How it works.  Workers are created lazily by the first call that needs them
 rest of the process.  The caller publishes a job with atomic stores -- the
 body, its context, ``n``, ``T``, ``pending = T`` and the claim word
 ``generation << 32 | T << 16 | 0`` -- and then a new generation (release).  An
-idle worker spins a bounded number of times (:data:`SPIN_ITERATIONS`, with
-the CPU's pause/yield hint) on the generation -- consecutive layers follow
-each other within microseconds -- and otherwise sleeps on a condition
-variable.  Caller and workers claim chunks with a compare-and-swap on the
+idle worker spins for a bounded time (:data:`IDLE_SPIN_NS` of
+``clock_gettime``, with the CPU's pause/yield hint) on the generation --
+consecutive layers follow each other within microseconds -- and otherwise
+sleeps on a condition variable.  Caller and workers claim chunks with a compare-and-swap on the
 claim word (which fails for a thread that read an older job), run them, and
-decrement ``pending``; the caller spins the same bounded time for
+decrement ``pending``; the caller spins (:data:`JOIN_SPIN_NS`) for
 ``pending == 0`` and then sleeps.  The mutex is taken only around sleeping
 and waking: a sleeper announces itself (``sleepers``, ``joining``) and
 re-checks its condition, the other side changes the condition and then reads
@@ -101,10 +101,19 @@ AFTER_FORK = "nnc_pool_after_fork"
 ATFORK_SHIM = "nnc_pool_atfork"
 #: Storage for one pthread_mutex_t or pthread_cond_t (64-byte aligned).
 SYNC_BYTES = 64
-#: Polls of an idle worker (for the next job) and of a caller (for the last
-#: chunk) before sleeping on a condition variable: with a pause of 10-50 ns
-#: this is 20-100 us, which covers the gap between consecutive layers.
-SPIN_ITERATIONS = 2000
+#: How long an idle worker polls for the next job, and a caller for the
+#: chunks workers still run, before sleeping on a condition variable.  A
+#: sleeper costs a wake-up: tens of microseconds under a hypervisor (the
+#: woken CPU may itself be halted), and a caller woken late or a worker that
+#: misses a job loses that much.  Spinning about as long as a wake-up costs
+#: keeps the loss within twice the best choice (the classic spin-then-block
+#: bound) and covers the gaps between consecutive layers; the caller's wait
+#: is longer, as it waits for a chunk that is running (no longer than its own
+#: share, unless the worker lost its CPU).
+IDLE_SPIN_NS = 100_000
+JOIN_SPIN_NS = 1_000_000
+#: Polls between two readings of the clock while spinning.
+CLOCK_EVERY = 64
 #: The in-process count global (read by :func:`use` to skip needless calls).
 _COUNT_GLOBAL = "nnc_pool.num_threads"
 
@@ -121,6 +130,9 @@ _BODY_PTR = BODY_TYPE.as_pointer()
 _SIG_SETMASK = 2
 _SC_NPROCESSORS_ONLN = 84
 _CPU_SET_WORDS = 16  # cpu_set_t: 1024 bits
+_CLOCK_MONOTONIC = 1
+#: struct timespec on 64-bit Linux: seconds, nanoseconds.
+_TIMESPEC = ir.LiteralStructType([_i64, _i64])
 
 
 # -- the IR ---------------------------------------------------------------------------------------------------
@@ -174,6 +186,7 @@ class _PoolBuilder:
             self.atfork = decl("pthread_atfork", _i32, [_ptr, _ptr, _ptr])
         self.getenv = decl("getenv", _ptr, [_ptr])
         self.sysconf = decl("sysconf", _i64, [_i32])
+        self.clock_gettime = decl("clock_gettime", _i32, [_i32, _ptr])
         if self.linux:
             self.getaffinity = decl("sched_getaffinity", _i32, [_i32, _i64, _ptr])
             self.sigfillset = decl("sigfillset", _i32, [_ptr])
@@ -201,11 +214,28 @@ class _PoolBuilder:
         if self.pause is not None:
             b.call(*self.pause)
 
-    def _spin(self, fn: ir.Function, b: ir.IRBuilder, ready: Callable[[ir.IRBuilder], ir.Value], name: str):
-        """Poll ``ready`` up to SPIN_ITERATIONS times; returns the builders of
-        the block reached when it became true and of the one after giving up."""
+    def _now(self, fn: ir.Function, b: ir.IRBuilder) -> ir.Value:
+        """CLOCK_MONOTONIC in nanoseconds (i64); its timespec lives in the
+        function's entry block, so a call inside a loop does not grow the stack."""
+        entry = ir.IRBuilder()
+        entry.position_at_start(fn.entry_basic_block)
+        ts = entry.alloca(_TIMESPEC)
+        b.call(self.clock_gettime, [_c(_i32, _CLOCK_MONOTONIC), ts])
+        sec = b.load(b.gep(ts, [_c(_i32, 0), _c(_i32, 0)], source_etype=_TIMESPEC), typ=_i64)
+        nsec = b.load(b.gep(ts, [_c(_i32, 0), _c(_i32, 1)], source_etype=_TIMESPEC), typ=_i64)
+        return b.add(b.mul(sec, _c(_i64, 1_000_000_000)), nsec)
+
+    def _spin(self, fn: ir.Function, b: ir.IRBuilder, ready: Callable[[ir.IRBuilder], ir.Value], name: str,
+              budget_ns: int):  # fmt: skip
+        """Poll ``ready`` (with the CPU's pause hint) for up to ``budget_ns``
+        of wall time, reading the clock every :data:`CLOCK_EVERY` polls;
+        returns the builders of the block reached when it became true and of
+        the one after giving up.  Time, not a count of polls: a pause lasts
+        a few cycles on some CPUs and over a hundred on others."""
+        start = self._now(fn, b)
         entry = b.block
         loop, again = fn.append_basic_block(f"{name}.spin"), fn.append_basic_block(f"{name}.pause")
+        clock = fn.append_basic_block(f"{name}.clock")
         done, slow = fn.append_basic_block(f"{name}.ready"), fn.append_basic_block(f"{name}.sleep")
         b.branch(loop)
         b = ir.IRBuilder(loop)
@@ -216,7 +246,10 @@ class _PoolBuilder:
         self._pause(b)
         k_next = b.add(k, _c(_i32, 1))
         k.add_incoming(k_next, again)
-        b.cbranch(b.icmp_signed("<", k_next, _c(_i32, SPIN_ITERATIONS)), loop, slow)
+        b.cbranch(b.icmp_unsigned("!=", b.and_(k_next, _c(_i32, CLOCK_EVERY - 1)), _c(_i32, 0)), loop, clock)
+        b = ir.IRBuilder(clock)
+        k.add_incoming(k_next, clock)
+        b.cbranch(b.icmp_signed("<", b.sub(self._now(fn, b), start), _c(_i64, budget_ns)), loop, slow)
         return ir.IRBuilder(done), ir.IRBuilder(slow)
 
     def _sleep_until(self, fn: ir.Function, b: ir.IRBuilder, cv: ir.Value, ready, name: str,
@@ -414,7 +447,7 @@ class _PoolBuilder:
         def sleeping(b: ir.IRBuilder, enter: bool) -> None:
             b.atomic_rmw("add" if enter else "sub", self.sleepers, _c(_i32, 1), "seq_cst")
 
-        spun, slow = self._spin(fn, b, polled, "idle")
+        spun, slow = self._spin(fn, b, polled, "idle", IDLE_SPIN_NS)
         spun.branch(read)
         woke = self._sleep_until(fn, slow, self.work_cv, posted, "idle", sleeping)
         woke.branch(read)
@@ -555,7 +588,7 @@ class _PoolBuilder:
         def joining(b: ir.IRBuilder, enter: bool) -> None:
             b.store_atomic(_c(_i32, int(enter)), self.joining, "seq_cst", 4)
 
-        spun, slow = self._spin(fn, b, all_done, "join")
+        spun, slow = self._spin(fn, b, all_done, "join", JOIN_SPIN_NS)
         spun.branch(blocks["release"])
         woke = self._sleep_until(fn, slow, self.done_cv, done_sc, "join", joining)
         woke.branch(blocks["release"])

@@ -255,8 +255,10 @@ def gemm(
             kernel(ctx, e, name, args, body)
 
         def per_run(e: Emitter, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, rblocks=rblocks, call=call) -> None:
+            # Row blocks are independent too: with a single column block (few
+            # output channels) they are the parallel loop.
             for r0, r1, mr in rblocks:
-                each(e, r0, r1, mr, lambda e2, m0, mr=mr: call(
+                parallel_each(e, r0, r1, mr, lambda e2, m0, mr=mr: call(
                     e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, ldo))))
 
         # Column blocks are independent: each writes its own output channels.

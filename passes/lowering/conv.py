@@ -983,10 +983,12 @@ def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, 
         return
 
     def rows(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None]) -> None:
-        """One run per output row (n, oh): its windows start stride_w * c apart."""
+        """One run per output row (n, oh): its windows start stride_w * c apart.
+        Rows are independent: the parallel loop when there is a single
+        column block (the outermost marked loop worth a dispatch runs)."""
 
         def image(e: Emitter, n: IndexOrInt) -> None:
-            each(e, 0, g.out_h, 1, lambda e2, oh: f(
+            parallel_each(e, 0, g.out_h, 1, lambda e2, oh: f(
                 e2,
                 Vec(e2).ix(0, (n, hp * wp * C), (oh, g.stride_h * wp * C)),
                 Vec(e2).ix(0, (n, g.out_h * g.out_w * g.out_c), (oh, g.out_w * g.out_c)),

@@ -1,0 +1,211 @@
+"""``nnc-parallelize-generics``: element-wise, pooling and requantisation
+``linalg.generic`` ops become loop nests whose outer parallel loop is marked
+for the thread pool.
+
+Lowerings that build on vector kernels mark their own loops
+(:func:`nnc.passes.kernels.vector.parallel_each`); everything else -- the
+element-wise operations, activations, pooling, padding copies, quantised
+depthwise convolutions and requantisation -- is a ``linalg.generic`` that
+``convert-linalg-to-loops`` turns into a serial nest.  This pass lowers such
+a generic to the same nest itself (xDSL's pattern, so the loops are exactly
+those ``convert-linalg-to-loops`` would make) and marks the loop of its
+first dimension of extent above 1 with ``nnc.parallel`` when that is sound:
+
+* the dimension is a ``parallel`` iterator, and every output's indexing map
+  has it as one of its results: distinct values of it write distinct
+  elements, and each element is computed by one iteration, with every
+  reduction inside it in the serial order (bit-identical at any thread count);
+* no input may overlap an output unless it is that same buffer read through
+  the same map (each element read then written by its own iteration), and
+  no two outputs may overlap; buffers are traced through views to their
+  root (a function argument, a global, an arena slice);
+* the body is pure (no calls, no memory operations, no regions);
+* the nest is worth a dispatch even on the widest vectors
+  (:func:`vector_work`): the loop LLVM vectorises does a fraction of the
+  scalar operations ``nnc-outline-parallel`` would count.
+
+Only generics at the top level of a function are taken (one per layer);
+the others are left to ``convert-linalg-to-loops``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.attrs import IteratorType
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.transforms.convert_linalg_to_loops import LowerLinalgStructuredOpPattern
+from xdsl.utils.exceptions import PassFailedException
+
+from nnc.passes.outline_parallel import MIN_PARALLEL_WORK, PARALLEL_ATTR
+
+#: ops through which a buffer is the same memory seen differently
+_VIEWS = (
+    memref.SubviewOp,
+    memref.ReinterpretCastOp,
+    memref.CollapseShapeOp,
+    memref.ExpandShapeOp,
+    memref.CastOp,
+    UnrealizedConversionCastOp,
+)
+#: LLVM vectorises the inner loop of most generics; a loop's scalar operation
+#: count over the widest vectors any target has (16 float32 lanes, 512 bits)
+#: is a lower bound of its work on every target, and only a generic whose
+#: bound reaches the dispatch threshold is marked (a small copy or activation
+#: is not worth waking a thread for).
+WIDEST_LANES = 16
+#: ops a generic's body may hold and still be pure
+_PURE_DIALECTS = ("arith.", "math.", "linalg.yield", "linalg.index")
+
+
+@dataclass(frozen=True)
+class _Extent:
+    """The memory a buffer may touch: its root value and a byte range in it
+    (None: all of it)."""
+
+    root: SSAValue
+    span: tuple[int, int] | None
+
+    def overlaps(self, other: _Extent) -> bool:
+        if self.root is not other.root:
+            return False
+        if self.span is None or other.span is None:
+            return True
+        return self.span[0] < other.span[1] and other.span[0] < self.span[1]
+
+
+def _byte_size(t: MemRefType) -> int | None:
+    width = getattr(t.element_type, "bitwidth", None)
+    shape = t.get_shape()
+    if width is None or any(d < 0 for d in shape):
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    return n * max(1, (width + 7) // 8)
+
+
+def extent(v: SSAValue) -> _Extent:
+    """Where ``v``'s memory lies: a slice of an arena for a ``memref.view``
+    at a constant offset, the whole root buffer through any other view."""
+    while True:
+        op = v.owner
+        if isinstance(op, memref.ViewOp):
+            offset = op.byte_shift.owner
+            size = _byte_size(op.result.type) if isinstance(op.result.type, MemRefType) else None
+            if isinstance(offset, arith.ConstantOp) and isinstance(offset.value, IntegerAttr) and size is not None:
+                start = offset.value.value.data
+                return _Extent(extent(op.source).root, (start, start + size))
+            return _Extent(extent(op.source).root, None)
+        if isinstance(op, _VIEWS):
+            v = op.operands[0]
+            continue
+        return _Extent(v, None)
+
+
+def _pure(body_ops: list[Operation]) -> bool:
+    return all(not op.regions and op.name.startswith(_PURE_DIALECTS) for op in body_ops)
+
+
+def vector_work(op: linalg.GenericOp, bounds: tuple[int, ...]) -> int:
+    """The operations of ``op``'s loop nest (a load per operand, the body, a
+    store per output, per point) over :data:`WIDEST_LANES`."""
+    points = 1
+    for n in bounds:
+        points *= n
+    per_point = len(op.operands) + len(op.body.block.ops)
+    return points * per_point // WIDEST_LANES
+
+
+def split_dim(op: linalg.GenericOp) -> int | None:
+    """The loop dimension to run in parallel (see the module doc), or None."""
+    if op.res or not all(isinstance(v.type, MemRefType) for v in op.operands):
+        return None
+    if not _pure(list(op.body.block.ops)):
+        return None
+    maps = [m.data for m in op.get_indexing_maps().data]
+    bounds = op.get_static_loop_ranges()
+    if vector_work(op, bounds) < MIN_PARALLEL_WORK:
+        return None
+    dim = next((d for d, n in enumerate(bounds) if n > 1), None)
+    if dim is None or op.iterator_types.data[dim].data != IteratorType.PARALLEL:
+        return None
+    n_in = len(op.inputs)
+    out_maps = maps[n_in:]
+    if not all(any(isinstance(r, AffineDimExpr) and r.position == dim for r in m.results) for m in out_maps):
+        return None
+    outs = [extent(v) for v in op.outputs]
+    if any(a.overlaps(b) for i, a in enumerate(outs) for b in outs[i + 1 :]):
+        return None
+    for v, m in zip(op.inputs, maps[:n_in]):
+        if not isinstance(v.type, MemRefType):
+            continue
+        e = extent(v)
+        for w, om, o in zip(op.outputs, out_maps, outs):
+            if e.overlaps(o) and not (v is w and m == om):
+                return None
+    return dim
+
+
+def _nth_loop(first: Operation | None, stop: Operation | None, depth: int) -> scf.ForOp | None:
+    """The ``depth``-th nested ``scf.for`` of the nest inserted between
+    ``first`` and ``stop`` (0: the outermost)."""
+    op = first
+    while op is not None and op is not stop and not isinstance(op, scf.ForOp):
+        op = op.next_op
+    if not isinstance(op, scf.ForOp):
+        return None
+    for _ in range(depth):
+        inner = next((o for o in op.body.block.ops if isinstance(o, scf.ForOp)), None)
+        if inner is None:
+            return None
+        op = inner
+    return op
+
+
+def parallelize(op: linalg.GenericOp) -> scf.ForOp | None:
+    """Lower ``op`` to loops with its :func:`split_dim` loop marked; None (and
+    ``op`` untouched) when it has none."""
+    dim = split_dim(op)
+    if dim is None:
+        return None
+    before, after = op.prev_op, op.next_op
+    LowerLinalgStructuredOpPattern().match_and_rewrite(op, PatternRewriter(op))
+    block = after.parent_block() if after is not None else None
+    first = before.next_op if before is not None else (block.first_op if block is not None else None)
+    loop = _nth_loop(first, after, dim)
+    if loop is None:
+        raise PassFailedException("nnc-parallelize-generics: the loop nest of a linalg.generic was not found")
+    loop.attributes[PARALLEL_ATTR] = UnitAttr()
+    return loop
+
+
+class ParallelizeGenericsPass(ModulePass):
+    """Top-level linalg.generic -> loop nests with a marked parallel loop (see module doc)."""
+
+    name = "nnc-parallelize-generics"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.ops:
+            if not isinstance(fn, func.FuncOp) or fn.is_declaration:
+                continue
+            for generic in [g for g in fn.body.block.ops if isinstance(g, linalg.GenericOp)]:
+                if generic.res:
+                    raise PassFailedException(
+                        "nnc-parallelize-generics: a linalg.generic with tensor results (buffers expected)"
+                    )
+                parallelize(generic)
+
