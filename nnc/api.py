@@ -12,6 +12,7 @@ import stat
 import numpy as np
 
 from nnc.compilation import Compilation
+from nnc.details import TensorDetails, bind_inputs
 from nnc.errors import BadDataError, OutputInsufficientSizeError, UnexpectedNullError
 from nnc.execution import Execution
 from nnc.model import Model
@@ -20,7 +21,12 @@ from nnc.tflite import import_tflite, is_tflite_file
 
 
 class CompiledModel:
-    """A finished compilation with a numpy-in, numpy-out ``run``."""
+    """A finished compilation with a numpy-in, numpy-out ``run``.
+
+    :attr:`inputs` and :attr:`outputs` describe the tensors (name, shape,
+    dtype, NNAPI type, quantisation: :class:`nnc.details.TensorDetails`);
+    ``run`` takes inputs by position or by those names, ``run_named``
+    returns the outputs by name."""
 
     def __init__(self, model: Model):
         fn = "ANeuralNetworksCompilation_create"
@@ -34,19 +40,41 @@ class CompiledModel:
         self.compilation = Compilation(model)
         self.compilation.finish()
 
-    def run(self, *inputs) -> list[np.ndarray]:
+    @property
+    def inputs(self) -> list[TensorDetails]:
+        """The model's inputs, in position order (``model.input_details``)."""
+        return self.model.input_details
+
+    @property
+    def outputs(self) -> list[TensorDetails]:
+        """The model's outputs, in position order (``model.output_details``)."""
+        return self.model.output_details
+
+    def run(self, *inputs, **named) -> list[np.ndarray]:
         """Run once; returns freshly allocated outputs of the computed shapes.
+
+        Inputs are given by position, by name as keyword arguments (the
+        names of :attr:`inputs`, or ``input_K``; a name that is not a Python
+        identifier goes through ``**{"name:0": x}``), or both: positional
+        ones first.  Each input exactly once, else BAD_DATA.
 
         When the model leaves an output shape open, a first execution with
         empty output buffers learns the shapes (OUTPUT_INSUFFICIENT_SIZE
         reports them, as the NDK specifies) and a second one computes.
         """
+        inputs = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
         shapes = [self.model.operands[i].dims for i in self.model.outputs]
         if not all(s is not None and all(s) for s in shapes):
             shapes = self._output_shapes(inputs)
         outs = [np.zeros(s, dtype=dtype_of(self.model.operands[i].type)) for s, i in zip(shapes, self.model.outputs)]
         self._execute(inputs, outs)
         return outs
+
+    def run_named(self, *inputs, **named) -> dict[str, np.ndarray]:
+        """:meth:`run`, with the outputs keyed by their names (those of
+        :attr:`outputs`), in output order."""
+        results = self.run(*inputs, **named)
+        return {d.name: r for d, r in zip(self.outputs, results)}
 
     def _execute(self, inputs, outs: list[np.ndarray]) -> Execution:
         ex = Execution(self.compilation)
