@@ -6,10 +6,13 @@
         not given are generated (uniform in [-1, 1], or small integers) from
         --seed.  Without --output-dir the inputs and outputs are printed;
         with it each output is written as DIR/output_K.npy.
-    nnc info MODEL
+    nnc info MODEL [--dot] [--svg FILE]
         Print the model's inputs, outputs and operations; for a .tflite
         file first each TFLite operator and the NNAPI operation(s) it
         became, and (exit status 1) every operator that cannot be imported.
+        --dot prints the graph as Graphviz DOT instead (nnc.dot); --svg FILE
+        renders it to FILE with Graphviz's dot program (exit status 1, with
+        how to install it, when dot is missing).
     nnc compile MODEL -o OUT [--emit mlir|llvm|obj|shared] [--target-cpu CPU]
                 [--header PATH] [--embed-weights]
         Compile MODEL (whose inputs must be fully specified tensors) ahead of
@@ -43,7 +46,7 @@ from typing import TextIO
 import numpy as np
 
 import nnc
-from nnc import driver, tflite
+from nnc import driver, dot, tflite
 from nnc.enums import OperationType
 from nnc.errors import NNError
 from nnc.operand_types import dtype_of
@@ -137,9 +140,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    if args.dot or args.svg:
+        return _info_graph(args)
     if tflite.is_tflite_file(args.model):
         return _info_tflite(args.model)
     _print_model(_load(args.model))
+    return 0
+
+
+def _info_graph(args: argparse.Namespace) -> int:
+    """``--dot`` (DOT on stdout) and/or ``--svg FILE``."""
+    model = _load(args.model)  # a TFLite operator nnc cannot import is an NNError (exit 1)
+    text = dot.to_dot(model, os.path.basename(args.model))
+    if args.dot:
+        sys.stdout.write(text)
+    if args.svg:
+        try:
+            dot.write_svg(text, args.svg)
+        except dot.DotUnavailableError as e:
+            raise CommandError(str(e)) from None
+        print(f"nnc: wrote {args.svg}", file=sys.stderr)
     return 0
 
 
@@ -297,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     run.set_defaults(fn=cmd_run)
     info = sub.add_parser("info", help="describe a model file")
     info.add_argument("model")
+    info.add_argument("--dot", action="store_true", help="print the graph as Graphviz DOT")
+    info.add_argument("--svg", metavar="FILE", help="render the graph to FILE (needs Graphviz's dot program)")
     info.set_defaults(fn=cmd_info)
     comp = sub.add_parser("compile", help="compile a model to a native artifact (shared library, object, IR)")
     comp.add_argument("model", help="model file (.nnc or .tflite) with fully specified inputs")
