@@ -23,6 +23,14 @@
         --header) and the weights (OUT.weights, unless --embed-weights).
         OUT may be - (standard output) for mlir and llvm.
 
+    nnc bench MODEL [--threads N] [--runs N] [--warmup N] [--input NAME=FILE.npy ...]
+              [--cache DIR] [--json] [--seed N]
+        Compile MODEL (through the compilation cache in DIR with --cache) and
+        time it: compile, prepare (first computation), then --warmup untimed
+        and --runs timed computations: latency min/median/p90/max and
+        throughput (see nnc.bench).  --json prints the same figures, and each
+        run's latency, as JSON.  There is no per-operation profile yet.
+
 MODEL is nnc's model file format (.nnc) or a TensorFlow Lite flatbuffer
 (.tflite, imported as ``nnc.import_tflite`` does; an operator nnc cannot
 take is reported with the others, before anything is compiled).
@@ -37,6 +45,7 @@ on bad usage (including a model that ``compile`` cannot take: see above).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import threading
@@ -46,7 +55,7 @@ from typing import TextIO
 import numpy as np
 
 import nnc
-from nnc import driver, dot, tflite
+from nnc import bench, driver, dot, tflite
 from nnc.enums import OperationType
 from nnc.errors import NNError
 from nnc.operand_types import dtype_of
@@ -105,10 +114,10 @@ def _generate(model, k: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, 10, op.dims).astype(dt)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    model = _load(args.model)
-    given = _parse_inputs(args.input, len(model.inputs), _names(model, "input"))
-    rng = np.random.default_rng(args.seed)
+def _inputs(model, specs: list[str], seed: int) -> list[np.ndarray]:
+    """The inputs --input names, the others generated from ``seed``."""
+    given = _parse_inputs(specs, len(model.inputs), _names(model, "input"))
+    rng = np.random.default_rng(seed)
     inputs = []
     for k in range(len(model.inputs)):
         if k in given:
@@ -118,6 +127,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise UsageError(f"cannot read {given[k]}: {e}") from None
         else:
             inputs.append(_generate(model, k, rng))
+    return inputs
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    model = _load(args.model)
+    inputs = _inputs(model, args.input, args.seed)
     t0 = time.perf_counter()
     with Progress(os.path.basename(args.model)) as progress:
         progress.stage("compiling")
@@ -136,6 +151,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         for k, y in enumerate(outputs):
             print(f"{_label(model, 'output', k)} {list(y.shape)} {y.dtype}:\n{y}")
     print(f"compiled in {t1 - t0:.2f} s, ran in {(t2 - t1) * 1e3:.2f} ms", file=sys.stderr)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.runs < 1 or args.warmup < 0 or (args.threads is not None and args.threads < 1):
+        raise UsageError("--runs and --threads must be >= 1, --warmup >= 0")
+    model = _load(args.model)
+    inputs = _inputs(model, args.input, args.seed)
+    name = os.path.basename(args.model)
+    if args.cache:
+        try:
+            os.makedirs(args.cache, exist_ok=True)
+        except OSError as e:
+            raise CommandError(f"cannot create the cache directory {args.cache}: {e.strerror}") from None
+    with Progress(name) as progress:
+        progress.stage("compiling and running")
+        result = bench.run_benchmark(model, inputs, name=name, threads=args.threads, runs=args.runs,
+                                     warmup=args.warmup, cache_dir=args.cache)  # fmt: skip
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(result.report())
     return 0
 
 
@@ -320,6 +357,18 @@ def main(argv: list[str] | None = None) -> int:
     info.add_argument("--dot", action="store_true", help="print the graph as Graphviz DOT")
     info.add_argument("--svg", metavar="FILE", help="render the graph to FILE (needs Graphviz's dot program)")
     info.set_defaults(fn=cmd_info)
+    b = sub.add_parser("bench", help="time a model's compilation and computations",
+                       description="Time compile, prepare and computations (latency min/median/p90/max, "
+                                   "throughput). No per-operation profile yet (--profile is not implemented).")  # fmt: skip
+    b.add_argument("model", help="model file (.nnc or .tflite)")
+    b.add_argument("--threads", type=int, metavar="N", help="threads per computation (default: NNC_NUM_THREADS or the CPUs)")
+    b.add_argument("--runs", type=int, default=50, metavar="N", help="timed computations (default: 50)")
+    b.add_argument("--warmup", type=int, default=5, metavar="N", help="untimed computations first (default: 5)")
+    b.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    b.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
+    b.add_argument("--cache", metavar="DIR", help="compilation cache directory (compile then loads on a hit)")
+    b.add_argument("--json", action="store_true", help="print the figures as JSON")
+    b.set_defaults(fn=cmd_bench)
     comp = sub.add_parser("compile", help="compile a model to a native artifact (shared library, object, IR)")
     comp.add_argument("model", help="model file (.nnc or .tflite) with fully specified inputs")
     comp.add_argument("-o", "--output", required=True, metavar="OUT", help="output file (- : stdout, mlir/llvm only)")
