@@ -155,7 +155,9 @@ def load_model(path) -> Model:
     return Model.load(path)
 
 
-def compile(model: Model, cache_dir: str | os.PathLike | None = None) -> CompiledModel:  # noqa: A001 - mirrors the product's verb
+def compile(  # noqa: A001 - mirrors the product's verb
+    model: Model, cache_dir: str | os.PathLike | None = None
+) -> CompiledModel:
     """Finish (if needed) and compile ``model`` (through the compilation
     cache in ``cache_dir`` when given)."""
     return CompiledModel(model, cache_dir)

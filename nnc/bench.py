@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from nnc.api import CompiledModel
 from nnc.api import compile as compile_model
 from nnc.model import Model
 
@@ -85,25 +86,23 @@ def percentile(sorted_values: Sequence[float], p: float) -> float:
     return float(np.percentile(np.asarray(sorted_values, dtype=np.float64), p))
 
 
-def run_benchmark(
-    model: Model,
-    inputs: Sequence[np.ndarray],
-    *,
-    name: str = "model",
-    threads: int | None = None,
-    runs: int = 50,
-    warmup: int = 5,
-    cache_dir: str | os.PathLike | None = None,
-) -> BenchResult:
-    """Compile ``model`` and time its computations on ``inputs`` (see the
-    module docstring).  ``runs`` must be at least 1."""
-    if runs < 1 or warmup < 0:
-        raise ValueError("runs must be >= 1 and warmup >= 0")
+def compile_timed(model: Model, cache_dir: str | os.PathLike | None = None) -> tuple[CompiledModel, float, str]:
+    """(compiled model, seconds, cache status) of ``nnc.compile(model, cache_dir)``."""
     t0 = time.perf_counter()
     compiled = compile_model(model, cache_dir)
-    compile_s = time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
     events = compiled.compilation.cache_events
-    cache = "off" if cache_dir is None else (", ".join(e[0] for e in events) or "not used")
+    return compiled, seconds, "off" if cache_dir is None else (", ".join(e[0] for e in events) or "not used")
+
+
+def time_computations(
+    compiled: CompiledModel, inputs: Sequence[np.ndarray], *, threads: int | None = None, runs: int = 50,
+    warmup: int = 5,
+) -> tuple[int, float, list[float]]:
+    """(threads used, prepare seconds, latencies in ms) of ``runs`` timed
+    computations after ``warmup`` untimed ones (see the module docstring)."""
+    if runs < 1 or warmup < 0:
+        raise ValueError("runs must be >= 1 and warmup >= 0")
     ex, _ = compiled.reusable_execution(list(inputs), threads)
     t0 = time.perf_counter()
     ex.compute()
@@ -115,4 +114,20 @@ def run_benchmark(
         t0 = time.perf_counter()
         ex.compute()
         latencies.append((time.perf_counter() - t0) * 1e3)
-    return BenchResult(name, ex.num_threads, warmup, runs, compile_s, cache, prepare_s, latencies)
+    return ex.num_threads, prepare_s, latencies
+
+
+def run_benchmark(
+    model: Model,
+    inputs: Sequence[np.ndarray],
+    *,
+    name: str = "model",
+    threads: int | None = None,
+    runs: int = 50,
+    warmup: int = 5,
+    cache_dir: str | os.PathLike | None = None,
+) -> BenchResult:
+    """Compile ``model`` and time its computations on ``inputs``."""
+    compiled, compile_s, cache = compile_timed(model, cache_dir)
+    used, prepare_s, latencies = time_computations(compiled, inputs, threads=threads, runs=runs, warmup=warmup)
+    return BenchResult(name, used, warmup, runs, compile_s, cache, prepare_s, latencies)

@@ -166,9 +166,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         except OSError as e:
             raise CommandError(f"cannot create the cache directory {args.cache}: {e.strerror}") from None
     with Progress(name) as progress:
-        progress.stage("compiling and running")
-        result = bench.run_benchmark(model, inputs, name=name, threads=args.threads, runs=args.runs,
-                                     warmup=args.warmup, cache_dir=args.cache)  # fmt: skip
+        progress.stage("compiling")
+        compiled, compile_s, cache = bench.compile_timed(model, args.cache)
+    used, prepare_s, latencies = bench.time_computations(compiled, inputs, threads=args.threads, runs=args.runs,
+                                                         warmup=args.warmup)  # fmt: skip
+    result = bench.BenchResult(name, used, args.warmup, args.runs, compile_s, cache, prepare_s, latencies)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
@@ -357,11 +359,15 @@ def main(argv: list[str] | None = None) -> int:
     info.add_argument("--dot", action="store_true", help="print the graph as Graphviz DOT")
     info.add_argument("--svg", metavar="FILE", help="render the graph to FILE (needs Graphviz's dot program)")
     info.set_defaults(fn=cmd_info)
-    b = sub.add_parser("bench", help="time a model's compilation and computations",
-                       description="Time compile, prepare and computations (latency min/median/p90/max, "
-                                   "throughput). No per-operation profile yet (--profile is not implemented).")  # fmt: skip
+    b = sub.add_parser(
+        "bench",
+        help="time a model's compilation and computations",
+        description="Time compile, prepare and computations (latency min/median/p90/max, throughput). "
+        "No per-operation profile yet (--profile is not implemented).",
+    )
     b.add_argument("model", help="model file (.nnc or .tflite)")
-    b.add_argument("--threads", type=int, metavar="N", help="threads per computation (default: NNC_NUM_THREADS or the CPUs)")
+    b.add_argument("--threads", type=int, metavar="N",
+                   help="threads per computation (default: NNC_NUM_THREADS or the CPUs)")  # fmt: skip
     b.add_argument("--runs", type=int, default=50, metavar="N", help="timed computations (default: 50)")
     b.add_argument("--warmup", type=int, default=5, metavar="N", help="untimed computations first (default: 5)")
     b.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")

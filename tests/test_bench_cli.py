@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 
-from nnc.bench import percentile
+import numpy as np
+
+import nnc
+from nnc.bench import percentile, run_benchmark
 from nnc.cli import main
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "tiny_cnn.nnc")
@@ -35,3 +38,11 @@ def test_bench_bad_usage_exits_2(capsys):
 def test_percentile_interpolates():
     assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 90) == 4.6
     assert percentile([7.0], 90) == 7.0
+
+
+def test_run_benchmark_from_python():
+    model = nnc.load_model(EXAMPLE)
+    x = np.zeros(model.input_details[0].shape, model.input_details[0].dtype)
+    result = run_benchmark(model, [x], name="tiny", threads=1, runs=2, warmup=0)
+    assert (result.runs, result.threads, len(result.latencies_ms), result.cache) == (2, 1, 2, "off")
+    assert "latency: min" in result.report() and result.to_json()["median_ms"] > 0

@@ -80,7 +80,10 @@ def test_labels_fold_constants_and_escape_names():
     check_dot(text, m)
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed (apt-get install graphviz)")
+NO_DOT = "Graphviz's dot program is not installed (apt-get install graphviz)"
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason=NO_DOT)
 def test_svg_is_written(tmp_path, capsys):
     out = tmp_path / "g.svg"
     assert main(["info", EXAMPLE, "--svg", str(out)]) == 0
