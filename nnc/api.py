@@ -6,12 +6,14 @@ through the same validation as NDK-style code.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 
 import numpy as np
 
 from nnc.compilation import Compilation
+from nnc.details import TensorDetails, bind_inputs
 from nnc.errors import BadDataError, OutputInsufficientSizeError, UnexpectedNullError
 from nnc.execution import Execution
 from nnc.model import Model
@@ -19,10 +21,22 @@ from nnc.operand_types import dtype_of
 from nnc.tflite import import_tflite, is_tflite_file
 
 
-class CompiledModel:
-    """A finished compilation with a numpy-in, numpy-out ``run``."""
+#: The cache token of CompiledModel(model, cache_dir): any fixed 32 bytes do.
+_CACHE_TOKEN = hashlib.sha256(b"nnc.CompiledModel").digest()
 
-    def __init__(self, model: Model):
+
+class CompiledModel:
+    """A finished compilation with a numpy-in, numpy-out ``run``.
+
+    :attr:`inputs` and :attr:`outputs` describe the tensors (name, shape,
+    dtype, NNAPI type, quantisation: :class:`nnc.details.TensorDetails`);
+    ``run`` takes inputs by position or by those names, ``run_named``
+    returns the outputs by name."""
+
+    def __init__(self, model: Model, cache_dir: str | os.PathLike | None = None):
+        """Compile ``model`` now; with ``cache_dir``, through the compilation
+        cache there (``Compilation.set_caching``, with a fixed token: the cache
+        key already covers the model's contents, see ``nnc.runtime.cache``)."""
         fn = "ANeuralNetworksCompilation_create"
         if model is None:
             raise UnexpectedNullError(fn, "model is null")
@@ -32,21 +46,60 @@ class CompiledModel:
             model.finish()
         self.model = model
         self.compilation = Compilation(model)
+        if cache_dir is not None:
+            self.compilation.set_caching(cache_dir, _CACHE_TOKEN)
         self.compilation.finish()
 
-    def run(self, *inputs) -> list[np.ndarray]:
+    @property
+    def inputs(self) -> list[TensorDetails]:
+        """The model's inputs, in position order (``model.input_details``)."""
+        return self.model.input_details
+
+    @property
+    def outputs(self) -> list[TensorDetails]:
+        """The model's outputs, in position order (``model.output_details``)."""
+        return self.model.output_details
+
+    def run(self, *inputs, **named) -> list[np.ndarray]:
         """Run once; returns freshly allocated outputs of the computed shapes.
+
+        Inputs are given by position, by name as keyword arguments (the
+        names of :attr:`inputs`, or ``input_K``; a name that is not a Python
+        identifier goes through ``**{"name:0": x}``), or both: positional
+        ones first.  Each input exactly once, else BAD_DATA.
 
         When the model leaves an output shape open, a first execution with
         empty output buffers learns the shapes (OUTPUT_INSUFFICIENT_SIZE
         reports them, as the NDK specifies) and a second one computes.
         """
-        shapes = [self.model.operands[i].dims for i in self.model.outputs]
-        if not all(s is not None and all(s) for s in shapes):
-            shapes = self._output_shapes(inputs)
-        outs = [np.zeros(s, dtype=dtype_of(self.model.operands[i].type)) for s, i in zip(shapes, self.model.outputs)]
+        inputs = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
+        outs = self._output_buffers(inputs)
         self._execute(inputs, outs)
         return outs
+
+    def run_named(self, *inputs, **named) -> dict[str, np.ndarray]:
+        """:meth:`run`, with the outputs keyed by their names (those of
+        :attr:`outputs`), in output order."""
+        results = self.run(*inputs, **named)
+        return {d.name: r for d, r in zip(self.outputs, results)}
+
+    def reusable_execution(self, inputs, num_threads: int | None = None) -> tuple[Execution, list[np.ndarray]]:
+        """A reusable :class:`Execution` with ``inputs`` (a sequence, in
+        position order) and freshly allocated outputs bound, and the outputs:
+        each ``compute()`` rewrites them.  For repeated computations on the
+        same buffers (``nnc bench``): the first computation prepares
+        everything the bindings fix, the next ones only make the native call.
+        ``num_threads`` as :meth:`Execution.set_num_threads`."""
+        outs = self._output_buffers(inputs)
+        ex = Execution(self.compilation)
+        ex.set_reusable(True)
+        if num_threads is not None:
+            ex.set_num_threads(num_threads)
+        for k, x in enumerate(inputs):
+            ex.set_input(k, x)
+        for k, o in enumerate(outs):
+            ex.set_output(k, o)
+        return ex, outs
 
     def _execute(self, inputs, outs: list[np.ndarray]) -> Execution:
         ex = Execution(self.compilation)
@@ -56,6 +109,17 @@ class CompiledModel:
             ex.set_output(k, o)
         ex.compute()
         return ex
+
+    def _output_buffers(self, inputs) -> list[np.ndarray]:
+        """Zeroed outputs of the shapes ``inputs`` give.
+
+        When the model leaves an output shape open, a first execution with
+        empty output buffers learns the shapes (OUTPUT_INSUFFICIENT_SIZE
+        reports them, as the NDK specifies)."""
+        shapes = [self.model.operands[i].dims for i in self.model.outputs]
+        if not all(s is not None and all(s) for s in shapes):
+            shapes = self._output_shapes(inputs)
+        return [np.zeros(s, dtype=dtype_of(self.model.operands[i].type)) for s, i in zip(shapes, self.model.outputs)]
 
     def _output_shapes(self, inputs) -> list[list[int]]:
         # One element each: a zero-length buffer is BAD_DATA (checklist C118).
@@ -91,6 +155,9 @@ def load_model(path) -> Model:
     return Model.load(path)
 
 
-def compile(model: Model) -> CompiledModel:  # noqa: A001 - mirrors the product's verb
-    """Finish (if needed) and compile ``model``."""
-    return CompiledModel(model)
+def compile(  # noqa: A001 - mirrors the product's verb
+    model: Model, cache_dir: str | os.PathLike | None = None
+) -> CompiledModel:
+    """Finish (if needed) and compile ``model`` (through the compilation
+    cache in ``cache_dir`` when given)."""
+    return CompiledModel(model, cache_dir)

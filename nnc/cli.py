@@ -6,10 +6,13 @@
         not given are generated (uniform in [-1, 1], or small integers) from
         --seed.  Without --output-dir the inputs and outputs are printed;
         with it each output is written as DIR/output_K.npy.
-    nnc info MODEL
+    nnc info MODEL [--dot] [--svg FILE]
         Print the model's inputs, outputs and operations; for a .tflite
         file first each TFLite operator and the NNAPI operation(s) it
         became, and (exit status 1) every operator that cannot be imported.
+        --dot prints the graph as Graphviz DOT instead (nnc.dot); --svg FILE
+        renders it to FILE with Graphviz's dot program (exit status 1, with
+        how to install it, when dot is missing).
     nnc compile MODEL -o OUT [--emit mlir|llvm|obj|shared] [--target-cpu CPU]
                 [--header PATH] [--embed-weights]
         Compile MODEL (whose inputs must be fully specified tensors) ahead of
@@ -19,6 +22,14 @@
         clang).  obj and shared also write a C header (OUT with suffix .h, or
         --header) and the weights (OUT.weights, unless --embed-weights).
         OUT may be - (standard output) for mlir and llvm.
+
+    nnc bench MODEL [--threads N] [--runs N] [--warmup N] [--input NAME=FILE.npy ...]
+              [--cache DIR] [--json] [--seed N]
+        Compile MODEL (through the compilation cache in DIR with --cache) and
+        time it: compile, prepare (first computation), then --warmup untimed
+        and --runs timed computations: latency min/median/p90/max and
+        throughput (see nnc.bench).  --json prints the same figures, and each
+        run's latency, as JSON.  There is no per-operation profile yet.
 
 MODEL is nnc's model file format (.nnc) or a TensorFlow Lite flatbuffer
 (.tflite, imported as ``nnc.import_tflite`` does; an operator nnc cannot
@@ -34,6 +45,7 @@ on bad usage (including a model that ``compile`` cannot take: see above).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import threading
@@ -43,7 +55,7 @@ from typing import TextIO
 import numpy as np
 
 import nnc
-from nnc import driver, tflite
+from nnc import bench, driver, dot, tflite
 from nnc.enums import OperationType
 from nnc.errors import NNError
 from nnc.operand_types import dtype_of
@@ -102,10 +114,10 @@ def _generate(model, k: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, 10, op.dims).astype(dt)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    model = _load(args.model)
-    given = _parse_inputs(args.input, len(model.inputs), _names(model, "input"))
-    rng = np.random.default_rng(args.seed)
+def _inputs(model, specs: list[str], seed: int) -> list[np.ndarray]:
+    """The inputs --input names, the others generated from ``seed``."""
+    given = _parse_inputs(specs, len(model.inputs), _names(model, "input"))
+    rng = np.random.default_rng(seed)
     inputs = []
     for k in range(len(model.inputs)):
         if k in given:
@@ -115,6 +127,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise UsageError(f"cannot read {given[k]}: {e}") from None
         else:
             inputs.append(_generate(model, k, rng))
+    return inputs
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    model = _load(args.model)
+    inputs = _inputs(model, args.input, args.seed)
     t0 = time.perf_counter()
     with Progress(os.path.basename(args.model)) as progress:
         progress.stage("compiling")
@@ -136,10 +154,51 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.runs < 1 or args.warmup < 0 or (args.threads is not None and args.threads < 1):
+        raise UsageError("--runs and --threads must be >= 1, --warmup >= 0")
+    model = _load(args.model)
+    inputs = _inputs(model, args.input, args.seed)
+    name = os.path.basename(args.model)
+    if args.cache:
+        try:
+            os.makedirs(args.cache, exist_ok=True)
+        except OSError as e:
+            raise CommandError(f"cannot create the cache directory {args.cache}: {e.strerror}") from None
+    with Progress(name) as progress:
+        progress.stage("compiling")
+        compiled, compile_s, cache = bench.compile_timed(model, args.cache)
+    used, prepare_s, latencies = bench.time_computations(compiled, inputs, threads=args.threads, runs=args.runs,
+                                                         warmup=args.warmup)  # fmt: skip
+    result = bench.BenchResult(name, used, args.warmup, args.runs, compile_s, cache, prepare_s, latencies)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(result.report())
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
+    if args.dot or args.svg:
+        return _info_graph(args)
     if tflite.is_tflite_file(args.model):
         return _info_tflite(args.model)
     _print_model(_load(args.model))
+    return 0
+
+
+def _info_graph(args: argparse.Namespace) -> int:
+    """``--dot`` (DOT on stdout) and/or ``--svg FILE``."""
+    model = _load(args.model)  # a TFLite operator nnc cannot import is an NNError (exit 1)
+    text = dot.to_dot(model, os.path.basename(args.model))
+    if args.dot:
+        sys.stdout.write(text)
+    if args.svg:
+        try:
+            dot.write_svg(text, args.svg)
+        except dot.DotUnavailableError as e:
+            raise CommandError(str(e)) from None
+        print(f"nnc: wrote {args.svg}", file=sys.stderr)
     return 0
 
 
@@ -297,7 +356,25 @@ def main(argv: list[str] | None = None) -> int:
     run.set_defaults(fn=cmd_run)
     info = sub.add_parser("info", help="describe a model file")
     info.add_argument("model")
+    info.add_argument("--dot", action="store_true", help="print the graph as Graphviz DOT")
+    info.add_argument("--svg", metavar="FILE", help="render the graph to FILE (needs Graphviz's dot program)")
     info.set_defaults(fn=cmd_info)
+    b = sub.add_parser(
+        "bench",
+        help="time a model's compilation and computations",
+        description="Time compile, prepare and computations (latency min/median/p90/max, throughput). "
+        "No per-operation profile yet (--profile is not implemented).",
+    )
+    b.add_argument("model", help="model file (.nnc or .tflite)")
+    b.add_argument("--threads", type=int, metavar="N",
+                   help="threads per computation (default: NNC_NUM_THREADS or the CPUs)")  # fmt: skip
+    b.add_argument("--runs", type=int, default=50, metavar="N", help="timed computations (default: 50)")
+    b.add_argument("--warmup", type=int, default=5, metavar="N", help="untimed computations first (default: 5)")
+    b.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    b.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
+    b.add_argument("--cache", metavar="DIR", help="compilation cache directory (compile then loads on a hit)")
+    b.add_argument("--json", action="store_true", help="print the figures as JSON")
+    b.set_defaults(fn=cmd_bench)
     comp = sub.add_parser("compile", help="compile a model to a native artifact (shared library, object, IR)")
     comp.add_argument("model", help="model file (.nnc or .tflite) with fully specified inputs")
     comp.add_argument("-o", "--output", required=True, metavar="OUT", help="output file (- : stdout, mlir/llvm only)")

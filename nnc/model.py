@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nnc import modelfile
+from nnc.details import TensorDetails, tensor_details
 from nnc.device import check_device_entries, device_list
 from nnc.dialects.optable import SPECS
 from nnc.dialects.rules import OpCall, RuleError, Unsupported, infer
@@ -673,6 +674,18 @@ class Model:
         return modelfile.load(source, Model)
 
     # -- conveniences ------------------------------------------------------------------------
+    @property
+    def input_details(self) -> list[TensorDetails]:
+        """Name, shape, dtype, operand type and quantisation of each input
+        (:mod:`nnc.details`).  Not ``inputs``: that is the NDK's list of
+        operand indices (identify_inputs_and_outputs)."""
+        return tensor_details(self, "input")
+
+    @property
+    def output_details(self) -> list[TensorDetails]:
+        """As :attr:`input_details`, for the outputs."""
+        return tensor_details(self, "output")
+
     def call_for(self, index: int, op: Operation) -> OpCall:
         return OpCall(
             OperationType(op.type),
