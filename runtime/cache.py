@@ -255,12 +255,30 @@ def _source_roots() -> list[Path]:
 _SOURCE_SUFFIXES = (".py", ".in")
 
 
+def _xdsl_version() -> str:
+    """xDSL's installed version.  Read from the name of its ``.dist-info``
+    directory beside the package (``xdsl-<version>.dist-info``, a name the
+    wheel format fixes) when there is exactly one: ``importlib.metadata``
+    scans every path entry and costs tens of milliseconds, which is most of
+    the first cache hit of a process after the thread pool's compilation
+    (importing ``importlib.metadata`` alone takes several)."""
+    import xdsl  # the package alone, not its IR: a few hundred microseconds
+
+    found = list(Path(xdsl.__file__).parent.parent.glob("xdsl-*.dist-info"))
+    if len(found) == 1:
+        return found[0].name[len("xdsl-") : -len(".dist-info")]
+    import importlib.metadata  # the slow, general way: only without a single dist-info
+
+    try:
+        return importlib.metadata.version("xdsl")
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
 @functools.cache
 def compiler_id() -> str:
     """Identifies the compiler that produces cached code: nnc's version, a
     digest of its sources (Python and templates), and the xDSL, llvmlite and LLVM versions."""
-    import importlib.metadata
-
     import llvmlite
     import llvmlite.binding as llvm
 
@@ -269,10 +287,7 @@ def compiler_id() -> str:
         for path in sorted(p for p in root.rglob("*") if p.suffix in _SOURCE_SUFFIXES):
             h.update(str(path.relative_to(root.parent)).encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
-    try:
-        xdsl_version = importlib.metadata.version("xdsl")
-    except importlib.metadata.PackageNotFoundError:
-        xdsl_version = "?"
+    xdsl_version = _xdsl_version()
     llvm_version = ".".join(str(v) for v in llvm.llvm_version_info)
     return (
         f"nnc {version.__version__} src {h.hexdigest()[:16]} xdsl {xdsl_version} "
