@@ -3,9 +3,12 @@
 Run from the repository root::
 
     python benchmarks/cache_bench.py [--runs 5] [--alpha 0.5] [--size 128]
+    python benchmarks/cache_bench.py --model ../shared/models/mobilenet_v2_1.0_224_float32.tflite
 
-nnc has no importer for external model formats, so the model is built through
-the API: a MobileNet v1 (Howard et al. 2017) with width multiplier ``--alpha``
+With ``--model`` the model is read from that file (``nnc.load_model``: a
+TFLite flatbuffer or an nnc model file), each hit from a fresh read of the
+file (a new model object, as an application that restarts or reopens it);
+otherwise it is built through the API: a MobileNet v1 (Howard et al. 2017) with width multiplier ``--alpha``
 at ``--size`` x ``--size`` x 3, float32 with random weights: a strided 3x3
 CONV_2D, 13 depthwise-separable blocks (3x3 DEPTHWISE_CONV_2D + 1x1 CONV_2D,
 RELU6), AVERAGE_POOL_2D, FULLY_CONNECTED to 1000 classes and SOFTMAX.  The
@@ -18,7 +21,9 @@ Reported, each the median of ``--runs`` runs:
   the entry); nnc's in-process cache of compiled modules is cleared first;
 * hit: ``finish()`` of a freshly built copy of the model, same token, same
   directory: cache key (model fingerprint incl. hashing the weights),
-  reading and verifying both files, loading the object with MCJIT;
+  mapping and verifying both files, loading the object with MCJIT;
+* hit, same model object: ``finish()`` of a new Compilation of a model object
+  already compiled (its fingerprint is memoised: only the files are verified);
 * hit in a new process: the same, timed inside a fresh interpreter (what an
   application restart sees; includes computing nnc's compiler id once, not
   the import of nnc's compiler modules, which is reported apart).
@@ -108,6 +113,19 @@ def mobilenet(alpha: float = 0.5, size: int = 128, classes: int = 1000, seed: in
     return m, params
 
 
+def load(args) -> tuple[nnc.Model, int]:
+    """(finished model, number of parameters) of the benchmark's model."""
+    if args.model:
+        m = nnc.load_model(args.model)
+        return m, sum(int(o.value.size) for o in m.operands if isinstance(o.value, np.ndarray) and o.value.ndim)
+    return mobilenet(args.alpha, args.size)
+
+
+def sample_input(model: nnc.Model) -> np.ndarray:
+    o = model.operands[model.inputs[0]]
+    return np.random.default_rng(1).standard_normal(o.dims).astype(nnc.model.dtype_of(o.type))
+
+
 def compile_cached(model: nnc.Model, cache_dir: str) -> tuple[nnc.Compilation, float]:
     c = nnc.Compilation(model)
     c.set_caching(cache_dir, TOKEN)
@@ -117,7 +135,8 @@ def compile_cached(model: nnc.Model, cache_dir: str) -> tuple[nnc.Compilation, f
 
 
 def infer(c: nnc.Compilation, x: np.ndarray) -> np.ndarray:
-    y = np.zeros((1, 1000), np.float32)
+    out = c.model.operands[c.model.outputs[0]]
+    y = np.zeros(out.dims, nnc.model.dtype_of(out.type))
     ex = nnc.Execution(c)
     ex.set_input(0, x)
     ex.set_output(0, y)
@@ -127,7 +146,7 @@ def infer(c: nnc.Compilation, x: np.ndarray) -> np.ndarray:
 
 def _child(args) -> None:
     """--child: one cache-hit finish() in this fresh process; prints JSON."""
-    model, _ = mobilenet(args.alpha, args.size)
+    model, _ = load(args)
     # What finish() would import on first use (nnc's passes and xDSL, the
     # runtime), timed apart: an application pays it once per process, with or
     # without a cache.
@@ -136,7 +155,7 @@ def _child(args) -> None:
     import nnc.runtime.cache  # noqa: F401
     imports = time.perf_counter() - t
     c, t = compile_cached(model, args.cache_dir)
-    x = np.random.default_rng(1).standard_normal((1, args.size, args.size, 3)).astype(np.float32)
+    x = sample_input(model)
     events = [e for e, _, _ in c.cache_events]
     print(json.dumps({"seconds": t, "imports": imports, "events": events, "out": infer(c, x).tolist()}))
 
@@ -146,6 +165,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--alpha", type=float, default=0.5, help="MobileNet width multiplier (default 0.5)")
     ap.add_argument("--size", type=int, default=128, help="input height and width (default 128)")
+    ap.add_argument("--model", help="a model file (.tflite or nnc's format) instead of the synthetic MobileNet v1")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cache-dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -155,13 +175,14 @@ def main() -> None:
     import nnc.driver as executable_mod  # the in-process cache of compiled modules
     from nnc.runtime import cache
 
-    model, params = mobilenet(args.alpha, args.size)
-    print(f"model: MobileNet v1 alpha={args.alpha} {args.size}x{args.size}x3, "
+    model, params = load(args)
+    name = os.path.basename(args.model) if args.model else f"MobileNet v1 alpha={args.alpha} {args.size}x{args.size}x3"
+    print(f"model: {name}, "
           f"{len(model.operations)} operations, {params / 1e6:.2f}M parameters "
           f"({params * 4 / 2**20:.1f} MiB of weights)", flush=True)  # fmt: skip
-    x = np.random.default_rng(1).standard_normal((1, args.size, args.size, 3)).astype(np.float32)
+    x = sample_input(model)
 
-    cold, hot, fresh, imports = [], [], [], []
+    cold, hot, same, fresh, imports = [], [], [], [], []
     with tempfile.TemporaryDirectory(prefix="nnc-cache-bench-") as root:
         for r in range(args.runs):
             d = os.path.join(root, f"cold{r}")
@@ -176,16 +197,19 @@ def main() -> None:
         sizes = [os.path.getsize(p) for p in cache.entry_paths(d, key)]
 
         for _ in range(args.runs):
-            fresh_model, _ = mobilenet(args.alpha, args.size)  # new object: fingerprint computed again
+            fresh_model, _ = load(args)  # new object: fingerprint computed again
             h, t = compile_cached(fresh_model, d)
             assert [e for e, _, _ in h.cache_events] == ["hit"], h.cache_events
             assert np.array_equal(infer(h, x), reference)
             hot.append(t)
+            h, t = compile_cached(fresh_model, d)  # the same object again: fingerprint memoised
+            assert [e for e, _, _ in h.cache_events] == ["hit"], h.cache_events
+            same.append(t)
 
         def child() -> dict:
             out = subprocess.run(
                 [sys.executable, __file__, "--child", "--alpha", str(args.alpha), "--size", str(args.size),
-                 "--cache-dir", d],
+                 "--cache-dir", d, *(["--model", args.model] if args.model else [])],
                 check=True, capture_output=True, text=True,
             )  # fmt: skip
             return json.loads(out.stdout.strip().splitlines()[-1])
@@ -205,10 +229,11 @@ def main() -> None:
             fresh.append(res["seconds"])
             imports.append(res["imports"])
 
-    mc, mh, mf = (statistics.median(v) for v in (cold, hot, fresh))
+    mc, mh, ms, mf = (statistics.median(v) for v in (cold, hot, same, fresh))
     print(f"cache entry: model file {sizes[0] / 2**10:.0f} KiB, data file {sizes[1] / 2**20:.2f} MiB")
     print(f"cold compile finish():         median {mc:8.3f} s   (runs: {', '.join(f'{t:.3f}' for t in cold)})")
     print(f"cache-hit finish():            median {mh * 1e3:8.1f} ms  (runs: {', '.join(f'{t * 1e3:.1f}' for t in hot)})")
+    print(f"cache-hit finish(), same model: median {ms * 1e3:8.1f} ms  (runs: {', '.join(f'{t * 1e3:.1f}' for t in same)})")
     print(f"cache-hit finish(), new proc:  median {mf * 1e3:8.1f} ms  (runs: {', '.join(f'{t * 1e3:.1f}' for t in fresh)})")
     print(f"  (+ importing nnc's compiler modules once per process, not included: median "
           f"{statistics.median(imports) * 1e3:.0f} ms)")

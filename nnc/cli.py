@@ -58,6 +58,7 @@ import nnc
 from nnc import bench, driver, dot, tflite
 from nnc.enums import OperationType
 from nnc.errors import NNError
+from nnc.passes.pipeline import format_timings
 from nnc.operand_types import dtype_of
 from nnc.runtime import cpu_probe
 from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
@@ -246,7 +247,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     name = os.path.basename(args.model)
     try:
         target = cpu_probe.target_for_cpu(args.target_cpu) if emit != "mlir" else None
-        with Progress(name) as progress:
+        with Progress(name) as progress, driver.timed() as timings:
             written = driver.compile_artifact(
                 model,
                 args.output,
@@ -261,6 +262,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     except ArtifactError as e:
         raise CommandError(str(e)) from None
+    if args.timings:
+        print(format_timings(timings), file=sys.stderr)
     if written:
         print(f"nnc: wrote {', '.join(written)}", file=sys.stderr)
     return 0
@@ -384,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     comp.add_argument("--header", metavar="PATH", help="C header path (default: OUT with suffix .h)")
     comp.add_argument("--embed-weights", action="store_true",
                       help="put the weights in the artifact instead of OUT.weights")  # fmt: skip
+    comp.add_argument("--timings", action="store_true",
+                      help="print each stage's wall time (each pass with its op counts) to stderr")  # fmt: skip
     comp.set_defaults(fn=cmd_compile)
     args = ap.parse_args(argv)
     try:

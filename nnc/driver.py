@@ -41,8 +41,10 @@ import io
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from xdsl.dialects import func
@@ -59,7 +61,7 @@ from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
 from nnc.passes.convert_nnapi_to_linalg import ConstantPool, ConvertNNAPIToLinalgPass
-from nnc.passes.pipeline import context, default_pipeline, run_passes, to_llvm_ir
+from nnc.passes.pipeline import StageTiming, context, default_pipeline, run_passes, to_llvm_ir
 from nnc.passes.shape_inference import ShapeInferenceError
 from nnc.passes.target import TargetDescription
 from nnc.runtime.artifact import (
@@ -195,13 +197,46 @@ def fingerprint(model: Model) -> str:
         return "unknown"
 
 
+# -- timings (``nnc compile --timings``) -------------------------------------------------------------
+
+#: The stage timings of the compilation being timed in this context (None:
+#: not timing).  A context variable, not a parameter threaded through every
+#: function, because the stages sit at several depths of the driver; and not
+#: a global, so concurrent compilations in other threads are not mixed in.
+_TIMINGS: ContextVar[list[StageTiming] | None] = ContextVar("nnc_stage_timings", default=None)
+
+
+@contextmanager
+def timed() -> Iterator[list[StageTiming]]:
+    """Record the stages of compilations run inside the ``with`` block (each
+    pass with its op counts, plus importing, LLVM IR translation and LLVM)
+    into the list it yields; print it with :func:`nnc.passes.pipeline.format_timings`."""
+    timings: list[StageTiming] = []
+    token = _TIMINGS.set(timings)
+    try:
+        yield timings
+    finally:
+        _TIMINGS.reset(token)
+
+
+@contextmanager
+def _stage(name: str) -> Iterator[None]:
+    """Time the block as stage ``name`` when timing (see :func:`timed`)."""
+    timings = _TIMINGS.get()
+    start = time.perf_counter()
+    yield
+    if timings is not None:
+        timings.append(StageTiming(name, time.perf_counter() - start))
+
+
 # -- the pipeline ----------------------------------------------------------------------------------
 
 
 def shaped_module(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[ModuleOp, bytes]:
     """The nnapi module specialised to ``input_infos``, after shape inference."""
-    imported = import_model(model, input_infos)
-    run_passes(imported.module, ["nnapi-shape-inference"], context())
+    with _stage("import-model"):
+        imported = import_model(model, input_infos)
+    run_passes(imported.module, ["nnapi-shape-inference"], context(), _TIMINGS.get())
     return imported.module, imported.weights
 
 
@@ -227,10 +262,12 @@ def lower_shaped(
         dataclasses.replace(p, pool=pool) if isinstance(p, ConvertNNAPIToLinalgPass) else p
         for p in default_pipeline(description)[1:]
     ]
-    run_passes(module, passes, context())
+    run_passes(module, passes, context(), _TIMINGS.get())
     arena = module.attributes.get("nnc.arena_size")
+    with _stage("to-llvm-ir"):
+        llvm_ir = to_llvm_ir(module)
     return CompiledIR(
-        to_llvm_ir(module),
+        llvm_ir,
         pool.contents(),
         arena.data if isinstance(arena, IntAttr) else 0,
         list(input_infos),
@@ -259,10 +296,12 @@ def native_code(ir: CompiledIR, target: Target, timeout_s: float | None = None) 
     :data:`IN_PROCESS`).  CompilerCrash if the worker dies or runs longer than
     ``timeout_s`` or :data:`HANG_TIMEOUT_S`, whichever is shorter."""
     if IN_PROCESS:
-        return generate_code(ir, target)
+        with _stage("llvm"):
+            return generate_code(ir, target)
     try:
         limit = HANG_TIMEOUT_S if timeout_s is None else min(timeout_s, HANG_TIMEOUT_S)  # a far deadline: still a hang
-        obj = worker.POOL.compile_object(ir.llvm_ir, target, limit)
+        with _stage("llvm (worker process)"):
+            obj = worker.POOL.compile_object(ir.llvm_ir, target, limit)
     except worker.WorkerCrash as e:
         raise CompilerCrash("LLVM", e) from None
     return NativeCode(obj, ir.weights, ir.arena_size, ir.inputs, ir.outputs, target)
@@ -388,7 +427,7 @@ def compile_artifact(
     cc = c_compiler() if emit == "shared" else None
     target = target or Target.host()
     code = lower(model, infos, progress, target)
-    with compiler_errors(model, _FINISH):
+    with compiler_errors(model, _FINISH), _stage("llvm (optimise, link the ABI, emit)"):
         art = build(code, target, embed_weights, progress)
     if emit == "llvm":
         return put(art.llvm_ir)

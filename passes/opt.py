@@ -18,13 +18,23 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 from typing import TextIO
 
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
 
-from nnc.passes.pipeline import DEFAULT_PIPELINE, PASSES, context, run_passes, split_pipeline, to_llvm_ir
+from nnc.passes.pipeline import (
+    DEFAULT_PIPELINE,
+    PASSES,
+    StageTiming,
+    context,
+    format_timings,
+    run_passes,
+    split_pipeline,
+    to_llvm_ir,
+)
 
 #: the separator of --split-input-file chunks (MLIR's)
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
@@ -71,16 +81,28 @@ def _message(e: BaseException) -> str:
     return text
 
 
-def process(text: str, name: str, passes: list[str], emit: str, out: TextIO) -> bool:
+def process(
+    text: str, name: str, passes: list[str], emit: str, out: TextIO, timings: list[StageTiming] | None = None
+) -> bool:
     """Parse, verify, run ``passes`` and verify again; print the result to
-    ``out`` or a one-line error to stderr.  Returns whether it succeeded."""
+    ``out`` or a one-line error to stderr.  Returns whether it succeeded.
+    With ``timings``, each stage's :class:`StageTiming` is appended to it."""
     ctx = context()
     try:
+        start = time.perf_counter()
         module = Parser(ctx, text, name).parse_module()
         module.verify()
-        run_passes(module, passes, ctx)
+        if timings is not None:
+            timings.append(StageTiming("parse+verify", time.perf_counter() - start))
+        run_passes(module, passes, ctx, timings)
+        start = time.perf_counter()
         module.verify()
+        if timings is not None:
+            timings.append(StageTiming("verify", time.perf_counter() - start))
+        start = time.perf_counter()
         result = to_llvm_ir(module) if emit == "llvm" else None
+        if timings is not None and result is not None:
+            timings.append(StageTiming("to-llvm-ir", time.perf_counter() - start))
     except INPUT_ERRORS as e:
         print(f"nnc-opt: error: {_message(e)}", file=sys.stderr)
         return False
@@ -101,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split-input-file", action="store_true", help="run each '// -----' chunk on its own")
     ap.add_argument("--list-passes", action="store_true")
     ap.add_argument("-o", "--output", default="-")
+    ap.add_argument("--timings", action="store_true", help="print each pass's wall time and op counts to stderr")
     args = ap.parse_args(argv)
     if args.list_passes:
         print("\n".join(sorted(PASSES)))
@@ -122,8 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         if k:
             out.write("// -----\n")
             out.flush()
-        ok = process(chunk, args.file, names, args.emit, out) and ok
+        timings: list[StageTiming] | None = [] if args.timings else None
+        ok = process(chunk, args.file, names, args.emit, out, timings) and ok
         out.flush()
+        if timings:
+            print(format_timings(timings), file=sys.stderr)
     return 0 if ok else 1
 
 

@@ -20,6 +20,12 @@ From an nnapi module with static input shapes to the llvm dialect:
 
 then LLVM IR through xDSL's llvm backend (:func:`to_llvm_ir`).
 
+Timing: ``run_passes(..., timings=list)`` appends one :class:`StageTiming`
+per pass (wall time, operations in the module before and after), and
+:func:`format_timings` prints them like MLIR's ``-mlir-timing``; ``nnc-opt
+--timings`` and ``nnc compile --timings`` show where compile time goes.
+Counting walks the module twice per pass, so it is done only when asked.
+
 A pipeline is a list of passes, each a name, a name with options in xDSL's
 pipeline syntax (``convert-nnapi-to-linalg{target-features="+avx2,+fma"}``)
 or a configured pass; :func:`default_pipeline` configures the lowering for
@@ -29,7 +35,9 @@ vector kernels' blocking.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, cf, func, linalg, llvm, math, memref, scf, test, vector
@@ -132,13 +140,57 @@ def context() -> Context:
     return ctx
 
 
-def run_passes(module: ModuleOp, passes: Sequence[PassLike], ctx: Context | None = None) -> ModuleOp:
-    """Apply ``passes`` in order (names, names with options, or passes)."""
+@dataclass(frozen=True)
+class StageTiming:
+    """One stage of a compilation: a pass (with the operations in the module
+    before and after it) or a stage outside the pass pipeline (op counts None)."""
+
+    name: str
+    seconds: float
+    ops_before: int | None = None
+    ops_after: int | None = None
+
+
+def count_ops(module: ModuleOp) -> int:
+    """Operations in ``module``, nested ones included (the module itself not)."""
+    return sum(1 for _ in module.walk()) - 1
+
+
+def run_passes(
+    module: ModuleOp,
+    passes: Sequence[PassLike],
+    ctx: Context | None = None,
+    timings: list[StageTiming] | None = None,
+) -> ModuleOp:
+    """Apply ``passes`` in order (names, names with options, or passes);
+    with ``timings``, append each pass's :class:`StageTiming` to it."""
     ctx = ctx or context()
     configured = [make_pass(p) for p in passes]  # every name checked before the first runs
     for p in configured:
+        if timings is None:
+            p.apply(ctx, module)
+            continue
+        before = count_ops(module)
+        start = time.perf_counter()
         p.apply(ctx, module)
+        timings.append(StageTiming(p.name, time.perf_counter() - start, before, count_ops(module)))
     return module
+
+
+def format_timings(timings: Sequence[StageTiming]) -> str:
+    """A table of ``timings``: wall time, share of the total, operations
+    before and after each pass (as MLIR's ``-mlir-timing`` lists passes)."""
+    total = sum(t.seconds for t in timings) or 1e-9
+    lines = [
+        "===" + "-" * 70 + "===",
+        f"  {'wall (s)':>9}  {'share':>6}  {'ops before':>10}  {'ops after':>10}  stage",
+    ]
+    for t in timings:
+        before = "" if t.ops_before is None else str(t.ops_before)
+        after = "" if t.ops_after is None else str(t.ops_after)
+        lines.append(f"  {t.seconds:9.4f}  {t.seconds / total:6.1%}  {before:>10}  {after:>10}  {t.name}")
+    lines.append(f"  {sum(t.seconds for t in timings):9.4f}  {1:6.1%}  {'':>10}  {'':>10}  total")
+    return "\n".join(lines)
 
 
 def to_llvm_ir(module: ModuleOp) -> str:

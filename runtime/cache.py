@@ -84,10 +84,23 @@ Data file (same format version)::
 
 Integrity
 ---------
-Loading reads each file whole and rejects it unless its length is exactly what
-its length fields say, its trailing SHA-256 matches, its magic, format version
-and key are the expected ones, and (for the data file) its SHA-256 is the one
-the model file records.  Only then is the object code handed to MCJIT.  So a
+Loading maps each file (``mmap``, read-only) and rejects it unless its length
+is exactly what its length fields say, its trailing SHA-256 matches, its
+magic, format version and key are the expected ones, and (for the data file)
+its SHA-256 is the one the model file records.  Only then is the object code
+handed to MCJIT.
+
+A hit costs one pass of SHA-256 over each file and nothing more: the bytes are
+hashed where the kernel maps them (no read into a Python buffer), the
+whole-file digest the model file records is derived from the state of the
+trailing-digest pass (``hash.copy()`` plus the last 32 bytes, not a second
+pass), and the constant pool is copied exactly once, straight from the mapping
+into the 64-byte-aligned buffer the executable runs from
+(:func:`nnc.runtime.executable.aligned_bytes`).  Why that one copy rather than
+running from the mapping: the pool sits at offset 52 of the data file (not
+aligned, and changing that is a format change), and a mapping that outlived the
+load would pin a file descriptor per compilation and fault (SIGBUS) if the
+file were truncated in place while in use.  So a
 truncated, extended, bit-flipped, zero-length, foreign or unreadable file, or
 a model or data file swapped in from another entry, is a miss: nnc compiles
 and rewrites the entry.  The digests protect against corruption and mix-ups,
@@ -109,6 +122,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import mmap
 import os
 import struct
 import tempfile
@@ -122,7 +136,7 @@ import numpy as np
 import nnc.version as version  # the bottom module holding __version__ (read at call time)
 from nnc.enums import OperandType
 from nnc.operand_types import OperandInfo, is_int
-from nnc.runtime.executable import NativeCode
+from nnc.runtime.executable import NativeCode, aligned_bytes
 from nnc.runtime.jit import Target
 
 #: Bumped whenever the layout of either file changes.
@@ -181,9 +195,8 @@ class _Hasher:
             self.bytes(x)
         elif isinstance(x, np.ndarray):
             h.update(b"A")
-            self.put(x.dtype.str)
-            self.put(tuple(x.shape))
-            self.bytes(np.ascontiguousarray(x).tobytes())
+            self.put(f"{x.dtype.str}{x.shape}")
+            self.bytes(np.ascontiguousarray(x).reshape(-1).view(np.uint8))  # the same bytes as tobytes(), no copy
         elif isinstance(x, list | tuple):
             h.update(b"L" + struct.pack("<Q", len(x)))
             for y in x:
@@ -206,16 +219,19 @@ def model_fingerprint(model) -> bytes:
         fp = _FINGERPRINTS.get(model)
     if fp is not None:
         return fp
-    h = _Hasher(b"nnc-model-fingerprint")
-    h.put(len(model.operands))
+    # The scalars of all operands and operations go in as one ``repr`` (their
+    # types are fixed per field -- ints, floats, None, tuples of them -- and a
+    # float's repr round-trips, so it is an exact encoding), the values one by
+    # one: a few hashing calls per operand instead of one per field, which for
+    # a 700-operand model is most of the fingerprint's time after SHA-256.
+    h = _Hasher(b"nnc-model-fingerprint-2")
+    meta = []
     for o in model.operands:
-        h.put([int(o.type), o.dims, o.scale, o.zero_point, o.channel_quant, o.lifetime.value])
+        sub = None if o.subgraph is None else model_fingerprint(o.subgraph).hex()
+        meta.append((int(o.type), o.dims, o.scale, o.zero_point, o.channel_quant, o.lifetime.value, sub))
         h.put(o.value)
-        h.put(None if o.subgraph is None else model_fingerprint(o.subgraph))
-    h.put([[int(op.type), list(op.inputs), list(op.outputs)] for op in model.operations])
-    h.put(list(model.inputs))
-    h.put(list(model.outputs))
-    h.put(bool(model.relaxed))
+    ops = [(int(op.type), tuple(op.inputs), tuple(op.outputs)) for op in model.operations]
+    h.put(repr((meta, ops, tuple(model.inputs), tuple(model.outputs), bool(model.relaxed))))
     fp = h.digest()
     if model.finished:
         with _FP_LOCK:
@@ -239,12 +255,30 @@ def _source_roots() -> list[Path]:
 _SOURCE_SUFFIXES = (".py", ".in")
 
 
+def _xdsl_version() -> str:
+    """xDSL's installed version.  Read from the name of its ``.dist-info``
+    directory beside the package (``xdsl-<version>.dist-info``, a name the
+    wheel format fixes) when there is exactly one: ``importlib.metadata``
+    scans every path entry and costs tens of milliseconds, which is most of
+    the first cache hit of a process after the thread pool's compilation
+    (importing ``importlib.metadata`` alone takes several)."""
+    import xdsl  # the package alone, not its IR: a few hundred microseconds
+
+    found = list(Path(xdsl.__file__).parent.parent.glob("xdsl-*.dist-info"))
+    if len(found) == 1:
+        return found[0].name[len("xdsl-") : -len(".dist-info")]
+    import importlib.metadata  # the slow, general way: only without a single dist-info
+
+    try:
+        return importlib.metadata.version("xdsl")
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
 @functools.cache
 def compiler_id() -> str:
     """Identifies the compiler that produces cached code: nnc's version, a
     digest of its sources (Python and templates), and the xDSL, llvmlite and LLVM versions."""
-    import importlib.metadata
-
     import llvmlite
     import llvmlite.binding as llvm
 
@@ -253,10 +287,7 @@ def compiler_id() -> str:
         for path in sorted(p for p in root.rglob("*") if p.suffix in _SOURCE_SUFFIXES):
             h.update(str(path.relative_to(root.parent)).encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
-    try:
-        xdsl_version = importlib.metadata.version("xdsl")
-    except importlib.metadata.PackageNotFoundError:
-        xdsl_version = "?"
+    xdsl_version = _xdsl_version()
     llvm_version = ".".join(str(v) for v in llvm.llvm_version_info)
     return (
         f"nnc {version.__version__} src {h.hexdigest()[:16]} xdsl {xdsl_version} "
@@ -400,8 +431,10 @@ def encode_model(key: str, code: NativeCode, data_file: bytes) -> bytes:
     return body + hashlib.sha256(body).digest()
 
 
-def _check_file(blob: bytes, magic: bytes, key: str, what: str) -> None:
-    """Length, trailing digest, magic, version and key of a cache file."""
+def _check_file(blob, magic: bytes, key: str, what: str):
+    """Length, trailing digest, magic, version and key of a cache file.
+    Returns the SHA-256 of the whole file, computed in the same single pass
+    over its bytes as the trailing digest (a ``hashlib`` object)."""
     if len(blob) < len(magic) + 4 + 32 + _DIGEST:
         raise CacheCorrupt(f"{what} file too short ({len(blob)} bytes)")
     if blob[: len(magic)] != magic:
@@ -409,13 +442,18 @@ def _check_file(blob: bytes, magic: bytes, key: str, what: str) -> None:
     (version,) = struct.unpack_from("<I", blob, len(magic))
     if version != FORMAT_VERSION:
         raise CacheCorrupt(f"{what} file has format version {version}, expected {FORMAT_VERSION}")
-    if hashlib.sha256(memoryview(blob)[:-_DIGEST]).digest() != blob[-_DIGEST:]:
+    h = hashlib.sha256(memoryview(blob)[:-_DIGEST])
+    tail = bytes(blob[-_DIGEST:])
+    if h.digest() != tail:
         raise CacheCorrupt(f"{what} file checksum mismatch")
     if blob[len(magic) + 4 : len(magic) + 36] != bytes.fromhex(key):
         raise CacheCorrupt(f"{what} file belongs to another entry")
+    whole = h.copy()
+    whole.update(tail)
+    return whole
 
 
-def _parse_model(key: str, model_file: bytes, target: Target) -> tuple[dict, slice]:
+def _parse_model(key: str, model_file, target: Target) -> tuple[dict, slice]:
     """Verify a model file; its header and where its object code is."""
     _check_file(model_file, MODEL_MAGIC, key, "model")
     (hlen,) = struct.unpack_from("<I", model_file, 44)
@@ -425,7 +463,7 @@ def _parse_model(key: str, model_file: bytes, target: Target) -> tuple[dict, sli
     if _MODEL_FIXED + hlen + 8 + olen + _DIGEST != len(model_file):
         raise CacheCorrupt("model file length does not match its contents")
     try:
-        header = json.loads(model_file[_MODEL_FIXED : _MODEL_FIXED + hlen].decode())
+        header = json.loads(bytes(model_file[_MODEL_FIXED : _MODEL_FIXED + hlen]).decode())
     except (UnicodeDecodeError, ValueError) as e:
         raise CacheCorrupt(f"bad header: {e}") from None
     _want(isinstance(header, dict), "not an object")
@@ -447,24 +485,26 @@ def _data_size(header: dict) -> int:
     return _DATA_FIXED + header["data_size"] + _DIGEST
 
 
-def decode(key: str, model_file: bytes, data_file: bytes, target: Target) -> NativeCode:
+def decode(key: str, model_file, data_file, target: Target) -> NativeCode:
     """Verify both files of entry ``key`` and rebuild its NativeCode
     (CacheCorrupt on any mismatch)."""
     return _decode(key, model_file, _parse_model(key, model_file, target), data_file, target)
 
 
-def _decode(key: str, model_file: bytes, parsed: tuple[dict, slice], data_file: bytes, target: Target) -> NativeCode:
+def _decode(key: str, model_file, parsed: tuple[dict, slice], data_file, target: Target) -> NativeCode:
+    """The NativeCode of two verified files (bytes-like: bytes or mappings);
+    the constant pool is copied once, into an aligned buffer."""
     header, obj = parsed
     if len(data_file) != _data_size(header):
         raise CacheCorrupt(f"data file has {len(data_file)} bytes, expected {_data_size(header)}")
-    _check_file(data_file, DATA_MAGIC, key, "data")
-    if hashlib.sha256(data_file).hexdigest() != header["data_sha256"]:
+    if _check_file(data_file, DATA_MAGIC, key, "data").hexdigest() != header["data_sha256"]:
         raise CacheCorrupt("data file does not match the model file")
     (wlen,) = struct.unpack_from("<Q", data_file, 44)
     _want(wlen == header["data_size"], "data length")
     return NativeCode(
         object_code=bytes(model_file[obj]),
-        weights=bytes(data_file[_DATA_FIXED : _DATA_FIXED + wlen]),
+        # compares equal to the bytes it holds, like the bytes it replaces
+        weights=memoryview(aligned_bytes(memoryview(data_file)[_DATA_FIXED : _DATA_FIXED + wlen])),
         arena_size=header["arena_size"],
         inputs=[_info_from_json(d) for d in header["inputs"]],
         outputs=[_info_from_json(d) for d in header["outputs"]],
@@ -475,41 +515,55 @@ def _decode(key: str, model_file: bytes, parsed: tuple[dict, slice], data_file: 
 # -- files ----------------------------------------------------------------------------------------
 
 
-def _read(path: Path, magic: bytes, limit: int) -> bytes:
-    """The whole file (CacheMiss if absent; CacheCorrupt if unreadable, too big
-    or not starting with ``magic`` and our format version: then the rest of a
-    foreign file is never read)."""
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > limit:
-                raise CacheCorrupt(f"{path.name}: {size} bytes, expected {limit} at most")
-            data = f.read(len(magic) + 4)
-            if data != magic + struct.pack("<I", FORMAT_VERSION):
-                raise CacheCorrupt(f"{path.name} is not an nnc cache file of format version {FORMAT_VERSION}")
-            data += f.read()
-    except (FileNotFoundError, NotADirectoryError):
-        raise CacheMiss(f"{path.name} does not exist") from None
-    except OSError as e:
-        raise CacheCorrupt(f"cannot read {path.name}: {e.strerror or e}") from None
-    return data
+class _Mapped:
+    """A cache file mapped read-only, as a context manager (unmapped on exit:
+    nothing made from it may keep a view of it)."""
+
+    def __init__(self, path: Path, magic: bytes, limit: int):
+        """Map the whole file (CacheMiss if absent; CacheCorrupt if unreadable,
+        too big or not starting with ``magic`` and our format version: then the
+        rest of a foreign file is never touched)."""
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size > limit:
+                    raise CacheCorrupt(f"{path.name}: {size} bytes, expected {limit} at most")
+                if f.read(len(magic) + 4) != magic + struct.pack("<I", FORMAT_VERSION):
+                    raise CacheCorrupt(f"{path.name} is not an nnc cache file of format version {FORMAT_VERSION}")
+                self.map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (FileNotFoundError, NotADirectoryError):
+            raise CacheMiss(f"{path.name} does not exist") from None
+        except (OSError, ValueError) as e:  # ValueError: the file shrank to nothing meanwhile
+            raise CacheCorrupt(f"cannot map {path.name}: {getattr(e, 'strerror', None) or e}") from None
+        self.view = memoryview(self.map)
+
+    def __enter__(self) -> memoryview:
+        return self.view
+
+    def __exit__(self, *exc) -> None:
+        self.view.release()
+        try:
+            self.map.close()
+        except BufferError:
+            pass  # a slice still alive (held by a traceback): unmapped when it dies
 
 
 def load(cache_dir: str | os.PathLike, key: str, target: Target) -> NativeCode:
     """The verified NativeCode of entry ``key``: CacheMiss if there is no
     entry, CacheCorrupt if its files fail verification (then recompile)."""
     model_path, data_path = entry_paths(cache_dir, key)
-    model_file = _read(model_path, MODEL_MAGIC, limit=_MODEL_FIXED + _MAX_HEADER + 8 + _MAX_OBJECT + _DIGEST)
-    parsed = _parse_model(key, model_file, target)
-    header = parsed[0]
-    try:
-        # The verified model file says exactly how big the data file is.
-        data_file = _read(data_path, DATA_MAGIC, limit=_data_size(header))
-    except CacheMiss as e:
-        if isinstance(e, CacheCorrupt):
-            raise
-        raise CacheCorrupt(f"{data_path.name} is missing but {model_path.name} exists") from None
-    return _decode(key, model_file, parsed, data_file, target)
+    with _Mapped(model_path, MODEL_MAGIC, limit=_MODEL_FIXED + _MAX_HEADER + 8 + _MAX_OBJECT + _DIGEST) as model_file:
+        parsed = _parse_model(key, model_file, target)
+        header = parsed[0]
+        try:
+            # The verified model file says exactly how big the data file is.
+            data = _Mapped(data_path, DATA_MAGIC, limit=_data_size(header))
+        except CacheMiss as e:
+            if isinstance(e, CacheCorrupt):
+                raise
+            raise CacheCorrupt(f"{data_path.name} is missing but {model_path.name} exists") from None
+        with data as data_file:
+            return _decode(key, model_file, parsed, data_file, target)
 
 
 def _write_atomic(path: Path, blob: bytes) -> None:

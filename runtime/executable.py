@@ -64,7 +64,9 @@ class NativeCode:
     cache stores and what native artifacts are built from."""
 
     object_code: bytes
-    weights: bytes
+    #: bytes, or (from the cache) a memoryview of a 64-byte-aligned buffer,
+    #: which the executable runs from without another copy
+    weights: bytes | memoryview
     arena_size: int
     inputs: list[OperandInfo]
     outputs: list[OperandInfo]
@@ -88,8 +90,7 @@ class Executable:
             threadpool.install()  # before loading: the object may call nnc_parallel_for
             self.native = NativeModule.from_object(code.object_code, code.target)
         # Weights live as long as the executable; 64-byte aligned.
-        self._weights = _aligned(max(len(code.weights), 1))
-        self._weights[: len(code.weights)] = np.frombuffer(code.weights, dtype=np.uint8)
+        self._weights = aligned_bytes(code.weights)
         self._weights_address: int = self._weights.ctypes.data
         self.arena_size = code.arena_size
         self.output_shapes = [tuple(o.dims or ()) for o in code.outputs]
@@ -206,6 +207,20 @@ class NativeCall:
 def new_arena(size: int) -> np.ndarray:
     """Scratch memory for one running call of an executable of this arena size."""
     return _aligned(max(size, 1))
+
+
+def aligned_bytes(data, align: int = 64) -> np.ndarray:
+    """``data`` (bytes-like) as an ``align``-byte-aligned uint8 array of at
+    least one byte: a view of ``data`` itself when its bytes already start on
+    such an address (what the cache loader produces, so a cache hit copies its
+    constant pool once), else an aligned copy.  The native code only reads it
+    (``const void *weights``), so a read-only view is fine."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    if view.size and view.ctypes.data % align == 0:
+        return view
+    out = _aligned(max(view.size, 1), align)
+    out[: view.size] = view
+    return out
 
 
 def _aligned(n: int, align: int = 64) -> np.ndarray:

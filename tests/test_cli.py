@@ -48,3 +48,18 @@ def test_errors_exit_nonzero_with_a_message(tmp_path):
     assert proc.returncode == 2 and "unknown input" in proc.stderr
     proc = nnc_cli("info", EXAMPLE)
     assert proc.returncode == 0 and "CONV_2D" in proc.stdout
+
+
+def test_compile_timings_list_every_pass_in_order(tmp_path):
+    """``nnc compile --timings``: one line per stage on stderr, the passes in
+    pipeline order with their op counts, and the LLVM stage."""
+    from nnc.passes.pipeline import DEFAULT_PIPELINE
+
+    proc = nnc_cli("compile", EXAMPLE, "-o", str(tmp_path / "m.ll"), "--emit", "llvm", "--timings")
+    assert proc.returncode == 0, proc.stderr
+    stages = [line.split()[-1] for line in proc.stderr.splitlines() if line.strip() and line.split()[0][0].isdigit()]
+    passes = [s for s in stages if s in DEFAULT_PIPELINE]
+    assert passes == list(DEFAULT_PIPELINE), stages
+    assert stages[0] == "import-model" and stages[-1] == "total" and "emit)" in stages
+    rows = [line.split() for line in proc.stderr.splitlines() if line.strip().endswith("convert-nnapi-to-linalg")]
+    assert len(rows) == 1 and int(rows[0][2]) < int(rows[0][3])  # the lowering adds operations

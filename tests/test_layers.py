@@ -257,3 +257,33 @@ def test_layer_loads_in_isolation(which: str) -> None:
     assert set(members) <= set(loaded)
     above = [m for m in loaded if rank[layer(m)] > rank[which]]
     assert not above, f"loading the {which} layer loaded {above}"
+
+
+# -- `import nnc` stays light (issue 14) ----------------------------------------------------------------
+
+_HEAVY = ("xdsl", "llvmlite.binding", "nnc.driver", "nnc.passes", "nnc.compilation")
+
+
+def test_import_nnc_loads_no_compiler() -> None:
+    """``import nnc`` alone loads neither xDSL nor llvmlite's LLVM (nor the
+    modules that need them): a process that only reads the enums or loads a
+    cached model must not pay for the compiler."""
+    code = f"import nnc, sys; print(' '.join(m for m in {_HEAVY!r} if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"`import nnc` loaded {proc.stdout.strip()}"
+
+
+def test_every_public_name_resolves() -> None:
+    """The package's lazy export table names every public name, each from the
+    module that defines it, and submodules are reachable as attributes."""
+    for name in nnc.__all__:
+        value = getattr(nnc, name)
+        module = nnc._LAZY.get(name)
+        if module is not None:
+            assert value is getattr(sys.modules[module], name)
+    assert set(nnc._LAZY) <= set(nnc.__all__)
+    assert set(nnc.__all__) <= set(dir(nnc))
+    assert nnc.driver is sys.modules["nnc.driver"]
+    with pytest.raises(AttributeError):
+        nnc.no_such_name  # noqa: B018
