@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from nnc.api import CompiledModel, compile, load_model
     from nnc.burst import Burst
     from nnc.compilation import Compilation
+    from nnc.details import TensorDetails
     from nnc.device import (
         Device,
         get_default_loop_timeout,
@@ -81,6 +82,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("CompiledModel", "compile", "load_model"), "nnc.api"),
     "Burst": "nnc.burst",
     "Compilation": "nnc.compilation",
+    "TensorDetails": "nnc.details",
     **dict.fromkeys(
         (
             "Device",
@@ -156,6 +158,7 @@ __all__ = [
     "ResourceExhaustedPersistentError",
     "ResourceExhaustedTransientError",
     "ResultCode",
+    "TensorDetails",
     "UnavailableDeviceError",
     "UnexpectedNullError",
     "UnmappableError",
