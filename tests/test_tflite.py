@@ -23,9 +23,8 @@ from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflit
 
 MODELS_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "models")
 ZOO = ["mobilenet_v1_0.5_160_float32", "mobilenet_v2_1.0_224_float32", "lstm_textcls_float32",
-       "mobilenet_v1_0.5_160_int8", "mobilenet_v2_0.35_96_fp16w"]  # fmt: skip
-#: models whose import waits for NNAPI operations other helpers are lowering: model -> those operations
-ZOO_PENDING = {"text_encoder_float32": Op.BATCH_MATMUL, "tiny_unet_64_float32": Op.TRANSPOSE_CONV_2D}
+       "mobilenet_v1_0.5_160_int8", "mobilenet_v2_0.35_96_fp16w", "text_encoder_float32",
+       "tiny_unet_64_float32"]  # fmt: skip
 TOKEN = bytes(range(32))
 
 
@@ -88,28 +87,6 @@ def test_model_zoo_matches_litert(name, cache_dir):
     io = np.load(zoo_path(name, ".io.npz"))
     outs = run(model, zoo_inputs(model, io), cache_dir)
     assert_matches_reference(outs[0], io["output_0"])
-
-
-@pytest.mark.parametrize("name", sorted(ZOO_PENDING))
-def test_model_zoo_pending_operations(name, cache_dir, tmp_path):
-    """Every operator maps; until nnc lowers the NNAPI operation named in
-    ZOO_PENDING that is the only problem reported; once it does, the model
-    matches LiteRT like the others, through Python and through C."""
-    path = zoo_path(name, ".tflite")
-    op = ZOO_PENDING[name]
-    result = translate_tflite(path)
-    assert result.model is not None
-    pending = {k for k, o in enumerate(result.operators) if op.name in o.nnapi}
-    assert pending and {k for k, _, _ in result.problems} <= pending
-    if result.problems:
-        assert all("nnc cannot compile yet" in why for _, _, why in result.problems)
-        return
-    io = np.load(zoo_path(name, ".io.npz"))
-    assert_matches_reference(run(result.model, zoo_inputs(result.model, io), cache_dir)[0], io["output_0"])
-    from test_c_abi import CC
-
-    if CC is not None:
-        check_through_c_artifact(name, tmp_path)
 
 
 def test_lstm_state_is_explicit_and_carries_over(cache_dir):
