@@ -17,6 +17,7 @@ import random
 
 import numpy as np
 import pytest
+from fuzz.generators import add_model
 from tflite_builder import FLOAT32, TFLiteBuilder
 
 import nnc
@@ -34,18 +35,6 @@ def softmax_model(n: int, rows: int = 1) -> nnc.Model:
     y = m.add_operand(T.TENSOR_FLOAT32, [rows, n])
     m.add_operation(Op.SOFTMAX, [x, beta], [y])
     m.identify_inputs_and_outputs([x], [y])
-    m.finish()
-    return m
-
-
-def add_model() -> nnc.Model:
-    m = nnc.Model()
-    a, b = (m.add_operand(T.TENSOR_FLOAT32, [2]) for _ in range(2))
-    act = m.add_operand(T.INT32)
-    m.set_operand_value(act, 0)
-    o = m.add_operand(T.TENSOR_FLOAT32, [2])
-    m.add_operation(Op.ADD, [a, b, act], [o])
-    m.identify_inputs_and_outputs([a, b], [o])
     m.finish()
     return m
 

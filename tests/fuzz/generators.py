@@ -35,7 +35,8 @@ Outcome = tuple[str, str] | None
 BAD_VALUES: list[object] = [None, -1, 2**31, 2**64, 1.5, "x", b"\x00", {}, [], [None], np.array(5), object(), True]
 
 
-def _add_model() -> nnc.Model:
+def add_model() -> nnc.Model:
+    """A two-input float32 ADD: the valid model the bad-argument trials start from."""
     m = nnc.Model()
     a, b = (m.add_operand(T.TENSOR_FLOAT32, [2]) for _ in range(2))
     act = m.add_operand(T.INT32)
@@ -50,7 +51,7 @@ def _add_model() -> nnc.Model:
 def _calls(bad: object) -> list[Callable[[], object]]:
     """API calls with ``bad`` in one argument."""
     m = nnc.Model()
-    c = nnc.Compilation(_add_model())
+    c = nnc.Compilation(add_model())
     c.finish()
     ex = nnc.Execution(c)
     return [
@@ -117,7 +118,7 @@ def _seed_files() -> dict[str, bytes]:
         y = b.tensor("y", [1, 8], FLOAT32)
         b.op("ADD", [x, c], [y], ("AddOptions", {"FusedActivationFunction": 0}))
         _SEED_FILES["tflite"] = b.build([x], [y])
-        _SEED_FILES["nnc"] = json.dumps(modelfile.to_dict(_add_model())).encode()
+        _SEED_FILES["nnc"] = json.dumps(modelfile.to_dict(add_model())).encode()
     return _SEED_FILES
 
 
