@@ -326,8 +326,30 @@ def test_transpose_conv_maps_to_transpose_conv_2d(bias, padding, act):
     assert [int(o.value) for o in ins[4:8]] == [1 if padding == 0 else 2, 2, 2, act]  # SAME=1/VALID=2
     assert ins[8].type == T.BOOL and not ins[8].value  # NHWC
     assert m.operands[m.operations[0].outputs[0]].dims == (1, size, size, 3)
+    w = np.random.default_rng(6).uniform(-1, 1, (3, 3, 3, 2)).astype(np.float32).astype(np.float64)
+    b = np.array([0.5, -1, 2]) if bias else np.zeros(3)
+
+    def ref(x: np.ndarray) -> np.ndarray:
+        return transpose_conv_ref(x, w, b, size, relu=act == 1)
+
     want = litert(data, [np.random.default_rng(8).uniform(-1, 1, (1, 4, 4, 2)).astype(np.float32)])
-    _check_runs_or_is_reported(data, Op.TRANSPOSE_CONV_2D, None, want)
+    _check_runs_or_is_reported(data, Op.TRANSPOSE_CONV_2D, ref, want)
+
+
+def transpose_conv_ref(x: np.ndarray, w: np.ndarray, bias: np.ndarray, size: int, relu: bool) -> np.ndarray:
+    """TFLite's TRANSPOSE_CONV at stride 2 (NHWC input, OHWI filter): every
+    input pixel scatters its filter-weighted copy into the full output, which
+    is then cropped to ``size`` with the padding TFLite puts in front
+    (half the excess, rounded down)."""
+    n, h, wd, _ = x.shape
+    o, kh, kw, _ = w.shape
+    full = np.zeros((n, (h - 1) * 2 + kh, (wd - 1) * 2 + kw, o))
+    for i in range(h):
+        for j in range(wd):
+            full[:, 2 * i:2 * i + kh, 2 * j:2 * j + kw, :] += np.einsum("nc,oyxc->nyxo", x[:, i, j, :], w)
+    top, left = (full.shape[1] - size) // 2, (full.shape[2] - size) // 2
+    out = full[:, top:top + size, left:left + size, :] + bias
+    return np.maximum(out, 0) if relu else out
 
 
 def test_int8_transpose_conv_bias_scale():
