@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, UINT8, TFLiteBuilder
+from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, UINT8, TFLiteBuilder, single_operator_model
 
 import nnc
 from nnc import OperandType as T
@@ -343,15 +343,6 @@ def test_lstm_second_run_matches_litert_second_invoke(cache_dir):
 
 
 # -- one-operator models against numpy -----------------------------------------------------------------
-def _single(name, in_shapes, out_shape, options=None, consts=()):
-    """A model of one TFLite operator: float inputs, then constant inputs."""
-    b = TFLiteBuilder()
-    ins = [b.tensor(f"x{k}", s, FLOAT32) for k, s in enumerate(in_shapes)]
-    cs = [b.tensor(f"c{k}", np.shape(v), INT32 if np.asarray(v).dtype.kind == "i" else FLOAT32, v)
-          for k, v in enumerate(consts)]  # fmt: skip
-    y = b.tensor("y", out_shape, FLOAT32)
-    b.op(name, [*ins, *cs], [y], options)
-    return b.build(ins, [y])
 
 
 def _pool_ref(x, k, s, fn):
@@ -363,37 +354,37 @@ def _pool_ref(x, k, s, fn):
 
 _I32 = np.int32
 SINGLE_OPS = {
-    "sub_relu6": (lambda: _single("SUB", [[2, 3], [2, 3]], [2, 3], ("SubOptions", {"FusedActivationFunction": 3})),
+    "sub_relu6": (lambda: single_operator_model("SUB", [[2, 3], [2, 3]], [2, 3], ("SubOptions", {"FusedActivationFunction": 3})),
                   lambda a, b: np.clip(a - b, 0, 6)),
-    "mul_broadcast": (lambda: _single("MUL", [[2, 3], [3]], [2, 3], ("MulOptions", {})), lambda a, b: a * b),
-    "max_pool": (lambda: _single("MAX_POOL_2D", [[1, 4, 4, 2]], [1, 2, 2, 2], ("Pool2DOptions", {
+    "mul_broadcast": (lambda: single_operator_model("MUL", [[2, 3], [3]], [2, 3], ("MulOptions", {})), lambda a, b: a * b),
+    "max_pool": (lambda: single_operator_model("MAX_POOL_2D", [[1, 4, 4, 2]], [1, 2, 2, 2], ("Pool2DOptions", {
                     "Padding": 1, "StrideW": 2, "StrideH": 2, "FilterWidth": 2, "FilterHeight": 2})),
                  lambda x: _pool_ref(x, 2, 2, np.max)),
-    "avg_pool": (lambda: _single("AVERAGE_POOL_2D", [[1, 4, 4, 2]], [1, 2, 2, 2], ("Pool2DOptions", {
+    "avg_pool": (lambda: single_operator_model("AVERAGE_POOL_2D", [[1, 4, 4, 2]], [1, 2, 2, 2], ("Pool2DOptions", {
                     "Padding": 1, "StrideW": 2, "StrideH": 2, "FilterWidth": 2, "FilterHeight": 2})),
                  lambda x: _pool_ref(x, 2, 2, np.mean)),
-    "softmax_beta": (lambda: _single("SOFTMAX", [[2, 5]], [2, 5], ("SoftmaxOptions", {"Beta": 0.5})),
+    "softmax_beta": (lambda: single_operator_model("SOFTMAX", [[2, 5]], [2, 5], ("SoftmaxOptions", {"Beta": 0.5})),
                      lambda x: np.exp(0.5 * x) / np.exp(0.5 * x).sum(-1, keepdims=True)),
-    "concat": (lambda: _single("CONCATENATION", [[2, 3], [2, 2]], [2, 5], ("ConcatenationOptions", {"Axis": -1})),
+    "concat": (lambda: single_operator_model("CONCATENATION", [[2, 3], [2, 2]], [2, 5], ("ConcatenationOptions", {"Axis": -1})),
                lambda a, b: np.concatenate([a, b], -1)),
-    "reshape": (lambda: _single("RESHAPE", [[2, 6]], [3, 4], None, [np.array([3, -1], _I32)]),
+    "reshape": (lambda: single_operator_model("RESHAPE", [[2, 6]], [3, 4], None, [np.array([3, -1], _I32)]),
                 lambda x: x.reshape(3, 4)),
-    "mean_keep": (lambda: _single("MEAN", [[1, 3, 4, 2]], [1, 1, 1, 2], ("ReducerOptions", {"KeepDims": True}),
+    "mean_keep": (lambda: single_operator_model("MEAN", [[1, 3, 4, 2]], [1, 1, 1, 2], ("ReducerOptions", {"KeepDims": True}),
                                   [np.array([1, 2], _I32)]), lambda x: x.mean((1, 2), keepdims=True)),
-    "transpose": (lambda: _single("TRANSPOSE", [[2, 3, 4]], [4, 2, 3], None, [np.array([2, 0, 1], _I32)]),
+    "transpose": (lambda: single_operator_model("TRANSPOSE", [[2, 3, 4]], [4, 2, 3], None, [np.array([2, 0, 1], _I32)]),
                   lambda x: x.transpose(2, 0, 1)),
-    "pad": (lambda: _single("PAD", [[2, 3]], [3, 6], None, [np.array([[1, 0], [2, 1]], _I32)]),
+    "pad": (lambda: single_operator_model("PAD", [[2, 3]], [3, 6], None, [np.array([[1, 0], [2, 1]], _I32)]),
             lambda x: np.pad(x, ((1, 0), (2, 1)))),
-    "strided_slice_shrink": (lambda: _single("STRIDED_SLICE", [[1, 5, 3]], [1, 3], ("StridedSliceOptions", {
+    "strided_slice_shrink": (lambda: single_operator_model("STRIDED_SLICE", [[1, 5, 3]], [1, 3], ("StridedSliceOptions", {
                                  "ShrinkAxisMask": 2}), [np.array([0, -1, 0], _I32), np.array([0, 0, 0], _I32),
                                                          np.array([1, 1, 1], _I32)]),
                              lambda x: x[:, -1, :]),
-    "space_to_depth": (lambda: _single("SPACE_TO_DEPTH", [[1, 4, 4, 1]], [1, 2, 2, 4], ("SpaceToDepthOptions", {
+    "space_to_depth": (lambda: single_operator_model("SPACE_TO_DEPTH", [[1, 4, 4, 1]], [1, 2, 2, 4], ("SpaceToDepthOptions", {
                            "BlockSize": 2})),
                        lambda x: x.reshape(1, 2, 2, 2, 2, 1).transpose(0, 1, 3, 2, 4, 5).reshape(1, 2, 2, 4)),
-    "logistic": (lambda: _single("LOGISTIC", [[2, 4]], [2, 4]), lambda x: 1 / (1 + np.exp(-x))),
-    "relu_n1_to_1": (lambda: _single("RELU_N1_TO_1", [[2, 4]], [2, 4]), lambda x: np.clip(x, -1, 1)),
-    "l2norm": (lambda: _single("L2_NORMALIZATION", [[2, 4]], [2, 4]),
+    "logistic": (lambda: single_operator_model("LOGISTIC", [[2, 4]], [2, 4]), lambda x: 1 / (1 + np.exp(-x))),
+    "relu_n1_to_1": (lambda: single_operator_model("RELU_N1_TO_1", [[2, 4]], [2, 4]), lambda x: np.clip(x, -1, 1)),
+    "l2norm": (lambda: single_operator_model("L2_NORMALIZATION", [[2, 4]], [2, 4]),
                lambda x: x / np.sqrt((x * x).sum(-1, keepdims=True))),
 }  # fmt: skip
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, TFLiteBuilder
+from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, TFLiteBuilder, single_operator_model
 
 import nnc
 from nnc import OperandType as T
@@ -181,15 +181,6 @@ def test_float16_constant_dequantize_is_folded():
 
 
 # -- the transformer's and the U-Net's element-wise builtins ---------------------------------------------
-def _one(name, in_shapes, out_shape, options=None, consts=()):
-    """One float operator: inputs, then constants (a 0-d array is a rank-0 tensor)."""
-    b = TFLiteBuilder()
-    ins = [b.tensor(f"x{k}", s, FLOAT32) for k, s in enumerate(in_shapes)]
-    cs = [b.tensor(f"c{k}", np.shape(v), INT32 if np.asarray(v).dtype.kind == "i" else FLOAT32, v)
-          for k, v in enumerate(consts)]  # fmt: skip
-    y = b.tensor("y", out_shape, FLOAT32)
-    b.op(name, [*ins, *cs], [y], options)
-    return b.build(ins, [y])
 
 
 def _resize_half_pixel(x, oh, ow):
@@ -210,17 +201,17 @@ def _resize_half_pixel(x, oh, ow):
 
 _I32 = np.int32
 ONE_OPS = {
-    "squared_difference": (lambda: _one("SQUARED_DIFFERENCE", [[2, 3, 4], [2, 3, 1]], [2, 3, 4]),
+    "squared_difference": (lambda: single_operator_model("SQUARED_DIFFERENCE", [[2, 3, 4], [2, 3, 1]], [2, 3, 4]),
                            lambda a, b: (a - b) ** 2, ["SUB", "MUL"]),
-    "neg": (lambda: _one("NEG", [[2, 5]], [2, 5]), lambda x: -x, ["NEG"]),
-    "rsqrt": (lambda: _one("RSQRT", [[2, 5]], [2, 5]), lambda x: 1 / np.sqrt(np.abs(x) + 0.5), ["RSQRT"]),
-    "mean_keep_last": (lambda: _one("MEAN", [[1, 4, 6]], [1, 4, 1], ("ReducerOptions", {"KeepDims": True}),
+    "neg": (lambda: single_operator_model("NEG", [[2, 5]], [2, 5]), lambda x: -x, ["NEG"]),
+    "rsqrt": (lambda: single_operator_model("RSQRT", [[2, 5]], [2, 5]), lambda x: 1 / np.sqrt(np.abs(x) + 0.5), ["RSQRT"]),
+    "mean_keep_last": (lambda: single_operator_model("MEAN", [[1, 4, 6]], [1, 4, 1], ("ReducerOptions", {"KeepDims": True}),
                                     [np.array([-1], _I32)]), lambda x: x.mean(-1, keepdims=True), ["MEAN"]),
-    "mean_rank0_axis": (lambda: _one("MEAN", [[1, 4, 6]], [1, 6], ("ReducerOptions", {"KeepDims": False}),
+    "mean_rank0_axis": (lambda: single_operator_model("MEAN", [[1, 4, 6]], [1, 6], ("ReducerOptions", {"KeepDims": False}),
                                      [np.array(1, _I32)]), lambda x: x.mean(1), ["MEAN"]),
-    "mul_rank0_constant": (lambda: _one("MUL", [[1, 2, 3, 3]], [1, 2, 3, 3], ("MulOptions", {}),
+    "mul_rank0_constant": (lambda: single_operator_model("MUL", [[1, 2, 3, 3]], [1, 2, 3, 3], ("MulOptions", {}),
                                         [np.array(0.25, np.float32)]), lambda x: x * 0.25, ["MUL"]),
-    "resize_half_pixel": (lambda: _one("RESIZE_BILINEAR", [[1, 3, 4, 2]], [1, 6, 8, 2], ("ResizeBilinearOptions", {
+    "resize_half_pixel": (lambda: single_operator_model("RESIZE_BILINEAR", [[1, 3, 4, 2]], [1, 6, 8, 2], ("ResizeBilinearOptions", {
                               "HalfPixelCenters": True}), [np.array([6, 8], _I32)]),
                           lambda x: _resize_half_pixel(x, 6, 8), ["RESIZE_BILINEAR"]),
 }  # fmt: skip

@@ -164,6 +164,19 @@ class TFLiteBuilder:
         return mod.End(b)
 
 
+def single_operator_model(name: str, in_shapes, out_shape, options=None, consts=()) -> bytes:
+    """A model of one float TFLite operator: float32 inputs of ``in_shapes``,
+    then constant inputs ``consts`` (INT32 for integer arrays, else FLOAT32;
+    a 0-d array is a rank-0 tensor), one float32 output."""
+    b = TFLiteBuilder()
+    ins = [b.tensor(f"x{k}", s, FLOAT32) for k, s in enumerate(in_shapes)]
+    cs = [b.tensor(f"c{k}", np.shape(v), INT32 if np.asarray(v).dtype.kind == "i" else FLOAT32, v)
+          for k, v in enumerate(consts)]  # fmt: skip
+    y = b.tensor("y", out_shape, FLOAT32)
+    b.op(name, [*ins, *cs], [y], options)
+    return b.build(ins, [y])
+
+
 def _vector(b, mod, start: str, items: list[int]) -> int:
     getattr(mod, start)(b, len(items))
     for x in reversed(items):
