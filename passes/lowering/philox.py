@@ -51,7 +51,10 @@ def _mul_hi_lo(e: Emitter, m: int, x: Value) -> tuple[Value, Value]:
 def block(e: Emitter, counter: Sequence[Value], key: Sequence[Value]) -> list[Value]:
     """The four words of one Philox-4x32-10 call (i32 values)."""
     c, k = list(counter), list(key)
-    xor = lambda a, b: e.op(arith.XOrIOp(a, b))  # noqa: E731
+
+    def xor(a: Value, b: Value) -> Value:
+        return e.op(arith.XOrIOp(a, b))
+
     for r in range(ROUNDS):
         lo0, hi0 = _mul_hi_lo(e, _M0, c[0])
         lo1, hi1 = _mul_hi_lo(e, _M1, c[2])
