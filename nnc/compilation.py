@@ -224,7 +224,7 @@ class Compilation:
         self._closed = False
         self._variants: dict[tuple, object] = {}
         #: variant key -> its operations as shape inference sees them (for profiles)
-        self._operation_details: dict[tuple, list] = {}
+        self._operation_details: dict[tuple, list[OperationDetails]] = {}
         self.profiling = False
         self._lock = threading.Lock()
         self.specialised = specialised_inputs(model)

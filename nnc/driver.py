@@ -349,7 +349,15 @@ def operation_calls(model: Model, input_infos: Sequence[OperandInfo]) -> list[Op
     module, _ = shaped_module(model, input_infos)
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     ops = [op for op in main.body.block.ops if isinstance(op, nnapi.NNAPIOperation)]
-    return [nnapi.op_call(op, k) for k, op in enumerate(ops)]
+    return [_described(op, k) for k, op in enumerate(ops)]
+
+
+def _described(op: nnapi.NNAPIOperation, index: int) -> OpCall:
+    """``op``'s call; for IF and WHILE only their outputs (their MODEL
+    operands name functions, not tensors, and they have no MAC count)."""
+    if op.SPEC.type in (OperationType.IF, OperationType.WHILE):
+        return OpCall(op.SPEC.type, [], [nnapi.from_xdsl_type(r.type) for r in op.outs], index)
+    return nnapi.op_call(op, index)
 
 
 # -- native artifacts (``nnc compile``) ------------------------------------------------------------

@@ -233,3 +233,41 @@ def test_bench_profile_json_and_text(capsys):
 def test_bench_top_needs_profile(capsys):
     assert main(["bench", EXAMPLE, "--top", "3"]) == 2
     assert "--top" in capsys.readouterr().err
+
+
+def test_while_is_one_entry_and_keeps_its_loop_clock():
+    """A WHILE's bodies are lowered inside it and not stamped: one entry.
+    The loop timeout reads the same clock function; both work together."""
+    from test_control_flow import py_sum, sum_model
+
+    compiled = nnc.compile(sum_model(), profile=True)
+    ex, (i, s) = compiled.reusable_execution([np.array([7], np.int32)], 1)
+    ex.compute()
+    assert (int(i[0]), int(s[0])) == py_sum(7)
+    [entry] = ex.get_operation_profile()
+    assert entry.type == Op.WHILE and entry.index == 0 and entry.duration_ns >= 0
+
+
+def test_concurrent_computations_keep_their_own_stamps(profiled):
+    """The stamps live in each computation's arena: two executions computing
+    at once in two threads each read stamps from inside their own call."""
+    import threading
+
+    windows: dict[int, tuple[int, int, list[OperationProfile]]] = {}
+
+    def work(k: int) -> None:
+        ex, _ = profiled.reusable_execution(INPUTS, 1)
+        for _ in range(20):
+            before = time.monotonic_ns()
+            ex.compute()
+            after = time.monotonic_ns()
+            prof = ex.get_operation_profile()
+            assert before <= prof[0].start_ns and prof[-1].start_ns + prof[-1].duration_ns <= after
+        windows[k] = (before, after, prof)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(windows) == [0, 1]
