@@ -19,7 +19,7 @@ With ``profile`` (``nnc bench --profile``) the model is compiled for
 profiling (``Compilation.set_profiling``: its code records the monotonic
 clock around each operation, see :mod:`nnc.profile`), every timed
 computation's per-operation times are read after it (outside the timed
-call), and the report adds a table per operation: median time over the runs,
+call), and the report adds a table per operation: median and mean time over the runs,
 share of the sum of the medians, MACs and GFLOP/s where defined, longest
 first, and how the times add up against the latencies (sums of medians and
 of means against the median and mean latency, and per computation: see
