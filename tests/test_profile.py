@@ -271,3 +271,23 @@ def test_concurrent_computations_keep_their_own_stamps(profiled):
     for t in threads:
         t.join()
     assert sorted(windows) == [0, 1]
+
+
+def test_profile_of_a_burst_and_an_asynchronous_computation(profiled):
+    """Both run on other arenas (the burst's, a worker thread's call): the
+    stamps are read from the arena the call used."""
+    c = profiled.compilation
+    with nnc.Burst(c) as burst:
+        ex = nnc.Execution(c)
+        out = np.zeros((1, 3), np.float32)
+        ex.set_input(0, INPUTS[0]); ex.set_input(1, INPUTS[1]); ex.set_output(0, out)  # fmt: skip
+        before = time.monotonic_ns()
+        ex.burst_compute(burst)
+        prof = ex.get_operation_profile()
+        assert len(prof) == 3 and before <= prof[0].start_ns <= time.monotonic_ns()
+    ex = nnc.Execution(c)
+    ex.set_input(0, INPUTS[0]); ex.set_input(1, INPUTS[1]); ex.set_output(0, out)  # fmt: skip
+    before = time.monotonic_ns()
+    ex.start_compute().wait()
+    prof = ex.get_operation_profile()
+    assert len(prof) == 3 and before <= prof[0].start_ns <= prof[-1].start_ns <= time.monotonic_ns()
