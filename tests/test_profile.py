@@ -209,8 +209,9 @@ def test_summarize_medians_shares_and_sums():
         summarize(runs, latencies[:2])
 
 
-def test_bench_profile_json_and_text(capsys):
-    args = ["bench", EXAMPLE, "--runs", "3", "--warmup", "1", "--threads", "1", "--profile"]
+def test_bench_profile_json_and_text(capsys, tmp_path):
+    # (through a cache: the second command loads what the first compiled)
+    args = ["bench", EXAMPLE, "--runs", "3", "--warmup", "1", "--threads", "1", "--profile", "--cache", str(tmp_path)]
     assert main([*args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     prof = data["profile"]
@@ -228,6 +229,7 @@ def test_bench_profile_json_and_text(capsys):
     assert main([*args, "--top", "2"]) == 0
     text = capsys.readouterr().out
     assert "median us" in text and "(2 more)" in text and "sum of the operations' means" in text
+    assert "(cache: hit)" in text
 
 
 def test_bench_top_needs_profile(capsys):
