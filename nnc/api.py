@@ -33,10 +33,11 @@ class CompiledModel:
     ``run`` takes inputs by position or by those names, ``run_named``
     returns the outputs by name."""
 
-    def __init__(self, model: Model, cache_dir: str | os.PathLike | None = None):
+    def __init__(self, model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False):
         """Compile ``model`` now; with ``cache_dir``, through the compilation
         cache there (``Compilation.set_caching``, with a fixed token: the cache
-        key already covers the model's contents, see ``nnc.runtime.cache``)."""
+        key already covers the model's contents, see ``nnc.runtime.cache``);
+        ``profile``: code that times each operation (``Compilation.set_profiling``)."""
         fn = "ANeuralNetworksCompilation_create"
         if model is None:
             raise UnexpectedNullError(fn, "model is null")
@@ -48,6 +49,8 @@ class CompiledModel:
         self.compilation = Compilation(model)
         if cache_dir is not None:
             self.compilation.set_caching(cache_dir, _CACHE_TOKEN)
+        if profile:
+            self.compilation.set_profiling(True)
         self.compilation.finish()
 
     @property
@@ -156,8 +159,9 @@ def load_model(path) -> Model:
 
 
 def compile(  # noqa: A001 - mirrors the product's verb
-    model: Model, cache_dir: str | os.PathLike | None = None
+    model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False
 ) -> CompiledModel:
     """Finish (if needed) and compile ``model`` (through the compilation
-    cache in ``cache_dir`` when given)."""
-    return CompiledModel(model, cache_dir)
+    cache in ``cache_dir`` when given; ``profile``: with per-operation
+    timestamps, read by ``Execution.get_operation_profile``)."""
+    return CompiledModel(model, cache_dir, profile=profile)

@@ -15,8 +15,16 @@ What is measured (wall clock, ``time.perf_counter``):
   median, p90 and max, and throughput (computations per second at the
   median latency, one at a time).
 
-Not yet: a per-operation profile (``--profile`` of issue 18 needs timestamps
-recorded by the generated code).
+With ``profile`` (``nnc bench --profile``) the model is compiled for
+profiling (``Compilation.set_profiling``: its code records the monotonic
+clock around each operation, see :mod:`nnc.profile`), every timed
+computation's per-operation times are read after it (outside the timed
+call), and the report adds a table per operation: median and mean time over the runs,
+share of the sum of the medians, MACs and GFLOP/s where defined, longest
+first, and how the times add up against the latencies (sums of medians and
+of means against the median and mean latency, and per computation: see
+:class:`nnc.profile.ProfileSummary`).  The latencies are then those of the
+profiled code: two clock reads per operation more.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import numpy as np
 from nnc.api import CompiledModel
 from nnc.api import compile as compile_model
 from nnc.model import Model
+from nnc.profile import OperationProfile, ProfileSummary, summarize
 
 
 @dataclass
@@ -48,6 +57,8 @@ class BenchResult:
     cache: str
     prepare_s: float
     latencies_ms: list[float]
+    #: the per-operation table (``profile=True``), else None
+    profile: ProfileSummary | None = None
 
     @property
     def stats(self) -> dict[str, float]:
@@ -63,10 +74,16 @@ class BenchResult:
         }
 
     def to_json(self) -> dict:
-        return {**asdict(self), **self.stats}
+        data = {**asdict(self), **self.stats}
+        data["profile"] = None if self.profile is None else self.profile.to_json()
+        return data
 
-    def report(self) -> str:
+    def report(self, profile_rows: int | None = None) -> str:
+        """The figures as text; with a profile, its table (``profile_rows``
+        longest operations, the others summed on one line)."""
         s = self.stats
+        table = [] if self.profile is None else ["per operation (median over the timed runs):",
+                                                 self.profile.report(profile_rows)]  # fmt: skip
         return "\n".join(
             [
                 f"model: {self.model}",
@@ -76,6 +93,7 @@ class BenchResult:
                 f"latency: min {s['min_ms']:.3f} ms, median {s['median_ms']:.3f} ms, "
                 f"p90 {s['p90_ms']:.3f} ms, max {s['max_ms']:.3f} ms",
                 f"throughput: {s['throughput_per_s']:.1f} computations/s (one at a time, at the median latency)",
+                *table,
             ]
         )
 
@@ -86,10 +104,12 @@ def percentile(sorted_values: Sequence[float], p: float) -> float:
     return float(np.percentile(np.asarray(sorted_values, dtype=np.float64), p))
 
 
-def compile_timed(model: Model, cache_dir: str | os.PathLike | None = None) -> tuple[CompiledModel, float, str]:
-    """(compiled model, seconds, cache status) of ``nnc.compile(model, cache_dir)``."""
+def compile_timed(
+    model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False
+) -> tuple[CompiledModel, float, str]:
+    """(compiled model, seconds, cache status) of ``nnc.compile(model, cache_dir, profile=profile)``."""
     t0 = time.perf_counter()
-    compiled = compile_model(model, cache_dir)
+    compiled = compile_model(model, cache_dir, profile=profile)
     seconds = time.perf_counter() - t0
     events = compiled.compilation.cache_events
     return compiled, seconds, "off" if cache_dir is None else (", ".join(e[0] for e in events) or "not used")
@@ -98,9 +118,12 @@ def compile_timed(model: Model, cache_dir: str | os.PathLike | None = None) -> t
 def time_computations(
     compiled: CompiledModel, inputs: Sequence[np.ndarray], *, threads: int | None = None, runs: int = 50,
     warmup: int = 5,
+    profiles: list[list[OperationProfile]] | None = None,
 ) -> tuple[int, float, list[float]]:
     """(threads used, prepare seconds, latencies in ms) of ``runs`` timed
-    computations after ``warmup`` untimed ones (see the module docstring)."""
+    computations after ``warmup`` untimed ones (see the module docstring).
+    ``profiles``: a list to which each timed computation's per-operation
+    profile is appended (the model must be compiled for profiling)."""
     if runs < 1 or warmup < 0:
         raise ValueError("runs must be >= 1 and warmup >= 0")
     ex, _ = compiled.reusable_execution(list(inputs), threads)
@@ -114,7 +137,23 @@ def time_computations(
         t0 = time.perf_counter()
         ex.compute()
         latencies.append((time.perf_counter() - t0) * 1e3)
+        if profiles is not None:
+            profiles.append(ex.get_operation_profile())
     return ex.num_threads, prepare_s, latencies
+
+
+def measure(
+    compiled: CompiledModel, inputs: Sequence[np.ndarray], *, threads: int | None = None, runs: int = 50,
+    warmup: int = 5, profile: bool = False,
+) -> tuple[int, float, list[float], ProfileSummary | None]:
+    """:func:`time_computations`, with the per-operation table when
+    ``profile`` (the model compiled for profiling)."""
+    runs_profiles: list[list[OperationProfile]] | None = [] if profile else None
+    used, prepare_s, latencies = time_computations(
+        compiled, inputs, threads=threads, runs=runs, warmup=warmup, profiles=runs_profiles
+    )
+    summary = None if runs_profiles is None else summarize(runs_profiles, latencies)
+    return used, prepare_s, latencies, summary
 
 
 def run_benchmark(
@@ -126,8 +165,12 @@ def run_benchmark(
     runs: int = 50,
     warmup: int = 5,
     cache_dir: str | os.PathLike | None = None,
+    profile: bool = False,
 ) -> BenchResult:
-    """Compile ``model`` and time its computations on ``inputs``."""
-    compiled, compile_s, cache = compile_timed(model, cache_dir)
-    used, prepare_s, latencies = time_computations(compiled, inputs, threads=threads, runs=runs, warmup=warmup)
-    return BenchResult(name, used, warmup, runs, compile_s, cache, prepare_s, latencies)
+    """Compile ``model`` and time its computations on ``inputs`` (with
+    ``profile``, compiled for profiling, and the per-operation table)."""
+    compiled, compile_s, cache = compile_timed(model, cache_dir, profile=profile)
+    used, prepare_s, latencies, summary = measure(
+        compiled, inputs, threads=threads, runs=runs, warmup=warmup, profile=profile
+    )
+    return BenchResult(name, used, warmup, runs, compile_s, cache, prepare_s, latencies, summary)

@@ -24,12 +24,16 @@
         OUT may be - (standard output) for mlir and llvm.
 
     nnc bench MODEL [--threads N] [--runs N] [--warmup N] [--input NAME=FILE.npy ...]
-              [--cache DIR] [--json] [--seed N]
+              [--cache DIR] [--profile [--top N]] [--json] [--seed N]
         Compile MODEL (through the compilation cache in DIR with --cache) and
         time it: compile, prepare (first computation), then --warmup untimed
         and --runs timed computations: latency min/median/p90/max and
-        throughput (see nnc.bench).  --json prints the same figures, and each
-        run's latency, as JSON.  There is no per-operation profile yet.
+        throughput (see nnc.bench).  --profile compiles code that times each
+        operation and adds a table per operation (median time, share, MACs,
+        GFLOP/s; longest first, the --top N longest shown, default all, the
+        rest summed) with the sum of the operations' medians next to the
+        median latency (nnc.profile).  --json prints the same figures, each
+        run's latency and the whole table as JSON.
 
 MODEL is nnc's model file format (.nnc) or a TensorFlow Lite flatbuffer
 (.tflite, imported as ``nnc.import_tflite`` does; an operator nnc cannot
@@ -158,6 +162,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.runs < 1 or args.warmup < 0 or (args.threads is not None and args.threads < 1):
         raise UsageError("--runs and --threads must be >= 1, --warmup >= 0")
+    if args.top is not None and (args.top < 1 or not args.profile):
+        raise UsageError("--top N needs --profile and N >= 1")
     model = _load(args.model)
     inputs = _inputs(model, args.input, args.seed)
     name = os.path.basename(args.model)
@@ -168,14 +174,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise CommandError(f"cannot create the cache directory {args.cache}: {e.strerror}") from None
     with Progress(name) as progress:
         progress.stage("compiling")
-        compiled, compile_s, cache = bench.compile_timed(model, args.cache)
-    used, prepare_s, latencies = bench.time_computations(compiled, inputs, threads=args.threads, runs=args.runs,
-                                                         warmup=args.warmup)  # fmt: skip
-    result = bench.BenchResult(name, used, args.warmup, args.runs, compile_s, cache, prepare_s, latencies)
+        compiled, compile_s, cache = bench.compile_timed(model, args.cache, profile=args.profile)
+    used, prepare_s, latencies, profile = bench.measure(compiled, inputs, threads=args.threads, runs=args.runs,
+                                                        warmup=args.warmup, profile=args.profile)  # fmt: skip
+    result = bench.BenchResult(name, used, args.warmup, args.runs, compile_s, cache, prepare_s, latencies, profile)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        print(result.report())
+        print(result.report(args.top))
     return 0
 
 
@@ -365,8 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser(
         "bench",
         help="time a model's compilation and computations",
-        description="Time compile, prepare and computations (latency min/median/p90/max, throughput). "
-        "No per-operation profile yet (--profile is not implemented).",
+        description="Time compile, prepare and computations (latency min/median/p90/max, throughput); "
+        "with --profile, the time of each operation.",
     )
     b.add_argument("model", help="model file (.nnc or .tflite)")
     b.add_argument("--threads", type=int, metavar="N",
@@ -376,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     b.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
     b.add_argument("--cache", metavar="DIR", help="compilation cache directory (compile then loads on a hit)")
+    b.add_argument("--profile", action="store_true",
+                   help="compile code that times each operation and print a table per operation")  # fmt: skip
+    b.add_argument("--top", type=int, metavar="N", help="with --profile: show the N longest operations (default: all)")
     b.add_argument("--json", action="store_true", help="print the figures as JSON")
     b.set_defaults(fn=cmd_bench)
     comp = sub.add_parser("compile", help="compile a model to a native artifact (shared library, object, IR)")

@@ -33,6 +33,12 @@ when the deadline passes.
 With :meth:`Compilation.set_caching`, each variant is first looked up in the
 cache directory and, on a miss, saved there after compiling
 (:mod:`nnc.runtime.cache`: key, file formats, integrity checks).
+
+Profiling (nnc extension): :meth:`Compilation.set_profiling` compiles code
+that records the monotonic clock around each operation
+(:mod:`nnc.passes.profile`); :meth:`nnc.Execution.get_operation_profile`
+reads the times of a computation.  Profiled and plain code never share a
+cache entry (the option is part of the key).
 """
 
 from __future__ import annotations
@@ -62,11 +68,14 @@ from nnc.errors import (
 )
 from nnc.model import Model, enum_arg
 from nnc.operand_types import OperandInfo, is_int
+from nnc.profile import OperationDetails, operation_details
 from nnc.runtime import cache
 from nnc.runtime.executable import Executable
 from nnc.runtime.jit import Target
 
 _FINISH = "ANeuralNetworksCompilation_finish"
+_SET_PROFILING = "ANeuralNetworksCompilation_setProfiling"  # an nnc extension, named in the NDK's style
+_OPERATION_PROFILE = "ANeuralNetworksExecution_getOperationProfile"  # an nnc extension
 _cache_log = logging.getLogger("nnc.cache")
 
 
@@ -148,6 +157,14 @@ class PriorityGate:
 COMPILER_GATE = PriorityGate(os.cpu_count() or 1)
 
 
+def _variant_key(infos: Sequence[OperandInfo]) -> tuple:
+    """What tells the variants of one compilation apart: input shapes,
+    omitted inputs and the values of specialised inputs."""
+    return tuple(
+        (i.dims, i.omitted, None if i.value is None else (i.value.dtype.str, i.value.tobytes())) for i in infos
+    )
+
+
 def require_usable(compilation: object, fn: str) -> Compilation:
     """The checks every object built on a compilation makes first (Execution,
     Burst: C80-C83): not None, an nnc Compilation, finished successfully and
@@ -206,6 +223,9 @@ class Compilation:
         self.failed = False
         self._closed = False
         self._variants: dict[tuple, object] = {}
+        #: variant key -> its operations as shape inference sees them (for profiles)
+        self._operation_details: dict[tuple, list[OperationDetails]] = {}
+        self.profiling = False
         self._lock = threading.Lock()
         self.specialised = specialised_inputs(model)
 
@@ -274,6 +294,18 @@ class Compilation:
             raise BadDataError(fn, f"token must be {BYTE_SIZE_OF_CACHE_TOKEN} bytes, got {view.nbytes}")
         self.cache_dir, self.cache_token = directory, view.tobytes()
 
+    @ndk(_SET_PROFILING)
+    def set_profiling(self, enable: bool) -> None:
+        """nnc extension (named in the NDK's style): compile code that
+        records the time of each operation of the main graph, read with
+        :meth:`nnc.Execution.get_operation_profile`.  Only before
+        :meth:`finish` (BAD_STATE after); ``enable`` must be a bool (BAD_DATA).
+        Without it the code has no timing code at all."""
+        self._preparing(_SET_PROFILING)
+        if not isinstance(enable, bool):
+            raise BadDataError(_SET_PROFILING, f"enable must be a bool, got {type(enable).__name__}")
+        self.profiling = enable
+
     @ndk("ANeuralNetworksCompilation_finish")
     def finish(self) -> None:
         """ANeuralNetworksCompilation_finish: check every operation is
@@ -340,16 +372,27 @@ class Compilation:
     def executable(self, infos: Sequence[OperandInfo], fn: str, deadline: Deadline | None = None):
         """The compiled variant for these input infos (compiled on first use,
         through the priority gate, within ``deadline`` if given)."""
-        key = tuple(
-            (i.dims, i.omitted, None if i.value is None else (i.value.dtype.str, i.value.tobytes()))
-            for i in infos
-        )
+        key = _variant_key(infos)
         with self._lock:
             exe = self._variants.get(key)
             if exe is None:
                 exe = self._prepare(infos, fn, driver.compile_model, deadline)
                 self._variants[key] = exe
         return exe
+
+    def operation_details(self, infos: Sequence[OperandInfo]) -> list[OperationDetails]:
+        """The main graph's operations (type, shapes shape inference gives
+        them, MACs) for the variant of these input infos; computed once per
+        variant (it runs the compiler's front end), for profiles."""
+        key = _variant_key(infos)
+        with self._lock:
+            details = self._operation_details.get(key)
+        if details is None:
+            with compiler_errors(self.model, _OPERATION_PROFILE):
+                details = operation_details(driver.operation_calls(self.model, infos))
+            with self._lock:
+                self._operation_details[key] = details
+        return details
 
     # -- compilation cache (setCaching; see nnc.runtime.cache) -------------------------------------
     def _prepare(self, infos: Sequence[OperandInfo], fn: str, compile_model, deadline: Deadline | None = None):
@@ -387,7 +430,7 @@ class Compilation:
             key = cache.cache_key(
                 self.cache_token, self.model, infos,
                 preference=self.preference, priority=self.priority, target=target,
-                devices=[(d.name, d.version) for d in self.target_devices],
+                devices=[(d.name, d.version) for d in self.target_devices], profile=self.profiling,
             )  # fmt: skip
         except Exception as e:  # noqa: BLE001 - caching is best effort
             self._cache_event("disabled", "", f"{type(e).__name__}: {e}")
@@ -430,10 +473,11 @@ class Compilation:
         """Run the compiler; with a deadline, the LLVM stage gets the time
         left and a stage killed for running past it is a missed deadline."""
         try:
+            options = {"profile": True} if self.profiling else {}
             with compiler_errors(self.model, fn):
                 if deadline is None:
-                    return compile_model(self.model, infos)
-                return compile_model(self.model, infos, timeout_s=deadline.remaining_s())
+                    return compile_model(self.model, infos, **options)
+                return compile_model(self.model, infos, timeout_s=deadline.remaining_s(), **options)
         except NNError as e:
             if deadline is not None and deadline.passed():
                 raise deadline.missed(fn, "while compiling") from e

@@ -248,18 +248,23 @@ def target_description(target: Target) -> TargetDescription:
 
 
 def lower_shaped(
-    module: ModuleOp, weights: bytes, input_infos: Sequence[OperandInfo], target: Target | None = None
+    module: ModuleOp,
+    weights: bytes,
+    input_infos: Sequence[OperandInfo],
+    target: Target | None = None,
+    profile: bool = False,
 ) -> CompiledIR:
     """The pipeline after shape inference, up to LLVM IR, with the vector
     kernels blocked for ``target`` (default: the host).  The result's
     weights are the constant pool as the lowering leaves it: weights laid
-    out for the kernels appended, constants read only in that layout dropped."""
+    out for the kernels appended, constants read only in that layout dropped.
+    ``profile``: time each operation (:mod:`nnc.passes.profile`)."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
     description = target_description(target or Target.host())
     pool = ConstantPool(weights)  # the lowering appends weights laid out for the kernels
     passes = [
-        dataclasses.replace(p, pool=pool) if isinstance(p, ConvertNNAPIToLinalgPass) else p
+        dataclasses.replace(p, pool=pool, profile=profile) if isinstance(p, ConvertNNAPIToLinalgPass) else p
         for p in default_pipeline(description)[1:]
     ]
     run_passes(module, passes, context(), _TIMINGS.get())
@@ -285,8 +290,9 @@ def lower_to_llvm(model: Model, input_infos: Sequence[OperandInfo], target: Targ
 #: is the shape-inferred nnapi module's text and the target (which decides the
 #: kernels' blocking as well as LLVM's code) plus a digest of its constant pool,
 #: so equal models built separately (e.g. the same model with declared and with
-#: unspecified output shapes) compile once per process.
-_CACHE: dict[tuple[str, str], Executable] = {}
+#: unspecified output shapes) compile once per process; and whether the code
+#: is compiled for profiling.
+_CACHE: dict[tuple[str, str, bool], Executable] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_LIMIT = 256
 
@@ -308,18 +314,23 @@ def native_code(ir: CompiledIR, target: Target, timeout_s: float | None = None) 
 
 
 def compile_model(
-    model: Model, input_infos: Sequence[OperandInfo], target: Target | None = None, timeout_s: float | None = None
+    model: Model,
+    input_infos: Sequence[OperandInfo],
+    target: Target | None = None,
+    timeout_s: float | None = None,
+    profile: bool = False,
 ) -> Executable:
     """The model compiled for ``input_infos`` and loaded (compiler errors
-    raised as they are; the LLVM stage within ``timeout_s``, see :func:`native_code`)."""
+    raised as they are; the LLVM stage within ``timeout_s``, see :func:`native_code`;
+    ``profile``: with per-operation timestamps, see :mod:`nnc.passes.profile`)."""
     module, weights = shaped_module(model, input_infos)
     target = target or Target.host()
-    key = (str(module) + repr(target), hashlib.sha256(weights).hexdigest())
+    key = (str(module) + repr(target), hashlib.sha256(weights).hexdigest(), profile)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    exe = Executable(native_code(lower_shaped(module, weights, input_infos, target), target, timeout_s))
+    exe = Executable(native_code(lower_shaped(module, weights, input_infos, target, profile), target, timeout_s))
     with _CACHE_LOCK:
         # Another thread may have compiled the same module meanwhile: share one.
         hit = _CACHE.get(key)
@@ -329,6 +340,24 @@ def compile_model(
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = exe
     return exe
+
+
+def operation_calls(model: Model, input_infos: Sequence[OperandInfo]) -> list[OpCall]:
+    """Each operation of the model's main graph, in order, with the shapes
+    shape inference gives it for ``input_infos`` (and its scalars): what a
+    per-operation profile describes (:mod:`nnc.profile`)."""
+    module, _ = shaped_module(model, input_infos)
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    ops = [op for op in main.body.block.ops if isinstance(op, nnapi.NNAPIOperation)]
+    return [_described(op, k) for k, op in enumerate(ops)]
+
+
+def _described(op: nnapi.NNAPIOperation, index: int) -> OpCall:
+    """``op``'s call; for IF and WHILE only their outputs (their MODEL
+    operands name functions, not tensors, and they have no MAC count)."""
+    if op.SPEC.type in (OperationType.IF, OperationType.WHILE):
+        return OpCall(op.SPEC.type, [], [nnapi.from_xdsl_type(r.type) for r in op.outs], index)
+    return nnapi.op_call(op, index)
 
 
 # -- native artifacts (``nnc compile``) ------------------------------------------------------------

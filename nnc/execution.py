@@ -50,6 +50,12 @@ NNAPI.  :meth:`~Execution.set_loop_timeout` bounds each WHILE loop (default
 monotonic clock every iteration, stops once it has run longer, and the
 computation fails with MISSED_DEADLINE_TRANSIENT (C149, C151).
 
+Per-operation profile (nnc extension): an execution of a compilation made
+with ``Compilation.set_profiling(True)`` keeps the timestamps its code
+recorded around each operation of the main graph, and
+:meth:`~Execution.get_operation_profile` returns the last computation's
+per-operation times (:mod:`nnc.profile`).
+
 Cost of a computation: everything a computation needs that its bindings
 fix -- the variant, the output checks, the native call's pointer arrays, the
 scratch arena -- is prepared by the first computation of a reusable
@@ -104,6 +110,7 @@ from nnc.event import Event
 from nnc.memory import INPUT, OUTPUT, Memory, fully_known
 from nnc.model import Operand
 from nnc.operand_types import OperandInfo, dtype_of, is_int
+from nnc.profile import OperationProfile, profiles
 from nnc.runtime import threadpool
 from nnc.runtime.abi import LOOP_TIMEOUT_STATUS
 from nnc.runtime.executable import NativeCall
@@ -129,6 +136,7 @@ _REUSABLE = "ANeuralNetworksExecution_setReusable"
 _PADDING = "ANeuralNetworksExecution_enableInputAndOutputPadding"
 _FREE = "ANeuralNetworksExecution_free"
 _NUM_THREADS = "ANeuralNetworksExecution_setNumThreads"  # an nnc extension, named in the NDK's style
+_PROFILE = "ANeuralNetworksExecution_getOperationProfile"  # an nnc extension, named in the NDK's style
 
 
 class State(enum.Enum):
@@ -162,6 +170,9 @@ class _Outcome:
     shapes: list[tuple[int, ...]] | None = None
     sufficient: list[bool] | None = None
     durations: dict[DurationCode, int] = field(default_factory=dict)
+    #: code compiled for profiling: (the variant's input infos, the
+    #: timestamps its computation recorded)
+    profile: tuple[list[OperandInfo], np.ndarray] | None = None
 
 
 @dataclass(slots=True)
@@ -825,12 +836,17 @@ class Execution:
             self._raise_status(fn, status)
         if deadline is not None:
             self._check_deadline(fn, deadline, "before the computation ended")
-        if not measure:
+        profiled = call.executable.profile_layout is not None
+        if not measure and not profiled:
             return plan.outcome
-        hw, driver = t2 - t1, time.perf_counter_ns() - t0
-        durations = {DurationCode.ON_HARDWARE: hw, DurationCode.IN_DRIVER: driver,
-                     DurationCode.FENCED_ON_HARDWARE: hw, DurationCode.FENCED_IN_DRIVER: driver}  # fmt: skip
-        return _Outcome(None, plan.outcome.shapes, plan.outcome.sufficient, durations)
+        durations = {}
+        if measure:
+            hw, driver = t2 - t1, time.perf_counter_ns() - t0
+            durations = {DurationCode.ON_HARDWARE: hw, DurationCode.IN_DRIVER: driver,
+                         DurationCode.FENCED_ON_HARDWARE: hw, DurationCode.FENCED_IN_DRIVER: driver}  # fmt: skip
+        stamps = call.stamps() if profiled else None
+        profile = None if stamps is None else (call.executable.code.inputs, stamps)
+        return _Outcome(None, plan.outcome.shapes, plan.outcome.sufficient, durations, profile)
 
     def _plan_for(self, fn: str, deadline: int | None) -> _Plan:
         """Everything about a computation that depends only on the bindings:
@@ -939,6 +955,27 @@ class Execution:
         if not self._measure:
             raise BadStateError(fn, "timing was not measured (set_measure_timing(True) before computing)")
         return outcome.durations.get(code, UINT64_MAX)
+
+    @ndk(_PROFILE)
+    def get_operation_profile(self) -> list[OperationProfile]:
+        """nnc extension: the last computation's time per operation of the
+        main graph, in model order (:class:`nnc.profile.OperationProfile`:
+        index, type, output shapes, MACs, start on the monotonic clock,
+        duration in ns).  BAD_STATE unless the computation succeeded and the
+        compilation was made with ``Compilation.set_profiling(True)``.  The
+        first call per input-shape variant runs shape inference to describe
+        the operations."""
+        fn = _PROFILE
+        outcome = self._outcome
+        if self._state is not State.COMPLETED or outcome is None:
+            raise BadStateError(fn, f"the execution is in the {self._state.value} state, not completed")
+        if outcome.error is not None:
+            raise BadStateError(fn, f"the computation failed: {outcome.error}")
+        if outcome.profile is None:
+            raise BadStateError(fn, "the compilation was not made for profiling "
+                                    "(Compilation.set_profiling(True) before finish)")  # fmt: skip
+        infos, stamps = outcome.profile
+        return profiles(self.compilation.operation_details(infos), stamps)
 
     # -- lifetime ---------------------------------------------------------------------------------------
     @ndk(_FREE, free=True)

@@ -36,6 +36,10 @@ module attribute ``nnc.loop_timeout_arg``, -1 without WHILE), and the module
 declares the clock ``@nnc_monotonic_ns``.  IF and WHILE are lowered by
 :mod:`nnc.passes.lowering.control_flow`, which inlines the referenced models'
 functions (marked ``nnapi.subgraph``; they are dropped afterwards).
+
+With the option ``profile`` the dispatch loop of ``@main`` stamps the clock
+before each operation and after the last (:mod:`nnc.passes.profile`): the
+one place that knows where each NNAPI operation's code begins and ends.
 """
 
 from __future__ import annotations
@@ -87,6 +91,7 @@ from nnc.enums import OperationType
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
+from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 
 
@@ -176,6 +181,7 @@ class _FunctionLowering:
         pool: ConstantPool | None = None,
         loop_timeout: bool = False,
         half_conversions: bool = True,
+        profile: bool = False,
     ):
         self.module = module
         self.fn = fn
@@ -198,6 +204,8 @@ class _FunctionLowering:
         self.loop_timeout: SSAValue | None = None
         #: where allocations go while lowering inside an IF/WHILE region
         self.hoist: InsertPoint | None = None
+        #: whether to time each top-level operation (:mod:`nnc.passes.profile`)
+        self.profile = profile
 
     def run(self) -> func.FuncOp:
         old = self.fn.body.block
@@ -226,10 +234,15 @@ class _FunctionLowering:
             if v not in self.destinations and isinstance(v.owner, nnapi.NNAPIOperation):
                 self.destinations[v] = block.args[n_in + k]
         index = 0  # the NNAPI operation index (constants are not operations)
+        stamps = self._stamps(old)
         for op in old.ops:
+            if stamps is not None and isinstance(op, nnapi.NNAPIOperation):
+                stamps.stamp(self.builder, index)  # the profile's one hook: operation `index` starts
             self.lower_op(op, index)
             if isinstance(op, nnapi.NNAPIOperation):
                 index += 1
+        if stamps is not None:
+            stamps.stamp(self.builder, index)  # the last operation ended
         # Outputs not written in place (inputs, constants, repeats) are copied.
         for k, v in enumerate(ret.arguments):
             dst = block.args[n_in + k]
@@ -239,6 +252,13 @@ class _FunctionLowering:
         self.builder.insert(func.ReturnOp())
         new = func.FuncOp(self.fn.sym_name.data, (arg_types, []), Region(block))
         return new
+
+    def _stamps(self, block: Block) -> OperationStamps | None:
+        """The timestamp buffer of a profiled function (one slot per
+        operation of ``block`` and one after the last), else None."""
+        if not self.profile:
+            return None
+        return OperationStamps(self.builder, sum(isinstance(o, nnapi.NNAPIOperation) for o in block.ops))
 
     def _alloc(self, shape: Sequence[int], elem: Attribute) -> SSAValue:
         op = memref.AllocOp.get(elem, 64, list(shape))
@@ -429,13 +449,18 @@ class ConvertNNAPIToLinalgPass(ModulePass):
     constant pool.  With it the lowerings read constant weights and append
     them laid out for the kernels (packed GEMM panels), and constants read
     only in that layout are dropped.  Without it (``nnc-opt``) packed
-    constants are ``memref.global`` and only inline constants are read."""
+    constants are ``memref.global`` and only inline constants are read.
+
+    ``profile`` (``convert-nnapi-to-linalg{profile=true}``): record the
+    monotonic clock around each operation of ``@main``
+    (:mod:`nnc.passes.profile`); without it no timing code is emitted."""
 
     name = "convert-nnapi-to-linalg"
 
     target_triple: str = ""
     target_cpu: str = ""
     target_features: str = ""
+    profile: bool = False
     pool: ConstantPool | None = field(default=None, compare=False)
 
     @staticmethod
@@ -467,7 +492,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         functions = [f for f in op.ops if isinstance(f, func.FuncOp)]
         loops = any(isinstance(o, nnapi.op_class(OperationType.WHILE)) for f in functions for o in f.walk())
         # RANDOM_MULTINOMIAL seeds itself from the clock when asked for random seeds
-        clock = loops or any(
+        clock = self.profile or loops or any(
             isinstance(o, nnapi.op_class(OperationType.RANDOM_MULTINOMIAL)) for f in functions for o in f.walk()
         )
         emission = EmissionState()
@@ -479,7 +504,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
                 continue  # inlined where it is used
             fl = _FunctionLowering(
                 op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops,
-                half_conversions=target.half_conversions,
+                half_conversions=target.half_conversions, profile=self.profile and top.sym_name.data == "main",
             )  # fmt: skip
             new_fn = fl.run()
             lowered.append((new_fn, fl))

@@ -26,6 +26,11 @@ the four-argument form.  A declaration of ``nnc_monotonic_ns`` (the loops'
 clock) is replaced by its definition: ``clock_gettime(CLOCK_MONOTONIC)`` in
 nanoseconds (Linux: clock id 1, ``struct timespec`` = two 64-bit fields).
 
+Code compiled for profiling (the module attribute ``nnc.profile = [offset,
+count]`` that ``nnc-plan-buffers`` records, see :mod:`nnc.passes.profile`)
+also exports ``const int64_t nnc_profile_layout[2] = {offset, count}``: where
+in the arena ``nnc_run`` leaves the operations' timestamps.
+
 This pass runs on the llvm dialect, after ``convert-nnc-to-llvm``; it reads the
 input and output counts that ``convert-nnapi-to-linalg`` recorded on the module.
 """
@@ -34,13 +39,15 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntAttr, IntegerAttr, ModuleOp, i32, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntAttr, IntegerAttr, ModuleOp, TensorType, i32, i64
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.passes.lowering.control_flow import CLOCK_FUNCTION, LOOP_TIMEOUT_ARG_ATTR
+from nnc.passes.profile import PROFILE_ATTR, read_layout
 from nnc.runtime.abi import ENTRY_NAME as ENTRY
+from nnc.runtime.abi import PROFILE_SYMBOL
 
 PTR = llvm.LLVMPointerType()
 
@@ -99,6 +106,20 @@ class AddEntryPointPass(ModulePass):
         )
         op.body.block.add_op(entry)
         _define_clock(op)
+        _export_profile_layout(op)
+
+
+def _export_profile_layout(module: ModuleOp) -> None:
+    """``nnc_profile_layout`` for a module compiled for profiling."""
+    layout = read_layout(
+        module.attributes.get(PROFILE_ATTR), lambda message: PassFailedException(f"nnc-add-entry-point: {message}")
+    )
+    if layout is None:
+        return
+    value = DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), list(layout))
+    module.body.block.add_op(
+        llvm.GlobalOp(llvm.LLVMArrayType(2, i64), PROFILE_SYMBOL, "external", constant=True, value=value, alignment=8)
+    )
 
 
 def _define_clock(module: ModuleOp) -> None:

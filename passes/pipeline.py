@@ -202,4 +202,8 @@ def to_llvm_ir(module: ModuleOp) -> str:
     for op in module.ops:
         if isinstance(op, llvm.FuncOp) and op.no_inline is not None:
             ir_module.get_global(op.sym_name.data).attributes.add("noinline")
+        # It also writes `external` before a defined global (LLVM IR spells an
+        # external definition without a linkage: `external` is a declaration).
+        if isinstance(op, llvm.GlobalOp) and op.value is not None and op.linkage.linkage.data == "external":
+            ir_module.get_global(op.sym_name.data).linkage = ""
     return str(ir_module)

@@ -8,7 +8,10 @@ largest buffers first, so that buffers whose ranges do not overlap share
 memory.  Each alloc becomes a ``memref.view`` into a new trailing function
 argument ``%arena: memref<Nxi8>``; the arena size is recorded on the module as
 ``nnc.arena_size`` for the runtime, which allocates it once per execution
-context.
+context.  The offset of the profile's timestamp buffer (the alloc marked
+``nnc.profile``, see :mod:`nnc.passes.profile`) is recorded as the module
+attribute ``nnc.profile = [offset, count]``, for the runtime to read the
+stamps out of the arena.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
+
+from nnc.passes.profile import PROFILE_ATTR, profile_layout
 
 ALIGN = 64
 
@@ -132,6 +137,8 @@ class PlanBuffersPass(ModulePass):
             block = fn.body.block
             arena = block.insert_arg(MemRefType(i8, [max(size, 1)]), len(block.args))
             for b in buffers:
+                if PROFILE_ATTR in b.alloc.attributes:
+                    op.attributes[PROFILE_ATTR] = profile_layout(b.offset, b.alloc.memref.type.get_shape()[0])
                 off = arith.ConstantOp(IntegerAttr(b.offset, IndexType()))
                 view = memref.ViewOp(arena, off, [], b.alloc.memref.type)
                 block.insert_ops_before([off, view], b.alloc)

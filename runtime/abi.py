@@ -33,6 +33,13 @@ ENTRY = ctypes.CFUNCTYPE(
 #: timeout (operation errors are ``k + 1 > 0``).
 LOOP_TIMEOUT_STATUS = -4
 
+#: Exported only by code compiled for profiling (``nnc.passes.profile``):
+#: ``const int64_t nnc_profile_layout[2] = {offset, count}``, the byte offset
+#: in the arena where ``nnc_run`` leaves ``count`` int64 timestamps of the
+#: monotonic clock (ns): operation k of the main graph ran from stamp k to
+#: stamp k + 1.
+PROFILE_SYMBOL = "nnc_profile_layout"
+
 #: Bumped when a function of the artifact ABI changes meaning or signature
 #: (2: nnc_run_with_loop_timeout, NNC_MODEL_ERROR_LOOP_TIMEOUT).
 ABI_VERSION = 2

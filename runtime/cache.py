@@ -36,7 +36,9 @@ changes the compiled result or that NNAPI requires to separate entries:
   versions;
 * the input signature: per model input its type, dimensions, quantisation
   parameters and whether it is omitted;
-* the target: LLVM triple, CPU name and CPU feature string.
+* the target: LLVM triple, CPU name and CPU feature string;
+* whether the code is compiled for profiling (``Compilation.set_profiling``:
+  it records per-operation timestamps, so it is other code).
 
 So a changed model under the same token gets another key: it misses and never
 loads the old entry.  Entries are never deleted by nnc; the cache directory
@@ -311,10 +313,13 @@ def cache_key(
     priority: int,
     target: Target,
     devices: Sequence[tuple[str, str]] = (("nnc-cpu", ""),),
+    profile: bool = False,
 ) -> str:
     """The entry's key (64 hex digits); see the module docstring.
     ``devices`` are the (name, version) of the devices compiled for
-    (Compilation passes its own; the default stands for nnc-cpu)."""
+    (Compilation passes its own; the default stands for nnc-cpu);
+    ``profile``: the code records per-operation timestamps (another entry
+    than the same model's plain code)."""
     token = bytes(token)
     if len(token) != 32:
         raise ValueError("the cache token must be 32 bytes")
@@ -327,6 +332,8 @@ def cache_key(
     h.put(compiler_id())
     h.put(input_signature(infos))
     h.put([target.triple, target.cpu, target.features])
+    if profile:  # (absent for plain code, so the keys of existing entries stay valid)
+        h.put("profile")
     return h.digest().hex()
 
 

@@ -25,6 +25,11 @@ ctypes releases the GIL for the native call, so they really run in parallel.  LL
 thread-safe (llvmlite parses into the global LLVMContext), so optimising,
 emitting and loading native code is serialised by :data:`LLVM_LOCK`.
 
+Code compiled for profiling (:mod:`nnc.passes.profile`) exports
+:data:`~nnc.runtime.abi.PROFILE_SYMBOL`; :attr:`Executable.profile_layout`
+is then where each call leaves its operations' timestamps in its arena, and
+:meth:`NativeCall.stamps` reads those of a call's last run.
+
 Parallel loops in the code call ``nnc_parallel_for``, which resolves to the
 one thread pool of this process (:mod:`nnc.runtime.threadpool`, loaded before
 the first Executable); the caller sets its thread count before running.
@@ -41,6 +46,7 @@ import numpy as np
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
 from nnc.operand_types import OperandInfo, dtype_of
 from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
+from nnc.runtime.abi import PROFILE_SYMBOL
 from nnc.runtime import threadpool
 from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize  # noqa: F401 (LLVM_LOCK: re-exported)
 
@@ -96,6 +102,20 @@ class Executable:
         self.output_shapes = [tuple(o.dims or ()) for o in code.outputs]
         self.output_dtypes = [dtype_of(o.type) for o in code.outputs]
         self._entry = ENTRY(self._entry_address())
+        #: (byte offset in the arena, count) of the timestamps of code
+        #: compiled for profiling; None for other code
+        self.profile_layout: tuple[int, int] | None = self._profile_layout()
+
+    def _profile_layout(self) -> tuple[int, int] | None:
+        address = self.native.global_address(PROFILE_SYMBOL)
+        if not address:
+            return None
+        offset, count = (ctypes.c_int64 * 2).from_address(address)
+        if offset < 0 or count < 1 or offset + 8 * count > self.arena_size:
+            raise RuntimeError(
+                f"{PROFILE_SYMBOL} = {{{offset}, {count}}} lies outside the arena ({self.arena_size} bytes)"
+            )
+        return offset, count
 
     def _entry_address(self) -> int:
         """The five-argument entry: an artifact's ``nnc_run_with_loop_timeout``
@@ -191,6 +211,18 @@ class NativeCall:
         if cached is None or cached[0] is not arena:
             cached = self._arena_args = (arena, self._arguments(arena))
         return self.executable._entry(*cached[1])
+
+    def stamps(self) -> np.ndarray | None:
+        """The timestamps (int64 ns of the monotonic clock) the last call
+        left in its arena, copied, if the code was compiled for profiling
+        (else, or before the first call, None).  Read before the arena is
+        used again: the caller owns it until then (see :meth:`__call__`)."""
+        layout = self.executable.profile_layout
+        if layout is None or self._arena_args is None:
+            return None
+        offset, count = layout
+        address = self._arena_args[1][3] + offset
+        return np.frombuffer((ctypes.c_int64 * count).from_address(address), dtype=np.int64).copy()
 
     def _arguments(self, arena: np.ndarray | None) -> tuple:
         """The entry's five arguments with ``arena`` (or the owned one)."""
