@@ -1,9 +1,11 @@
-"""Which CPUs LLVM can generate code for, checked in a child process.
+"""Which targets LLVM can generate code for, checked in a child process.
 
-``nnc compile --target-cpu NAME`` needs to know, before the slow part, that
-LLVM knows NAME for this machine's triple.  LLVM reports an unknown CPU only as
-a warning on stderr and aborts the whole process on some names (a 32-bit-only
-CPU for a 64-bit triple), so the probe runs in a child Python process.
+``nnc compile --target TRIPLE --target-cpu NAME --target-features +a,-b``
+needs to know, before the slow part, that LLVM knows the triple, NAME for it
+and the features (:func:`target_for`).  LLVM reports an unknown CPU or
+feature only as a warning on stderr and aborts the whole process on some
+names (a 32-bit-only CPU for a 64-bit triple), so the probe runs in a child
+Python process, with every back end LLVM was built for.
 Separate from :mod:`nnc.runtime.artifact`, which links and documents code
 once the target is chosen.
 

@@ -34,6 +34,9 @@ from test_kernels import _functions, _kernel_model
 from test_tflite import cache_dir, run, zoo_inputs, zoo_path  # noqa: F401 - cache_dir is a fixture
 
 import nnc
+from nnc import FuseCode
+from nnc import OperandType as T
+from nnc import OperationType as Op
 from nnc import driver
 from nnc.cli import main as nnc_main
 from nnc.operand_types import dtype_of
@@ -46,13 +49,14 @@ TRIPLE = "aarch64-linux-gnu"
 SYSROOT = "/usr/aarch64-linux-gnu"
 CROSS_CC = "aarch64-linux-gnu-gcc"
 QEMU = "qemu-aarch64"
+OBJDUMP = "aarch64-linux-gnu-objdump"
 PACKAGES = "qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 #: seconds one emulated run may take (MobileNet v1 0.5 runs in 1-4 s under qemu)
 RUN_TIMEOUT = 300
 
 
 def _missing_tools() -> list[str]:
-    missing = [tool for tool in (CROSS_CC, QEMU) if shutil.which(tool) is None]
+    missing = [tool for tool in (CROSS_CC, OBJDUMP, QEMU) if shutil.which(tool) is None]
     if not os.path.isfile(os.path.join(SYSROOT, "lib", "ld-linux-aarch64.so.1")):
         missing.append(f"{SYSROOT} (libc6-dev-arm64-cross)")
     return missing
@@ -95,6 +99,33 @@ def test_neon_gemm_uses_128_bit_fmas_without_spills() -> None:
     assert not re.search(r"\b[xyz]mm\d", gemm)
     spills = {n: [ln.strip() for ln in ls if _STACK_Q.search(ln)] for n, ls in kernels.items()}
     assert not {n: s for n, s in spills.items() if s}, spills
+
+
+def _loops(lines: list[str]) -> list[str]:
+    """The bodies of a function's innermost loops (a label to the branch back to it)."""
+    return [body for _, body in re.findall(r"\n(\.LBB\w+):(.*?)\n\tb(?:\.\w+)?\t\1\n", "\n" + "\n".join(lines), re.S)]
+
+
+def test_sdot_gemm_with_dotprod_without_spills() -> None:
+    """With +dotprod the int8 GEMM kernels are sdot on 4 (or, in a 2-lane
+    channel tail, 2) x int32 lanes (the quad form, chosen by the target description's Int8Dot.SDOT) and their
+    reduction loops keep every accumulator in a register (the
+    requantisation after the loop, 4 x int64 intermediates per vector, may
+    spill: once per block, not per step); without +dotprod, no sdot."""
+    model, _ = _q8_models()["q8_signed"]
+    infos = driver.static_input_infos(model)
+    for features, expect in (("+dotprod", True), ("", False)):
+        target = jit.Target("aarch64-unknown-linux-gnu", "generic", features)
+        code = driver.lower(model, infos, target=target)
+        fns = _functions(jit.emit_assembly(jit.optimize(code.llvm_ir, target), target))
+        kernels = {n: ls for n, ls in fns.items() if n.startswith("nnc_q8_")}
+        sdot = {n for n, ls in kernels.items() if any(re.search(r"\bsdot\s+v\d+\.(4s|2s), v\d+\.(16b|8b), v\d+\.(16b|8b|4b\[\d\])", x) for x in ls)}
+        assert bool(sdot) == expect, (features, sorted(kernels))
+        assert sdot == {n for n in kernels if n.startswith("nnc_q8_sdot_gemm_")}
+    for name in sdot:
+        loops = _loops(kernels[name])
+        assert len(loops) == 1 and "sdot" in loops[0], name
+        assert not [ln for ln in loops[0].splitlines() if _STACK_Q.search(ln)], (name, loops[0])
 
 
 def test_android_object_has_the_abi(tmp_path) -> None:
@@ -205,14 +236,15 @@ def _inputs(name: str, model: nnc.Model) -> list[np.ndarray]:
 
 
 class Emulated:
-    """One model cross-compiled and its C caller, built with the cross compiler."""
+    """One model cross-compiled (for the generic AArch64 CPU plus
+    ``features``) and its C caller, built with the cross compiler."""
 
-    def __init__(self, name: str, work: str):
+    def __init__(self, name: str, model: nnc.Model, work: str, features: str | None = None):
         self.name = name
-        self.model = nnc.load_model(MODELS[name])
+        self.model = model
         self.dir = work
         self.lib = os.path.join(work, f"lib{name}.so")
-        written = nnc.compile_artifact(self.model, self.lib, target=TRIPLE)
+        written = nnc.compile_artifact(self.model, self.lib, target=TRIPLE, features=features)
         assert self.lib in written and self.lib + ".weights" in written
         header = os.path.join(work, f"lib{name}.h")
         assert "#define NNC_MODEL_TARGET_TRIPLE" in open(header).read()
@@ -265,7 +297,7 @@ def test_aarch64_library_under_qemu_matches_the_host(name, tmp_path, cache_dir) 
     through test_tflite's compilation cache, shared with the zoo's tests."""
     _require_tools()
     t0 = time.perf_counter()
-    case = Emulated(name, str(tmp_path))
+    case = Emulated(name, nnc.load_model(MODELS[name]), str(tmp_path))
     t1 = time.perf_counter()
     inputs = _inputs(name, case.model)
     expected = run(case.model, inputs, cache_dir)
@@ -278,3 +310,84 @@ def test_aarch64_library_under_qemu_matches_the_host(name, tmp_path, cache_dir) 
         _assert_matches_host(f"{name} at {threads} thread(s)", got, expected)
     print(f"\n{name}: cross-compile + cross cc {t1 - t0:.1f} s, host {t2 - t1:.1f} s, "
           f"qemu at 1 thread {times[0]:.2f} s, 2 threads {times[1]:.2f} s")  # fmt: skip
+
+
+# -- the int8 GEMM's sdot form (+dotprod), under qemu -cpu max ---------------------------------------------------
+
+
+def _q8_models() -> dict[str, tuple[nnc.Model, np.ndarray]]:
+    """Two small int8 models whose GEMMs cover the sdot form's cases: int8
+    with a per-channel filter (3x3, stride 2, padding: a run of 9, padded
+    to 3 quads; 19 channels: tails of 2 and 1 lanes), a per-tensor 1x1
+    (70 channels) and a FULLY_CONNECTED; uint8 (the input shifted by 128)
+    with a filter whose offsets fit int8 and a FULLY_CONNECTED whose
+    offsets do not (the pair form, next to the sdot form)."""
+    rng = np.random.default_rng(7)
+    models = {}
+
+    def scalars(m: nnc.Model, *values: int) -> list[int]:
+        out = []
+        for v in values:
+            i = m.add_operand(T.INT32)
+            m.set_operand_value(i, np.int32(v))
+            out.append(i)
+        return out
+
+    def tensor(m: nnc.Model, t, shape, scale: float, zp: int, value=None) -> int:
+        i = m.add_operand(t, list(shape), scale, zp)
+        if value is not None:
+            m.set_operand_value(i, value)
+        return i
+
+    def bias(m: nnc.Model, n: int, scale: float) -> int:
+        return tensor(m, T.TENSOR_INT32, [n], scale, 0, rng.integers(-3000, 3000, n).astype(np.int32))
+
+    s8, u8 = T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT8_ASYMM
+    # int8: CONV 3x3/2 per channel -> CONV 1x1 -> FULLY_CONNECTED
+    m = nnc.Model()
+    x = tensor(m, s8, [1, 8, 7, 3], 0.05, 3)
+    w = m.add_operand(T.TENSOR_QUANT8_SYMM_PER_CHANNEL, [19, 3, 3, 3])
+    m.set_operand_symm_per_channel_quant_params(w, [float(v) for v in rng.uniform(0.005, 0.03, 19)], 0)
+    m.set_operand_value(w, rng.integers(-127, 127, (19, 3, 3, 3), endpoint=True).astype(np.int8))
+    c1 = tensor(m, s8, [1, 4, 4, 19], 0.3, -5)
+    m.add_operation(Op.CONV_2D, [x, w, bias(m, 19, 0.0), *scalars(m, 1, 1, 1, 1, 2, 2, FuseCode.RELU6)], [c1])
+    w2 = tensor(m, s8, [70, 1, 1, 19], 0.02, 4, rng.integers(-120, 120, (70, 1, 1, 19)).astype(np.int8))
+    c2 = tensor(m, s8, [1, 4, 4, 70], 0.2, 2)
+    m.add_operation(Op.CONV_2D, [c1, w2, bias(m, 70, 0.3 * 0.02), *scalars(m, 0, 0, 0, 0, 1, 1, FuseCode.NONE)], [c2])
+    w3 = tensor(m, s8, [10, 4 * 4 * 70], 0.01, 0, rng.integers(-128, 127, (10, 1120), endpoint=True).astype(np.int8))
+    y = tensor(m, s8, [1, 10], 16.0, 1)
+    m.add_operation(Op.FULLY_CONNECTED, [c2, w3, bias(m, 10, 0.2 * 0.01), *scalars(m, FuseCode.RELU)], [y])
+    m.identify_inputs_and_outputs([x], [c1, c2, y])
+    m.finish()
+    models["q8_signed"] = (m, rng.integers(-128, 127, (1, 8, 7, 3), endpoint=True).astype(np.int8))
+    # uint8: CONV 3x2 (offsets fit int8) -> FULLY_CONNECTED (offsets do not)
+    m = nnc.Model()
+    x = tensor(m, u8, [2, 7, 9, 5], 0.05, 131)
+    w = tensor(m, u8, [24, 3, 2, 5], 0.02, 130, rng.integers(2, 255, (24, 3, 2, 5), endpoint=True).astype(np.uint8))
+    c1 = tensor(m, u8, [2, 8, 5, 24], 0.4, 120)
+    m.add_operation(Op.CONV_2D, [x, w, bias(m, 24, 0.05 * 0.02), *scalars(m, 1, 0, 2, 1, 2, 1, FuseCode.RELU)], [c1])
+    w2 = tensor(m, u8, [7, 8 * 5 * 24], 0.01, 128, rng.integers(0, 255, (7, 960), endpoint=True).astype(np.uint8))
+    y = tensor(m, u8, [2, 7], 40.0, 128)
+    m.add_operation(Op.FULLY_CONNECTED, [c1, w2, bias(m, 7, 0.4 * 0.01), *scalars(m, FuseCode.NONE)], [y])
+    m.identify_inputs_and_outputs([x], [c1, y])
+    m.finish()
+    models["q8_unsigned"] = (m, rng.integers(0, 255, (2, 7, 9, 5), endpoint=True).astype(np.uint8))
+    return models
+
+
+def test_sdot_form_under_qemu_matches_the_host(tmp_path) -> None:
+    """With ``--target-features +dotprod`` the int8 GEMMs use sdot; under
+    ``qemu-aarch64 -cpu max`` (which has FEAT_DotProd) their outputs equal
+    the host's (the pair form, checked against a reference in
+    test_q8_kernels) exactly, at 1 and 2 threads."""
+    _require_tools()
+    for name, (model, x) in _q8_models().items():
+        work = tmp_path / name
+        work.mkdir()
+        case = Emulated(name, model, str(work), features="+dotprod")
+        disassembly = subprocess.run([OBJDUMP, "-d", case.lib], capture_output=True, text=True, timeout=60).stdout
+        assert re.search(r"\bsdot\s+v\d+\.4s", disassembly), name
+        expected = nnc.compile(model).run(x)
+        assert all(len(np.unique(y)) > 3 for y in expected), "outputs saturated: the comparison would show little"
+        for threads in (1, 2):
+            _assert_matches_host(f"{name} at {threads} thread(s)", case.run([x], threads, qemu_cpu="max"), expected)
