@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import struct
 import subprocess
 import time
 
@@ -128,9 +129,35 @@ def test_sdot_gemm_with_dotprod_without_spills() -> None:
         assert not [ln for ln in loops[0].splitlines() if _STACK_Q.search(ln)], (name, loops[0])
 
 
+def _undefined_symbols(elf: bytes) -> set[str]:
+    """The undefined symbols of an ELF64 little-endian object (its .symtab)."""
+    shoff, shentsize, shnum = struct.unpack_from("<Q", elf, 0x28)[0], *struct.unpack_from("<HH", elf, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + k * shentsize) for k in range(shnum)]
+    out = set()
+    for _, kind, _, _, offset, size, link, _, _, entsize in sections:
+        if kind != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[link][4]
+        for k in range(size // entsize):
+            name, _, _, shndx = struct.unpack_from("<IBBH", elf, offset + k * entsize)
+            if name and shndx == 0:
+                out.add(elf[strtab + name : elf.index(b"\0", strtab + name)].decode())
+    return out
+
+
+#: what an artifact may need from the C library: all in Android's bionic
+#: (libc, and libm for the math functions)
+BIONIC = {"clock_gettime", "free", "getenv", "memset", "memcpy", "memmove", "posix_memalign", "pthread_atfork",
+          "pthread_cond_broadcast", "pthread_cond_init", "pthread_cond_signal", "pthread_cond_wait",
+          "pthread_create", "pthread_mutex_init", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_sigmask",
+          "sched_getaffinity", "sigfillset", "sysconf", "expf", "logf", "roundf", "tanhf", "powf", "sinf", "cosf",
+          "atan2f", "sqrtf", "floorf", "ceilf", "fmodf", "log1pf", "expm1f", "erff"}  # fmt: skip
+
+
 def test_android_object_has_the_abi(tmp_path) -> None:
     """``--target aarch64-linux-android29 --emit obj``: an AArch64 ELF
-    relocatable object exporting the C ABI; the header names the triple."""
+    relocatable object exporting the C ABI and needing only functions
+    bionic has; the header names the triple."""
     obj = tmp_path / "model.o"
     assert nnc_main(["compile", EXAMPLE, "--target", "aarch64-linux-android29", "--emit", "obj", "-o", str(obj)]) == 0
     data = obj.read_bytes()
@@ -139,6 +166,8 @@ def test_android_object_has_the_abi(tmp_path) -> None:
     assert int.from_bytes(data[16:18], "little") == 1 and int.from_bytes(data[18:20], "little") == 183
     for symbol in (b"nnc_run\0", b"nnc_model_run\0", b"nnc_model_set_num_threads\0", b"nnc_model_target_triple\0"):
         assert symbol in data
+    needed = _undefined_symbols(data)
+    assert "pthread_create" in needed and needed <= BIONIC, needed - BIONIC
     header = (tmp_path / "model.h").read_text()
     assert "#define NNC_MODEL_TARGET_TRIPLE" in header and '"aarch64-linux-android29"' in header
 
