@@ -2,7 +2,9 @@
 
 Build a model with :class:`Model` (the NDK's ANeuralNetworksModel), compile it
 with :class:`Compilation` and run it with :class:`Execution`; or use the
-convenience layer :func:`compile` -> :class:`CompiledModel`.
+convenience layer :func:`compile` -> :class:`CompiledModel`; or compile it
+ahead of time into a native library for this or another machine (an AArch64
+phone) with :func:`compile_artifact`, as ``nnc compile`` does.
 
 Why the public names load lazily: the compiler behind them (xDSL, the passes,
 llvmlite's LLVM) takes over a second to import, and a process that only runs
@@ -58,7 +60,7 @@ from nnc.errors import (
 from nnc.version import __version__  # noqa: F401
 
 if TYPE_CHECKING:
-    from nnc.api import CompiledModel, compile, load_model
+    from nnc.api import CompiledModel, compile, compile_artifact, load_model
     from nnc.burst import Burst
     from nnc.compilation import Compilation
     from nnc.details import TensorDetails
@@ -79,7 +81,7 @@ if TYPE_CHECKING:
 
 #: public name -> the module defining it, imported on first access
 _LAZY: dict[str, str] = {
-    **dict.fromkeys(("CompiledModel", "compile", "load_model"), "nnc.api"),
+    **dict.fromkeys(("CompiledModel", "compile", "compile_artifact", "load_model"), "nnc.api"),
     "Burst": "nnc.burst",
     "Compilation": "nnc.compilation",
     "TensorDetails": "nnc.details",
@@ -165,6 +167,7 @@ __all__ = [
     "UnsupportedOperationError",
     "UnsupportedOperatorsError",
     "compile",
+    "compile_artifact",
     "get_default_loop_timeout",
     "get_device",
     "get_device_count",

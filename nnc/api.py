@@ -12,12 +12,15 @@ import stat
 
 import numpy as np
 
+from nnc import driver
 from nnc.compilation import Compilation
 from nnc.details import TensorDetails, bind_inputs
-from nnc.errors import BadDataError, OutputInsufficientSizeError, UnexpectedNullError
+from nnc.errors import BadDataError, OpFailedError, OutputInsufficientSizeError, UnexpectedNullError
 from nnc.execution import Execution
 from nnc.model import Model
 from nnc.operand_types import dtype_of
+from nnc.runtime import cpu_probe
+from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
 from nnc.tflite import import_tflite, is_tflite_file
 
 
@@ -165,3 +168,51 @@ def compile(  # noqa: A001 - mirrors the product's verb
     cache in ``cache_dir`` when given; ``profile``: with per-operation
     timestamps, read by ``Execution.get_operation_profile``)."""
     return CompiledModel(model, cache_dir, profile=profile)
+
+
+def compile_artifact(
+    model: Model,
+    path: str | os.PathLike,
+    *,
+    target: str | None = None,
+    cpu: str | None = None,
+    features: str | None = None,
+    emit: str = "shared",
+    header: str | os.PathLike | None = None,
+    embed_weights: bool = False,
+) -> list[str]:
+    """``nnc compile`` from Python: compile ``model`` ahead of time into
+    ``path`` and return the files written (``path``, and for ``emit`` obj
+    or shared the C header and, unless ``embed_weights``, ``path.weights``).
+
+    ``target``: an LLVM triple (``aarch64-linux-gnu``,
+    ``aarch64-linux-android29``; default this machine), ``cpu`` an LLVM CPU
+    name for it (default: this machine's CPU, or ``generic`` for another
+    triple), ``features`` LLVM's ``+a,-b`` list (``+dotprod``).  ``emit``:
+    ``shared`` (linked with the C compiler, or for another triple a cross
+    compiler on PATH), ``obj``, ``llvm`` or ``mlir``.  Unlike
+    :class:`nnc.Compilation`, whose code runs in this process (so always for
+    this machine), the artifact is never loaded here.
+
+    Errors: BadDataError for a request that cannot be met (unknown triple,
+    CPU or feature, inputs not fully specified), OpFailedError when a tool
+    is missing or a file cannot be written, and the compilation's NNErrors."""
+    fn = "nnc.compile_artifact"
+    if model is None:
+        raise UnexpectedNullError(fn, "model is null")
+    if not isinstance(model, Model):
+        raise BadDataError(fn, f"expected an nnc.Model, got {type(model).__name__}")
+    if emit not in driver.EMITS:
+        raise BadDataError(fn, f"emit must be one of {', '.join(driver.EMITS)}, not {emit!r}")
+    if not model.finished:
+        model.finish()
+    try:
+        chosen = None if emit == "mlir" else cpu_probe.target_for(target, cpu, features)
+        return driver.compile_artifact(
+            model, os.fspath(path), emit=emit, target=chosen, embed_weights=embed_weights,
+            header=os.fspath(header) if header is not None else None,
+        )  # fmt: skip
+    except ArtifactUsageError as e:
+        raise BadDataError(fn, str(e)) from None
+    except ArtifactError as e:
+        raise OpFailedError(fn, str(e)) from None

@@ -13,15 +13,18 @@
         --dot prints the graph as Graphviz DOT instead (nnc.dot); --svg FILE
         renders it to FILE with Graphviz's dot program (exit status 1, with
         how to install it, when dot is missing).
-    nnc compile MODEL -o OUT [--emit mlir|llvm|obj|shared] [--target-cpu CPU]
-                [--header PATH] [--embed-weights]
+    nnc compile MODEL -o OUT [--emit mlir|llvm|obj|shared] [--target TRIPLE]
+                [--target-cpu CPU] [--target-features +a,-b] [--header PATH] [--embed-weights]
         Compile MODEL (whose inputs must be fully specified tensors) ahead of
         time.  mlir: the nnapi dialect module after shape inference; llvm: the
         optimised LLVM IR; obj: an ELF relocatable object; shared (default): a
         shared library linked with the system C compiler ($CC, cc, gcc or
         clang).  obj and shared also write a C header (OUT with suffix .h, or
         --header) and the weights (OUT.weights, unless --embed-weights).
-        OUT may be - (standard output) for mlir and llvm.
+        OUT may be - (standard output) for mlir and llvm.  --target
+        cross-compiles (aarch64-linux-gnu, aarch64-linux-android29; shared
+        then links with $CC, TRIPLE-gcc/clang or ld.lld); --target-cpu and
+        --target-features choose the CPU and LLVM features (+dotprod).
 
     nnc bench MODEL [--threads N] [--runs N] [--warmup N] [--input NAME=FILE.npy ...]
               [--cache DIR] [--profile [--top N]] [--json] [--seed N]
@@ -237,7 +240,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     emit = args.emit
     if args.target_cpu == "help":
         try:
-            print("\n".join(cpu_probe.known_cpus()))
+            triple = None if args.target in (None, "host", "native") else cpu_probe.check_triple(args.target)
+            print("\n".join(cpu_probe.known_cpus(triple)))
+        except ArtifactUsageError as e:
+            raise UsageError(str(e)) from None
         except ArtifactError as e:
             raise CommandError(str(e)) from None
         return 0
@@ -247,12 +253,14 @@ def cmd_compile(args: argparse.Namespace) -> int:
         raise UsageError("--header only applies to --emit obj or shared")
     if args.embed_weights and emit == "mlir":
         raise UsageError("--embed-weights does not apply to --emit mlir (weights are blob references there)")
-    if args.target_cpu is not None and emit == "mlir":
-        raise UsageError("--target-cpu does not apply to --emit mlir")
+    for option, value in (("--target", args.target), ("--target-cpu", args.target_cpu),
+                          ("--target-features", args.target_features)):  # fmt: skip
+        if value is not None and emit == "mlir":
+            raise UsageError(f"{option} does not apply to --emit mlir")
     model = _load(args.model)
     name = os.path.basename(args.model)
     try:
-        target = cpu_probe.target_for_cpu(args.target_cpu) if emit != "mlir" else None
+        target = cpu_probe.target_for(args.target, args.target_cpu, args.target_features) if emit != "mlir" else None
         with Progress(name) as progress, driver.timed() as timings:
             written = driver.compile_artifact(
                 model,
@@ -392,7 +400,12 @@ def main(argv: list[str] | None = None) -> int:
     comp.add_argument("-o", "--output", required=True, metavar="OUT", help="output file (- : stdout, mlir/llvm only)")
     comp.add_argument("--emit", choices=("mlir", "llvm", "obj", "shared"), default="shared",
                       help="what to produce (default: shared)")  # fmt: skip
-    comp.add_argument("--target-cpu", metavar="CPU", help="LLVM CPU name (default: this machine's CPU; help: list them)")
+    comp.add_argument("--target", metavar="TRIPLE",
+                      help="LLVM target triple, e.g. aarch64-linux-gnu, aarch64-linux-android29 (default: this machine)")  # fmt: skip
+    comp.add_argument("--target-cpu", metavar="CPU",
+                      help="LLVM CPU name (default: this machine's CPU, or generic for another --target; help: list them)")  # fmt: skip
+    comp.add_argument("--target-features", metavar="+A,-B",
+                      help="LLVM target features to add or remove, e.g. +dotprod")  # fmt: skip
     comp.add_argument("--header", metavar="PATH", help="C header path (default: OUT with suffix .h)")
     comp.add_argument("--embed-weights", action="store_true",
                       help="put the weights in the artifact instead of OUT.weights")  # fmt: skip

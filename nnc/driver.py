@@ -69,7 +69,7 @@ from nnc.runtime.artifact import (
     ArtifactUsageError,
     Progress,
     build,
-    c_compiler,
+    find_linker,
     header_path,
     header_text,
     link_shared,
@@ -323,8 +323,10 @@ def compile_model(
     """The model compiled for ``input_infos`` and loaded (compiler errors
     raised as they are; the LLVM stage within ``timeout_s``, see :func:`native_code`;
     ``profile``: with per-operation timestamps, see :mod:`nnc.passes.profile`)."""
-    module, weights = shaped_module(model, input_infos)
     target = target or Target.host()
+    if target.is_foreign:  # an artifact's business (compile_artifact): this process cannot run it
+        raise ValueError(f"code for {target.triple} cannot be loaded on {Target.host().triple}")
+    module, weights = shaped_module(model, input_infos)
     key = (str(module) + repr(target), hashlib.sha256(weights).hexdigest(), profile)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
@@ -425,8 +427,10 @@ def compile_artifact(
     progress: Progress | None = None,
     stdout: TextIO | None = None,
 ) -> list[str]:
-    """Compile ``model`` and write ``out`` (``-`` = ``stdout`` for mlir/llvm),
-    plus the header and weights file for obj/shared.  Returns the paths written."""
+    """Compile ``model`` for ``target`` (default: the host; any triple of
+    :func:`nnc.runtime.cpu_probe.target_for`) and write ``out`` (``-`` =
+    ``stdout`` for mlir/llvm), plus the header and weights file for
+    obj/shared.  Returns the paths written."""
     if emit not in EMITS:
         raise ValueError(f"emit must be one of {EMITS}")
     infos = static_input_infos(model)
@@ -453,8 +457,8 @@ def compile_artifact(
         buf = io.StringIO()
         Printer(stream=buf).print_op(module)
         return put(buf.getvalue())
-    cc = c_compiler() if emit == "shared" else None
     target = target or Target.host()
+    linker = find_linker(target) if emit == "shared" else None  # fail before the slow part
     code = lower(model, infos, progress, target)
     with compiler_errors(model, _FINISH), _stage("llvm (optimise, link the ABI, emit)"):
         art = build(code, target, embed_weights, progress)
@@ -464,7 +468,7 @@ def compile_artifact(
     if emit == "obj":
         write_file(out, art.code.object_code)
     else:
-        link_shared(art.code.object_code, out, cc)
+        link_shared(art.code.object_code, out, linker)
     written = [out]
     if wpath is not None:
         write_file(wpath, code.weights)

@@ -92,7 +92,7 @@ from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
-from nnc.passes.target import DEFAULT_TARGET, TargetDescription
+from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
 
 
 #: alignment of what the lowering appends to the constant pool (the
@@ -182,6 +182,7 @@ class _FunctionLowering:
         loop_timeout: bool = False,
         half_conversions: bool = True,
         profile: bool = False,
+        int8_dot: Int8Dot = Int8Dot.NONE,
     ):
         self.module = module
         self.fn = fn
@@ -190,6 +191,7 @@ class _FunctionLowering:
         self.emission = emission
         self.tiles = tiles
         self.half_conversions = half_conversions
+        self.int8_dot = int8_dot
         #: the module's constant pool, when the compilation has its bytes
         self.pool = pool
         #: buffer of a tensor constant -> its ConstantOp's value
@@ -301,6 +303,7 @@ class _FunctionLowering:
         return LoweringContext(
             self.builder, call, ins, outs, self._alloc, self.status, self._constant,
             emission=self.emission, tiles=self.tiles, constants=self, half_conversions=self.half_conversions,
+            int8_dot=self.int8_dot,
         )  # fmt: skip
 
     # -- ConstantSource (what the lowerings know of the constants) -----------------
@@ -505,6 +508,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
             fl = _FunctionLowering(
                 op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops,
                 half_conversions=target.half_conversions, profile=self.profile and top.sym_name.data == "main",
+                int8_dot=target.int8_dot,
             )  # fmt: skip
             new_fn = fl.run()
             lowered.append((new_fn, fl))

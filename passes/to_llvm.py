@@ -633,6 +633,14 @@ def _h_llvm_cast(c: _FuncConverter, op: Operation) -> None:
     c.vmap[op.results[0]] = c.emit(type(op)(c.v(op.operands[0]), op.results[0].type)).results[0]
 
 
+def _h_llvm_intrinsic(c: _FuncConverter, op: llvm.CallIntrinsicOp) -> None:
+    """A target intrinsic already in the input (AArch64 ``sdot`` of the int8
+    kernels' sdot form): the same call on the converted operands."""
+    call = c.emit(llvm.CallIntrinsicOp(op.intrin, [c.v(a) for a in op.args], [convert_type(r.type) for r in op.results]))
+    for old, new in zip(op.results, call.results, strict=True):
+        c.vmap[old] = new
+
+
 _HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Operation], None]] = {
     arith.ConstantOp: _h_constant,
     arith.CmpiOp: _h_cmpi,
@@ -679,6 +687,8 @@ _HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Operation], None]] = 
     llvm.SExtOp: _h_llvm_cast,
     llvm.ZExtOp: _h_llvm_cast,
     llvm.TruncOp: _h_llvm_cast,
+    llvm.BitcastOp: _h_llvm_cast,
+    llvm.CallIntrinsicOp: _h_llvm_intrinsic,
 }
 
 

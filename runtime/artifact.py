@@ -14,7 +14,8 @@ module* generated here with ``llvmlite.ir``:
     when the caller passes none;
 ``nnc_model_num_inputs``, ``nnc_model_input_type``/``rank``/``dims``/``size``/``scale``/``zero_point``
     (and the ``output`` counterparts), ``nnc_model_arena_size``,
-    ``nnc_model_weights_size``, ``nnc_model_embedded_weights``, ``nnc_model_abi_version``
+    ``nnc_model_weights_size``, ``nnc_model_embedded_weights``, ``nnc_model_abi_version``,
+``nnc_model_target_triple``
     constant tables behind bounds-checked accessors;
 ``nnc_model_check_weights``
     CRC-32 (zlib's) of a caller-loaded weights buffer against the one the
@@ -30,7 +31,11 @@ its machine code is the same as the runtime's for the same target.
 :func:`header_text` documents the result for C callers (the text is the
 template ``artifact_header.h.in``, package data next to this module), and
 :func:`link_shared` turns the object into a shared library with the system C
-compiler.
+compiler, or for another target (``nnc compile --target
+aarch64-linux-gnu``) a cross compiler or ``ld.lld`` (:func:`find_linker`).
+The ABI module and the thread pool are generated for the artifact's target
+triple and data layout, so an artifact for AArch64 Linux or Android is built
+on any machine.
 
 Only the native side is here: choosing the target CPU is
 :mod:`nnc.runtime.cpu_probe`, compiling a model up to LLVM IR and the whole
@@ -135,6 +140,9 @@ def abi_module(code: CompiledIR, target: Target, embed_weights: bool) -> ir.Modu
         b.ret(b.select(inside, value, dflt))
 
     constant_fn("nnc_model_abi_version", i32, ABI_VERSION)
+    # const char *nnc_model_target_triple(void): what the code was generated for
+    text = bytearray(target.triple.encode() + b"\0")
+    constant_fn("nnc_model_target_triple", ptr, const_global("nnc_model.triple", ir.ArrayType(i8, len(text)), text))
     for kind, infos in (("input", code.inputs), ("output", code.outputs)):
         constant_fn(f"nnc_model_num_{kind}s", i32, len(infos))
         table_fn(f"nnc_model_{kind}_type", i32, [int(i.type) for i in infos], -1)
@@ -324,9 +332,75 @@ def c_compiler() -> list[str]:
     )
 
 
-def link_shared(object_code: bytes, out: str, cc: Sequence[str] | None = None) -> None:
-    """``cc -shared`` the object into ``out`` (with libm and libpthread)."""
-    cmd = list(cc or c_compiler())
+@dataclass(frozen=True)
+class Linker:
+    """How to turn an object into a shared library: a C compiler driver
+    (adds libc, ``-pthread`` and libm) or, for a foreign target with no
+    cross compiler, ``ld.lld`` alone (the library then names no libraries
+    it needs: the program that loads it links libc, libm and pthreads,
+    as every C program on Linux and Android does)."""
+
+    command: tuple[str, ...]
+    lld: bool = False
+    #: what the error message says about where the command came from
+    origin: str = ""
+
+    def arguments(self, obj: str, out: str, soname: str) -> list[str]:
+        if self.lld:
+            return [*self.command, "-shared", "-soname", soname, "-o", out, obj]
+        args = [*self.command, "-shared", "-pthread", "-o", out, obj, "-lm"]
+        if sys.platform.startswith("linux"):
+            args.insert(-2, f"-Wl,-soname,{soname}")
+        return args
+
+
+def cross_linker_names(triple: str) -> list[str]:
+    """Cross compilers for ``triple`` by the names toolchains give them:
+    ``TRIPLE-gcc``/``TRIPLE-clang`` as spelt (the NDK's
+    ``aarch64-linux-android29-clang``) and without the vendor (Debian's
+    ``aarch64-linux-gnu-gcc`` for ``aarch64-unknown-linux-gnu``)."""
+    parts = triple.split("-")
+    spellings = [triple]
+    if len(parts) == 4:
+        spellings.append("-".join([parts[0], *parts[2:]]))
+    return [f"{t}-{cc}" for t in dict.fromkeys(spellings) for cc in ("gcc", "clang")]
+
+
+def find_linker(target: Target) -> Linker:
+    """The linker of a shared library for ``target``: the system C compiler
+    (:func:`c_compiler`) for the host; for another target ``$CC`` when set
+    (the user's choice: it must be a cross compiler for the target), else
+    a cross compiler named after the triple (:func:`cross_linker_names`)
+    on PATH, else ``ld.lld``; else ArtifactError naming what is missing."""
+    if not target.is_foreign:
+        return Linker(tuple(c_compiler()), origin="the C compiler")
+    env = os.environ.get("CC", "").strip()
+    if env:
+        cmd = shlex.split(env)
+        if shutil.which(cmd[0]) is None:
+            raise ArtifactError(
+                f"the C compiler $CC={env!r} was not found; point CC at a cross compiler for {target.triple}, "
+                "or use --emit obj and link yourself"
+            )
+        return Linker(tuple(cmd), origin=f"$CC (must be a cross compiler for {target.triple})")
+    names = cross_linker_names(target.triple)
+    for name in names:
+        if shutil.which(name):
+            return Linker((name,), origin=f"the cross compiler for {target.triple}")
+    if shutil.which("ld.lld"):
+        return Linker(("ld.lld",), lld=True, origin=f"ld.lld for {target.triple}")
+    raise ArtifactError(
+        f"no cross linker for {target.triple} found (looked for $CC, {', '.join(names)}, ld.lld on PATH) "
+        "to link the shared library; install one (Debian: apt-get install gcc-aarch64-linux-gnu; "
+        "Android: the NDK's toolchains/llvm/prebuilt/*/bin on PATH), or use --emit obj and link yourself"
+    )
+
+
+def link_shared(object_code: bytes, out: str, cc: Sequence[str] | Linker | None = None) -> None:
+    """Link the object into the shared library ``out`` with ``cc`` (a
+    :class:`Linker`, or a C compiler command; default the system's, with
+    libm and libpthread)."""
+    linker = cc if isinstance(cc, Linker) else Linker(tuple(cc or c_compiler()), origin="the C compiler")
     directory = os.path.dirname(os.path.abspath(out))
     with tempfile.TemporaryDirectory(prefix="nnc-link-") as tmp:
         obj = os.path.join(tmp, "model.o")
@@ -337,18 +411,16 @@ def link_shared(object_code: bytes, out: str, cc: Sequence[str] | None = None) -
         except OSError as e:
             raise ArtifactError(f"cannot write {out}: {e.strerror}") from None
         os.close(fd)
-        args = [*cmd, "-shared", "-pthread", "-o", staged, obj, "-lm"]
-        if sys.platform.startswith("linux"):
-            args.insert(-2, f"-Wl,-soname,{os.path.basename(out)}")
+        args = linker.arguments(obj, staged, os.path.basename(out))
         try:
             proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
         except OSError as e:
             _unlink(staged)
-            raise ArtifactError(f"cannot run the C compiler {cmd[0]!r}: {e.strerror}") from None
+            raise ArtifactError(f"cannot run {linker.origin} {linker.command[0]!r}: {e.strerror}") from None
         if proc.returncode != 0:
             _unlink(staged)
             detail = (proc.stderr or proc.stdout).strip()
-            raise ArtifactError(f"linking {out} failed ({shlex.join(args)}):\n{detail}")
+            raise ArtifactError(f"linking {out} with {linker.origin} failed ({shlex.join(args)}):\n{detail}")
         if proc.stderr.strip():
             print(proc.stderr.strip(), file=sys.stderr)
         try:
@@ -415,6 +487,8 @@ def header_text(
     target = code.target
     defines = {
         "NNC_MODEL_ABI_VERSION": f"{ABI_VERSION}",
+        "NNC_MODEL_TARGET_TRIPLE": json.dumps(target.triple),
+        "NNC_MODEL_TARGET_CPU": json.dumps(target.cpu or "generic"),
         "NNC_MODEL_NUM_INPUTS": f"{len(code.inputs)}",
         "NNC_MODEL_NUM_OUTPUTS": f"{len(code.outputs)}",
         "NNC_MODEL_ARENA_SIZE": f"((size_t){arena}u)",

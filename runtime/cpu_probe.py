@@ -1,9 +1,11 @@
-"""Which CPUs LLVM can generate code for, checked in a child process.
+"""Which targets LLVM can generate code for, checked in a child process.
 
-``nnc compile --target-cpu NAME`` needs to know, before the slow part, that
-LLVM knows NAME for this machine's triple.  LLVM reports an unknown CPU only as
-a warning on stderr and aborts the whole process on some names (a 32-bit-only
-CPU for a 64-bit triple), so the probe runs in a child Python process.
+``nnc compile --target TRIPLE --target-cpu NAME --target-features +a,-b``
+needs to know, before the slow part, that LLVM knows the triple, NAME for it
+and the features (:func:`target_for`).  LLVM reports an unknown CPU or
+feature only as a warning on stderr and aborts the whole process on some
+names (a 32-bit-only CPU for a 64-bit triple), so the probe runs in a child
+Python process, with every back end LLVM was built for.
 Separate from :mod:`nnc.runtime.artifact`, which links and documents code
 once the target is chosen.
 
@@ -25,87 +27,145 @@ import re
 import subprocess
 import sys
 
-import llvmlite.binding as llvm
-
 from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
-from nnc.runtime.jit import Target, initialize
+from nnc.runtime.jit import Target, host_triple, initialize, normalize_triple
 
 _PROBE = r"""
 import json, os, sys, tempfile
 import llvmlite.binding as llvm
 llvm.initialize_native_target(); llvm.initialize_native_asmprinter()
-if sys.argv[2] == "features":  # any triple LLVM was built for (tests probe AArch64 too)
-    llvm.initialize_all_targets(); llvm.initialize_all_asmprinters()
-t = llvm.Target.from_triple(sys.argv[1])
-def machine(cpu):
+llvm.initialize_all_targets(); llvm.initialize_all_asmprinters()  # any triple LLVM was built for
+triple, mode, cpu, features = sys.argv[1:5]
+try:
+    t = llvm.Target.from_triple(triple)
+except RuntimeError as e:
+    print(json.dumps({"bad_triple": str(e).strip()}))
+    sys.exit(0)
+def machine(cpu, features):
     sys.stderr.flush()
     with tempfile.TemporaryFile() as f:
         saved = os.dup(2); os.dup2(f.fileno(), 2)
         try:
-            tm = t.create_target_machine(cpu=cpu, features="", opt=3, reloc="pic")
+            tm = t.create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic")
         finally:
             os.dup2(saved, 2); os.close(saved)
         f.seek(0)
         return tm, f.read().decode(errors="replace")
-if sys.argv[2] == "features":
-    tm = t.create_target_machine(cpu=sys.argv[3], features=sys.argv[4], opt=3, reloc="pic")
+if mode == "features":
+    tm = t.create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic")
     m = llvm.parse_assembly(sys.stdin.read())
-    m.triple = sys.argv[1]
+    m.triple = triple
     m.data_layout = str(tm.target_data)
     print(json.dumps({"asm": tm.emit_assembly(m)}))
     sys.exit(0)
-if sys.argv[2] == "help":
-    print(json.dumps({"listing": machine("help")[1]}))
+if mode == "help":
+    print(json.dumps({"listing": machine("help", "")[1]}))
     sys.exit(0)
-tm, warnings = machine(sys.argv[2])
+tm, warnings = machine(cpu, features)
 if "not a recognized processor" in warnings:
-    _, listing = machine("help")
-    print(json.dumps({"unknown": True, "listing": listing}))
+    print(json.dumps({"unknown_cpu": True, "listing": machine("help", "")[1]}))
+    sys.exit(0)
+bad = [line.strip() for line in warnings.splitlines() if "not a recognized feature" in line]
+if bad:
+    print(json.dumps({"bad_features": bad}))
     sys.exit(0)
 m = llvm.parse_assembly("define i32 @f(i32 %x) {\n  %y = add i32 %x, 1\n  ret i32 %y\n}")
-m.triple = sys.argv[1]
+m.triple = triple
 tm.emit_object(m)
-print(json.dumps({"unknown": False}))
+print(json.dumps({"ok": True}))
 """
 
+#: Architectures and operating systems nnc generates code for: the thread
+#: pool and the artifact ABI assume 64-bit Linux (glibc or Android's bionic).
+ARCHITECTURES = ("x86_64", "aarch64")
 
-def _probe(cpu: str) -> tuple[subprocess.CompletedProcess, str]:
+_NAME = re.compile(r"[A-Za-z0-9_.]+(-[A-Za-z0-9_.]+)*")
+_FEATURES = re.compile(r"[+-][A-Za-z0-9_.]+(,[+-][A-Za-z0-9_.]+)*")
+
+
+def _probe(triple: str, mode: str, cpu: str = "", features: str = "") -> dict:
+    """Run the probe program in a child process; its JSON answer."""
     initialize()
-    triple = llvm.get_process_triple()
-    proc = subprocess.run([sys.executable, "-c", _PROBE, triple, cpu], capture_output=True, text=True, timeout=120)
-    return proc, triple
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, triple, mode, cpu, features],
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ArtifactError(f"LLVM did not answer within 120 s for {triple} (CPU {cpu or 'generic'})") from None
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["LLVM aborted"])[-1]
+        raise ArtifactUsageError(f"cannot generate code for {triple} with CPU {cpu or 'generic'!r}: {why}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _cpu_names(listing: str) -> list[str]:
     return re.findall(r"^\s+(\S+)\s+- Select the", listing, re.M)
 
 
-def known_cpus() -> list[str]:
-    """The CPU names LLVM accepts for this machine's triple."""
-    proc, triple = _probe("help")
-    if proc.returncode != 0:
-        raise ArtifactError(f"cannot list the CPUs LLVM knows for {triple}: {proc.stderr.strip()}")
-    return _cpu_names(json.loads(proc.stdout.strip().splitlines()[-1])["listing"])
+def check_triple(triple: str) -> str:
+    """``triple`` if nnc can generate code for it: a 64-bit Linux or Android
+    triple of an architecture in :data:`ARCHITECTURES` (``arm64`` is
+    ``aarch64``); else ArtifactUsageError saying why."""
+    if not _NAME.fullmatch(triple):
+        raise ArtifactUsageError(f"--target {triple!r} is not a target triple (e.g. aarch64-linux-android29)")
+    parts = normalize_triple(triple).split("-")
+    if parts[0] not in ARCHITECTURES or len(parts) < 3 or parts[2] != "linux":
+        raise ArtifactUsageError(
+            f"--target {triple!r}: nnc generates code for 64-bit Linux and Android on "
+            f"{' and '.join(ARCHITECTURES)} (e.g. aarch64-linux-gnu, aarch64-linux-android29, {host_triple()})"
+        )
+    return triple
+
+
+def known_cpus(triple: str | None = None) -> list[str]:
+    """The CPU names LLVM accepts for ``triple`` (default: this machine's)."""
+    triple = triple or host_triple()
+    result = _probe(triple, "help")
+    if "bad_triple" in result:
+        raise ArtifactUsageError(f"--target {triple!r}: {result['bad_triple']}")
+    return _cpu_names(result["listing"])
 
 
 def target_for_cpu(cpu: str | None) -> Target:
-    """The host target, or the host triple for ``cpu``.  The CPU is checked in
-    a child process first: LLVM aborts the process on some CPU names (a
-    32-bit-only CPU for a 64-bit triple) instead of reporting an error."""
-    if cpu is None or cpu in ("host", "native"):
-        return Target.host()
-    if not cpu or cpu == "help" or cpu.startswith("-") or any(c.isspace() for c in cpu):
+    """The host target, or the host triple for ``cpu`` (see :func:`target_for`)."""
+    return target_for(None, cpu)
+
+
+def target_for(triple: str | None, cpu: str | None = None, features: str | None = None) -> Target:
+    """The target of ``nnc compile --target TRIPLE --target-cpu CPU
+    --target-features +a,-b``, checked in a child process first (LLVM
+    aborts the process on some CPU names, a 32-bit-only CPU for a 64-bit
+    triple, and only warns about unknown CPUs and features).
+
+    No triple (or ``host``, or the host's) is this machine: no CPU and no
+    features is :meth:`Target.host`, features alone modify the host's list.
+    Another triple without a CPU is its architecture's ``generic`` CPU."""
+    host = Target.host()
+    if triple in (None, "", "host", "native") or normalize_triple(check_triple(triple)) == normalize_triple(host.triple):
+        triple = host.triple
+    if cpu in ("host", "native"):
+        if triple != host.triple:
+            raise ArtifactUsageError(f"--target-cpu {cpu} names this machine's CPU, which cannot run {triple} code")
+        cpu = None
+    if features is not None and not _FEATURES.fullmatch(features):
+        raise ArtifactUsageError(f"--target-features {features!r} is not a feature list like +dotprod,-fma")
+    if cpu is not None and (not cpu or cpu == "help" or cpu.startswith("-") or not _NAME.fullmatch(cpu)):
         raise ArtifactUsageError(f"--target-cpu {cpu!r} is not a CPU name (--target-cpu help lists them)")
-    proc, triple = _probe(cpu)
-    if proc.returncode != 0:
-        why = (proc.stderr.strip().splitlines() or ["LLVM aborted"])[-1]
-        raise ArtifactUsageError(f"--target-cpu {cpu!r} cannot generate code for {triple}: {why}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    if result["unknown"]:
-        near = difflib.get_close_matches(cpu, _cpu_names(result["listing"]), n=3)
+    if triple == host.triple and cpu is None:
+        if features is None:
+            return host
+        target = Target(host.triple, host.cpu, f"{host.features},{features}")
+    else:
+        target = Target(triple, cpu or "generic", features or "")
+    result = _probe(target.triple, "check", target.cpu, target.features)
+    if "bad_triple" in result:
+        raise ArtifactUsageError(f"--target {triple!r}: {result['bad_triple']}")
+    if result.get("unknown_cpu"):
+        near = difflib.get_close_matches(target.cpu, _cpu_names(result["listing"]), n=3)
         hint = f"; did you mean {', '.join(near)}?" if near else " (--target-cpu help lists them)"
-        raise ArtifactUsageError(f"--target-cpu {cpu!r} is not a CPU LLVM knows for {triple}{hint}")
-    return Target.for_cpu(cpu)
+        raise ArtifactUsageError(f"--target-cpu {target.cpu!r} is not a CPU LLVM knows for {triple}{hint}")
+    if result.get("bad_features"):
+        raise ArtifactUsageError(f"--target-features {features!r} for {triple}: {'; '.join(result['bad_features'])}")
+    return target
 
 
 #: Probe functions (target-independent IR) whose instruction selection shows
@@ -224,11 +284,22 @@ def _implied(triple: str, cpu: str, features: str) -> str:
     return features_from_probe(triple, json.loads(proc.stdout.strip().splitlines()[-1])["asm"])
 
 
+def _complete_list(target: Target) -> bool:
+    """Whether ``target``'s feature list is the host's (which names every
+    feature), possibly with overrides appended (:func:`target_for`)."""
+    if target.triple != host_triple():
+        return False
+    host = Target.host()
+    return bool(host.features) and target.cpu == host.cpu and target.features.startswith(host.features)
+
+
 def implied_features(target: Target) -> str:
-    """The target's features in LLVM's spelling: its own list when it has
-    one (the host's names every feature), else what LLVM generates for its
-    CPU, probed in a child process (LLVM aborts on some CPU names) once per
-    (triple, CPU) in this process."""
-    if target.features:
+    """The target's features in LLVM's spelling: its own list when it is
+    the host's (which names every feature), else what LLVM generates for
+    its CPU and features, probed in a child process (LLVM aborts on some
+    CPU names) once per (triple, CPU, features) in this process, followed
+    by the explicit features (which the probe may not detect)."""
+    if _complete_list(target):
         return target.features
-    return _implied(target.triple, target.cpu, target.features)
+    probed = _implied(target.triple, target.cpu, target.features)
+    return ",".join(f for f in (probed, target.features) if f)

@@ -1,9 +1,14 @@
-"""LLVM IR -> optimised native code for the host CPU, through llvmlite.
+"""LLVM IR -> optimised native code, through llvmlite.
 
 :func:`optimize` runs LLVM's O2 pipeline (:data:`OPT_LEVEL`) for the target
 machine (host CPU name and features unless told otherwise), :func:`emit_object` produces an ELF
 relocatable object, and :class:`NativeModule` loads compiled code into this
 process with MCJIT and hands out the ``nnc_run`` entry as a ctypes function.
+
+A :class:`Target` may name another architecture (``nnc compile --target
+aarch64-linux-android29``): optimising and emitting work for any triple LLVM
+was built for (its back ends are registered on first use of a foreign
+triple); only loading into this process needs the host's.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import llvmlite.binding as llvm
 
 _init_lock = threading.Lock()
 _initialized = False
+_all_targets = False
 
 #: Serialises every use of LLVM (parsing, optimising, emitting, MCJIT loading):
 #: llvmlite works in LLVM's global context, which is not thread-safe.
@@ -37,8 +43,40 @@ def initialize() -> None:
             _initialized = True
 
 
+def initialize_all() -> None:
+    """Register every back end LLVM was built with (AArch64, ARM, ...), not
+    only the host's: needed before a foreign triple's target machine."""
+    global _all_targets
+    initialize()
+    with _init_lock:
+        if not _all_targets:
+            llvm.initialize_all_targets()
+            llvm.initialize_all_asmprinters()
+            _all_targets = True
+
+
+def host_triple() -> str:
+    initialize()
+    return llvm.get_process_triple()
+
+
+def normalize_triple(triple: str) -> str:
+    """``arch-vendor-os-env`` with the vendor filled in, as LLVM normalises
+    the common spellings (``aarch64-linux-gnu`` is
+    ``aarch64-unknown-linux-gnu``, ``arm64`` is ``aarch64``), to compare
+    triples."""
+    parts = triple.split("-")
+    parts[0] = {"amd64": "x86_64", "arm64": "aarch64"}.get(parts[0], parts[0])
+    if len(parts) >= 2 and parts[1] == "linux":
+        parts.insert(1, "unknown")
+    return "-".join(parts)
+
+
 @dataclass(frozen=True)
 class Target:
+    """What LLVM generates code for: triple, CPU name (``""``: the
+    architecture's generic CPU) and feature string in LLVM's spelling."""
+
     triple: str
     cpu: str
     features: str
@@ -53,8 +91,17 @@ class Target:
         initialize()
         return Target(llvm.get_process_triple(), cpu, "")
 
+    @property
+    def is_foreign(self) -> bool:
+        """Whether the code cannot run in this process (another architecture
+        or operating system than the host's)."""
+        return normalize_triple(self.triple) != normalize_triple(host_triple())
+
     def machine(self) -> llvm.TargetMachine:
-        initialize()
+        if self.is_foreign:
+            initialize_all()
+        else:
+            initialize()
         target = llvm.Target.from_triple(self.triple)
         return target.create_target_machine(
             cpu=self.cpu, features=self.features, opt=3, reloc="pic", codemodel="default"

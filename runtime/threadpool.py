@@ -59,10 +59,14 @@ in this process) marks the pool for a fresh start (new mutex and condition
 variables, no workers) at its next use.  (Without it the child still
 computes, serially: the caller runs every chunk no worker claims.)
 
-Portability: 64-bit Linux with glibc (x86-64, AArch64); ``pthread_mutex_t``
-and ``pthread_cond_t`` are treated as opaque, 64-byte aligned storage of
-:data:`SYNC_BYTES` bytes (glibc: 40 or 48 and 48 bytes) set up with
-``pthread_*_init``.  Only libc/libpthread is called.
+Portability: 64-bit Linux with glibc and Android (bionic), on x86-64 and
+AArch64 (the module is built for the artifact's target triple, not the
+host's: the spin-wait hint is x86 ``pause`` or AArch64 ``yield``, and the
+one libc constant that differs, ``_SC_NPROCESSORS_ONLN``, is bionic's on
+Android); ``pthread_mutex_t`` and ``pthread_cond_t`` are treated as opaque,
+64-byte aligned storage of :data:`SYNC_BYTES` bytes (glibc: 40 or 48 and 48
+bytes; bionic on LP64: 40 and 48) set up with ``pthread_*_init``.  Only
+libc/libpthread is called.
 
 The default thread count: ``NNC_NUM_THREADS`` when it is a positive decimal
 integer, else the CPUs this process may run on (``sched_getaffinity``), else
@@ -126,9 +130,10 @@ BODY_TYPE = ir.FunctionType(_void, [_i64, _i64, _ptr])
 #: (it prints as a pointer LLVM reads as ``ptr``).
 _BODY_PTR = BODY_TYPE.as_pointer()
 
-# glibc Linux constants (identical on x86-64 and AArch64).
+# Linux constants (identical on x86-64 and AArch64, glibc and bionic) ...
 _SIG_SETMASK = 2
-_SC_NPROCESSORS_ONLN = 84
+# ... but for sysconf's, which each libc numbers its own way.
+_SC_NPROCESSORS_ONLN = {"glibc": 84, "bionic": 0x61}
 _CPU_SET_WORDS = 16  # cpu_set_t: 1024 bits
 _CLOCK_MONOTONIC = 1
 #: struct timespec on 64-bit Linux: seconds, nanoseconds.
@@ -149,6 +154,7 @@ class _PoolBuilder:
     def __init__(self, mod: ir.Module, triple: str, in_process: bool):
         self.mod = mod
         self.linux = "linux" in triple
+        self.libc = "bionic" if "android" in triple else "glibc"
         self.pause = None  # the CPU's spin-wait hint (an intrinsic: MCJIT has no inline-asm parser)
         if triple.startswith(("x86_64", "i686", "i386")):
             self.pause = (self._declare("llvm.x86.sse2.pause", _void, []), [])
@@ -350,7 +356,7 @@ class _PoolBuilder:
                 b.ret(b.trunc(self._min(b, count, cap), _i32))
         b.branch(blocks["online"])
         b = ir.IRBuilder(blocks["online"])
-        online = b.call(self.sysconf, [_c(_i32, _SC_NPROCESSORS_ONLN)]) if self.linux else _c(_i64, 1)
+        online = b.call(self.sysconf, [_c(_i32, _SC_NPROCESSORS_ONLN[self.libc])]) if self.linux else _c(_i64, 1)
         with b.if_then(b.icmp_signed(">", online, _c(_i64, 0))):
             b.ret(b.trunc(self._min(b, online, cap), _i32))
         b.branch(blocks["one"])

@@ -30,7 +30,18 @@ shift), lane by lane.
 
 Which instruction the pair product becomes is up to LLVM's target:
 ``vpmaddwd`` on x86 (SSE2 onwards), ``vpdpwssd`` with AVX-VNNI /
-AVX512-VNNI (see :meth:`~nnc.passes.kernels.vector.IVec.pairs_dot`).  The
+AVX512-VNNI (see :meth:`~nnc.passes.kernels.vector.IVec.pairs_dot`).
+
+The GEMM's **sdot form** (``step`` 4), for targets whose description has
+``Int8Dot.SDOT`` (AArch64 with ``+dotprod``), multiplies int8 quads
+instead: the *stored* inputs as int8 (uint8 shifted by 128,
+:func:`quad_input_offset`; padding holds the zero point, so it adds
+nothing), a panel of four adjacent reduction steps per output channel
+(:func:`pack_panel` with step 4; only when ``w - filter_zp`` fits int8,
+:func:`quads_fit`), one ``sdot`` per row and vector (four products added
+into each int32 lane, exactly), and the input zero point's share ``- zx *
+sum w`` folded into the bias at compile time (:func:`quad_bias`).  The
+lowering (:mod:`nnc.passes.lowering.conv`) chooses the form.  The
 blocking is the float GEMM's (``ctx.tiles``): one int32 lane per float
 lane, the same register budget (accumulators + one weight vector per
 column vector + the broadcast pair).  The GEMM's column blocks and the
@@ -79,24 +90,48 @@ def column_blocks(cols: int, lanes: int, max_vectors: int) -> list[tuple[int, in
     return blocks
 
 
-def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]) -> np.ndarray:
-    """The GEMM weight panel (int16): ``w`` is ``[cols, outer, run]`` (int32,
-    the filter zero point already subtracted; ``outer`` the reduction's
-    outer loops flattened, ``run`` its contiguous innermost run).  Block by
-    block of output channels (width ``W`` at ``n0``, starting at element
-    ``n0 * outer * pairs * 2``): ``[outer, pairs, W, 2]``, the run padded
-    with a zero to an even length."""
+def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]], step: int = 2) -> np.ndarray:
+    """The GEMM weight panel: ``w`` is ``[cols, outer, run]`` (int32, the
+    filter zero point already subtracted; ``outer`` the reduction's outer
+    loops flattened, ``run`` its contiguous innermost run).  Block by block
+    of output channels (width ``W`` at ``n0``, starting at element ``n0 *
+    outer * groups * step``): ``[outer, groups, W, step]``, the run padded
+    with zeros to a multiple of ``step``: int16 pairs (``step`` 2, the
+    pair form) or int8 quads (``step`` 4, the sdot form, whose weights must
+    fit int8: :func:`quads_fit`)."""
     cols, outer, run = w.shape
-    pairs = (run + 1) // 2
-    padded = np.zeros((cols, outer, 2 * pairs), dtype=np.int32)
+    groups = -(-run // step)
+    padded = np.zeros((cols, outer, step * groups), dtype=np.int32)
     padded[:, :, :run] = w
-    pw = padded.reshape(cols, outer, pairs, 2)
+    pw = padded.reshape(cols, outer, groups, step)
     parts = []
     for c0, c1, ws in blocks:
         width = sum(ws)
         for n0 in range(c0, c1, width):
             parts.append(pw[n0 : n0 + width].transpose(1, 2, 0, 3).reshape(-1))
-    return np.concatenate(parts).astype(np.int16)
+    return np.concatenate(parts).astype(np.int16 if step == 2 else np.int8)
+
+
+def quads_fit(w: np.ndarray) -> bool:
+    """Whether weights ``w - filter_zp`` (int32) fit the int8 operands of
+    the sdot form (signed filters with zero point 0 always do)."""
+    return bool(w.size) and int(w.min()) >= -128 and int(w.max()) <= 127
+
+
+def quad_bias(bias: np.ndarray, w: np.ndarray, in_zp: int) -> np.ndarray:
+    """The sdot form's accumulator start per output channel: it multiplies
+    the stored inputs ``x`` (as int8, see :func:`quad_input_offset`), so
+    ``sum (x - zx) w = sum x w - zx sum w`` and ``- zx sum w`` joins the
+    bias (``w``: ``[cols, ...]``, exact in int32 as the reference's sum)."""
+    sums = w.reshape(w.shape[0], -1).astype(np.int64).sum(axis=1)
+    return (bias.astype(np.int64) - in_zp * sums).astype(np.int32)
+
+
+def quad_input_offset(unsigned: bool) -> int:
+    """What the sdot form's int8 input copy subtracts from a stored input:
+    128 for uint8 (``x ^ 0x80``: [0, 255] -> [-128, 127]; the zero point
+    moves by as much), 0 for int8."""
+    return 128 if unsigned else 0
 
 
 # -- the requantisation epilogue ---------------------------------------------------------------
@@ -142,16 +177,16 @@ class Level:
     a_step: int
 
 
-def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int):
+def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, step: int = 2):
     """The block kernel: ``rows`` output pixels (input windows at ``a_base
-    + r * a_rstride`` in the int16 input, outputs at ``out_base + r *
+    + r * a_rstride`` in the input, outputs at ``out_base + r *
     ldo``) times the output channels ``n0 + [0, sum(ws))`` (of ``cols`` in
     the requantisation table), weights from the
     panel at ``b_base``; the reduction is ``levels`` outer loops (size,
-    a_step, b_step parameters) around ``pairs`` pair steps.  Per pair step:
-    one weight vector per width, one broadcast input pair per row, rows x
-    vectors pair products."""
-    name = f"nnc_q8_gemm_{rows}x{tag(ws)}_l{levels}"
+    a_step, b_step parameters) around ``pairs`` steps of ``step`` elements.
+    Per step: one weight vector per width, one broadcast input pair (quad)
+    per row, rows x vectors pair products (sdots)."""
+    name = f"nnc_q8_{'sdot_' if step == 4 else ''}gemm_{rows}x{tag(ws)}_l{levels}"
     width = sum(ws)
 
     def body(e: Emitter, p: list[Value]) -> None:
@@ -165,6 +200,8 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int):
         accs = [init[j] for _ in range(rows) for j in range(nw)]
 
         def pair(e: Emitter, i: IndexOrInt, aoff: IndexOrInt, boff: IndexOrInt, accs: list[Value]) -> list[Value]:
+            if step == 4:
+                return quad(e, i, aoff, boff, accs)
             v, iv = Vec(e), IVec(e)
             bo = v.ix(boff, (i, 2 * width))
             bv = [iv.load(b, v.ix(bo, 2 * o), i16, 2 * w) for o, w in zip(offs, ws)]
@@ -173,6 +210,27 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int):
                 xp = iv.load(x, v.ix(bases[r], aoff, (i, 2)), i16, 2)
                 splats = {w: iv.shuffle(xp, xp, [0, 1] * w) for w in sorted(set(ws))}
                 new += [iv.pairs_dot(splats[w], bv[j], accs[r * nw + j]) for j, w in enumerate(ws)]
+            return new
+
+        def quad(e: Emitter, i: IndexOrInt, aoff: IndexOrInt, boff: IndexOrInt, accs: list[Value]) -> list[Value]:
+            """One sdot per (row, vector): the row's 4 int8 inputs as one
+            int32 broadcast, against 4 int8 weights per output channel."""
+            v, iv = Vec(e), IVec(e)
+            bo = v.ix(boff, (i, 4 * width))
+            bv = [iv.load(b, v.ix(bo, 4 * o), i8, 4 * w) for o, w in zip(offs, ws)]
+            new = []
+            for r in range(rows):
+                xq = iv.load(x, v.ix(bases[r], aoff, (i, 4)), i8, 4)
+                word = iv.bitcast(xq, i32, 1)
+                splats = {w: iv.bitcast(iv.shuffle(word, word, [0] * w), i8, 4 * w) for w in sorted(set(ws)) if w > 1}
+                for j, w in enumerate(ws):
+                    acc = accs[r * nw + j]
+                    if w > 1:
+                        new.append(iv.sdot(acc, bv[j], splats[w]))
+                    else:  # one channel: no 1-lane sdot; the 4 products added up
+                        prod = iv.mul(iv.sext(xq, i32), iv.sext(bv[j], i32))
+                        half = iv.add(iv.shuffle(prod, prod, [0, 1]), iv.shuffle(prod, prod, [2, 3]))
+                        new.append(iv.add(acc, iv.add(iv.shuffle(half, half, [0]), iv.shuffle(half, half, [1]))))
             return new
 
         def level(d: int, aoff: IndexOrInt, boff: IndexOrInt) -> Callable:
@@ -215,6 +273,7 @@ def gemm(
     groups: int = 1,
     a_gstride: int = 0,
     ldo: int | None = None,
+    step: int = 2,
 ) -> None:
     """``out`` (int8 ``[pixels, cols]``) = the requantised GEMM of the int16
     input ``x`` and the weight ``panel`` (:func:`pack_panel` of ``blocks``,
@@ -231,11 +290,16 @@ def gemm(
     every group's blocks in channel order, the table and the bias cover
     them all) reading the input ``g * a_gstride`` further.  ``ldo``: the
     distance between consecutive output pixels of a run (default every
-    channel; a phase of TRANSPOSE_CONV_2D writes every ``stride``-th)."""
+    channel; a phase of TRANSPOSE_CONV_2D writes every ``stride``-th).
+
+    ``step`` 4: the sdot form (targets with ``Int8Dot.SDOT``): ``x`` is the
+    int8 input (:func:`quad_input_offset`, padded with the shifted zero
+    point, three elements of slack), ``panel`` :func:`pack_panel` with step
+    4 and ``bias`` :func:`quad_bias`."""
     e = ctx.e
     total = groups * cols
     ldo = total if ldo is None else ldo
-    pairs = (run + 1) // 2
+    pairs = -(-run // step)
     depth = pairs
     for lv in levels:
         depth *= lv.size
@@ -246,11 +310,11 @@ def gemm(
         inner = depth
         for lv in levels:
             inner //= lv.size
-            lv_args += [lv.size, lv.a_step, inner * 2 * width]
+            lv_args += [lv.size, lv.a_step, inner * step * width]
 
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels))
-            b_base = Vec(e).ix(0, (n0, 2 * depth))
+            name, body = gemm_kernel(rows, ws, len(levels), step)
+            b_base = Vec(e).ix(0, (n0, step * depth))
             args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, total, ldo, b_base, pairs, *lv_args]
             kernel(ctx, e, name, args, body)
 

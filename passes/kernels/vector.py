@@ -270,6 +270,20 @@ class IVec:
     def sext(self, v: Value, elem: IntegerType) -> Value:
         return self.e.op(llvm.SExtOp(v, VectorType(elem, [self.width(v)])))
 
+    def bitcast(self, v: Value, elem: IntegerType, width: int) -> Value:
+        """The same bits as ``width`` lanes of ``elem`` (``llvm.bitcast``)."""
+        return self.e.op(llvm.BitcastOp(v, VectorType(elem, [width])))
+
+    def sdot(self, acc: Value, a: Value, b: Value) -> Value:
+        """AArch64 ``sdot`` (FEAT_DotProd): int32 lane ``i`` of ``acc`` plus
+        the four products of int8 lanes ``4i .. 4i+3`` of ``a`` and ``b``;
+        ``acc`` has 2 or 4 lanes.  An intrinsic, as no target-independent
+        IR keeps the lanes' assignment (``llvm.vector.partial.reduce.add``
+        leaves it unspecified); only for targets with ``+dotprod``."""
+        n = self.width(acc)
+        name = f"llvm.aarch64.neon.sdot.v{n}i32.v{4 * n}i8"
+        return self.e.op(llvm.CallIntrinsicOp(name, [acc, a, b], [acc.type]))
+
     def trunc(self, v: Value, elem: IntegerType) -> Value:
         return self.e.op(llvm.TruncOp(v, VectorType(elem, [self.width(v)])))
 

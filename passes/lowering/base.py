@@ -53,6 +53,7 @@ from nnc.enums import FuseCode, OperationType
 from nnc.operand_types import FLOAT16_COMPUTE_TYPES, in_float32
 from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # noqa: F401 (re-exported: 8-bit asymmetric, stored as i8)
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
+from nnc.passes.target import Int8Dot
 
 Value = SSAValue
 IndexLike = SSAValue | int
@@ -355,6 +356,10 @@ class LoweringContext:
     #: whether the target converts float16 <-> float32 in instructions
     #: (:attr:`~nnc.passes.target.TargetDescription.half_conversions`)
     half_conversions: bool = True
+    #: the target's int8 dot-product instruction
+    #: (:attr:`~nnc.passes.target.TargetDescription.int8_dot`): with
+    #: ``SDOT`` the int8 GEMM uses its quad form (:mod:`nnc.passes.kernels.q8`)
+    int8_dot: Int8Dot = Int8Dot.NONE
     #: the model's compile-time constants (None: none are known)
     constants: ConstantSource | None = None
 

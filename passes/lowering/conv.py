@@ -51,8 +51,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import memref
-from xdsl.dialects.builtin import i16, i32
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import i8, i16, i32
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from nnc.dialects.rules.base import OpCall
@@ -81,6 +81,8 @@ from nnc.passes.lowering.base import (
     lowering,
 )
 from nnc.passes.lowering.conv_quant import QuantConv, QuantConvError
+from nnc.passes.lowering.quant import is_unsigned
+from nnc.passes.target import Int8Dot
 
 # -- geometry ------------------------------------------------------------------------------
 
@@ -953,6 +955,52 @@ def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: list[int],
     return flat
 
 
+def _q8_bytes(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None, off: int) -> Value:
+    """The sdot form's input (:func:`~nnc.passes.kernels.q8.gemm`, step 4):
+    the stored 8-bit ``x`` as int8 (``x - off``, :func:`~nnc.passes.kernels.q8.quad_input_offset`)
+    inside the padding ``g`` asks for, filled with the zero point (so that
+    ``x - zx`` is 0 there, like the reference's skipped taps), as a flat
+    buffer with three elements of slack (partners of zero weights)."""
+    shape = list(shape)
+    padded, head = shape, (0, 0)
+    if g is not None and g.needs_padding:
+        padded, head = [shape[0], *g.padded_hw, shape[3]], (g.pad_top, g.pad_left)
+    n = int(np.prod(padded))
+    flat = ctx.alloc([n + 3], i8)
+    dst = ctx.reinterpreted(flat, i8, padded)
+    if padded != shape:
+        ctx.fill(flat, qc.in_zp - off)
+        dst = strided_view(ctx, dst, [0, head[0], head[1], 0], shape, [1] * 4)
+    else:
+        for k in range(n, n + 3):  # the slack: any value (times zero weights), but defined
+            ctx.e.store(ctx.e.const(0, i8), flat, [k])
+    rank = len(shape)
+
+    def body(e: Emitter, a: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
+        return [e.op(arith.XOrIOp(a[0], e.const(-128, i8)))] if off else [a[0]]
+
+    ctx.generic(shape, [(ctx.reshaped(x, shape), identity_map(rank))], [(dst, identity_map(rank))], body)
+    return flat
+
+
+def _q8_gemm_operands(
+    ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None, w: np.ndarray,
+    blocks: Sequence[tuple[int, int, tuple[int, ...]]], b: Value,
+) -> tuple[Value, Value, Value, int]:  # fmt: skip
+    """(input, weight panel, bias, step) of the int8 GEMM for the filter
+    ``w`` (``[cols, outer, run]``, :meth:`QuantConv.filter_int32`; panel
+    ``blocks``): the sdot form (step 4) when the target has SDOT, the
+    weights fit int8 and the bias is a compile-time constant, else the
+    int16 pair form (step 2)."""
+    bias = ctx.constant_value(b)
+    if ctx.int8_dot is Int8Dot.SDOT and bias is not None and q8.quads_fit(w):
+        off = q8.quad_input_offset(is_unsigned(qc.in_type))
+        xq = _q8_bytes(ctx, qc, x, shape, g, off)
+        corrected = ctx.packed_constant(q8.quad_bias(np.asarray(bias, np.int32), w, qc.in_zp - off), i32)
+        return xq, ctx.packed_constant(q8.pack_panel(w, blocks, 4), i8), corrected, 4
+    return q8_input(ctx, qc, x, shape, g), packed_weights(ctx, q8.pack_panel(w, blocks)), b, 2
+
+
 def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, wv: Any, b: Value, out: Value) -> None:
     """Quantised NHWC CONV_2D with a constant filter: the int8 GEMM
     (:func:`~nnc.passes.kernels.q8.gemm`) over output pixels x output
@@ -962,7 +1010,6 @@ def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, 
     each over its group's ``c`` channels of pixels ``C`` apart)."""
     hp, wp = g.padded_hw
     C, c, cols = g.in_c, g.in_c // g.groups, g.out_c // g.groups
-    xq = q8_input(ctx, qc, x, ctx.shape(x), g)
     if g.dilation_w == 1 and g.groups == 1:
         levels = [q8.Level(g.filter_h, g.dilation_h * wp * C)]
         run = g.filter_w * c
@@ -973,13 +1020,15 @@ def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, 
     outer = int(np.prod([lv.size for lv in levels]))
     blocks = q8.column_blocks(cols, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
     all_blocks = [(c0 + k * cols, c1 + k * cols, ws) for k in range(g.groups) for c0, c1, ws in blocks]
-    panel = packed_weights(ctx, q8.pack_panel(qc.filter_int32(wv).reshape(g.out_c, outer, run), all_blocks))
+    w3 = qc.filter_int32(wv).reshape(g.out_c, outer, run)
+    xq, panel, b, step = _q8_gemm_operands(ctx, qc, x, ctx.shape(x), g, w3, all_blocks, b)
     qtab = qc.table(ctx, g.out_c)
     of = ctx.flat(out)
     plain = g.filter_h == g.filter_w == 1 and g.stride_h == g.stride_w == 1 and not g.needs_padding
     if plain:
         pixels = g.batches * g.out_h * g.out_w
-        q8.gemm(ctx, xq, panel, qtab, b, of, lambda e, f: f(e, 0, 0), pixels, C, cols, levels, run, blocks, g.groups, c)
+        q8.gemm(ctx, xq, panel, qtab, b, of, lambda e, f: f(e, 0, 0), pixels, C, cols, levels, run, blocks, g.groups, c,
+                step=step)  # fmt: skip
         return
 
     def rows(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None]) -> None:
@@ -996,7 +1045,7 @@ def _conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, 
 
         each(e, 0, g.batches, 1, image)
 
-    q8.gemm(ctx, xq, panel, qtab, b, of, rows, g.out_w, g.stride_w * C, cols, levels, run, blocks, g.groups, c)
+    q8.gemm(ctx, xq, panel, qtab, b, of, rows, g.out_w, g.stride_w * C, cols, levels, run, blocks, g.groups, c, step=step)
 
 
 def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w: Value, b: Value, out: Value) -> None:
@@ -1023,10 +1072,11 @@ def _fully_connected_q8(
 ) -> None:
     """Quantised FULLY_CONNECTED with constant weights: the int8 GEMM with
     one reduction run of ``size`` per batch row."""
-    xq = q8_input(ctx, qc, x, [batch, size])
     blocks = q8.column_blocks(units, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
-    panel = packed_weights(ctx, q8.pack_panel(qc.filter_int32(wv).reshape(units, 1, size), blocks))
-    q8.gemm(ctx, xq, panel, qc.table(ctx, units), bias, ctx.flat(out), lambda e, f: f(e, 0, 0), batch, size, units, [], size, blocks)
+    w3 = qc.filter_int32(wv).reshape(units, 1, size)
+    xq, panel, bias, step = _q8_gemm_operands(ctx, qc, x, [batch, size], None, w3, blocks, bias)
+    q8.gemm(ctx, xq, panel, qc.table(ctx, units), bias, ctx.flat(out), lambda e, f: f(e, 0, 0), batch, size, units, [], size, blocks,
+            step=step)  # fmt: skip
 
 
 # -- FULLY_CONNECTED ------------------------------------------------------------------------
