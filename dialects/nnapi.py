@@ -149,6 +149,10 @@ QUANT_STORAGE: dict[OperandType, Attribute] = {t: STORAGE[t][0] for t in QRANGE}
 
 #: Attribute marking a function imported from a referenced model (IF/WHILE).
 SUBGRAPH_ATTR = "nnapi.subgraph"
+#: Attribute of an ``nnapi.while`` that shape inference unrolled (its loop
+#: state changes shape between iterations): the body function of each
+#: iteration, in order, each specialised to that iteration's shapes.
+UNROLLED_ATTR = "nnc.unrolled"
 
 
 def numpy_dtype(t: OperandType) -> np.dtype:
@@ -378,6 +382,7 @@ __all__ = [
     "QuantType",
     "STORAGE",
     "SUBGRAPH_ATTR",
+    "UNROLLED_ATTR",
     "dense_attr",
     "dense_value",
     "from_xdsl_type",

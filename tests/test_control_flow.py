@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc import OperandType as T, OperationType as Op
+from nnc import OperandType as T, OperationType as Op, driver
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS
 
 I32 = np.int32
@@ -192,6 +192,28 @@ def growing_model() -> nnc.Model:
                   [(T.TENSOR_FLOAT32, [1])])  # fmt: skip
 
 
+def appending_model() -> nnc.Model:
+    """xs, i = [x], 1; while i < n: xs = xs + [xs[i - 1] + 1]; i += 1; returns xs.
+
+    The loop state grows by one element per iteration (the body declares it
+    without dimensions), so nnc unrolls the loop at compile time for each
+    value of the input n, which it compiles in; x stays a run-time input."""
+    xs, i = (T.TENSOR_FLOAT32, [0]), (T.TENSOR_INT32, [1])
+    cond = _graph([xs, i, i], lambda m, xs, i, n: [_compare(m, Op.LESS, i, n)])
+
+    def body(m, xs, i, n):
+        last = m.add_operand(T.TENSOR_FLOAT32, [1])
+        begin = _binary(m, Op.ADD, i, _tensor(m, T.TENSOR_INT32, [1], np.array([-1], I32)))
+        m.add_operation(Op.SLICE, [xs, begin, _tensor(m, T.TENSOR_INT32, [1], np.array([1], I32))], [last])
+        new = _binary(m, Op.ADD, last, _tensor(m, T.TENSOR_FLOAT32, [1], np.float32([1])), T.TENSOR_FLOAT32)
+        grown = m.add_operand(T.TENSOR_FLOAT32, [0])
+        m.add_operation(Op.CONCATENATION, [xs, new, _scalar(m, T.INT32, 0)], [grown])
+        return [grown, _binary(m, Op.ADD, i, _tensor(m, T.TENSOR_INT32, [1], np.array([1], I32)))]
+
+    return _while(cond, _graph([xs, i, i], body), [0, np.array([1], I32), 1],
+                  [(T.TENSOR_FLOAT32, [1]), (T.TENSOR_INT32, [1])], [xs, i], returned=[0])  # fmt: skip
+
+
 # -- python references ----------------------------------------------------------------------------------
 
 
@@ -264,6 +286,45 @@ def test_state_that_changes_shape_is_unsupported():
     with pytest.raises(nnc.UnsupportedOperationError) as info:
         nnc.compile(growing_model())
     assert "WHILE" in str(info.value) and "dynamic shapes" in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def appending() -> nnc.Compilation:
+    comp = nnc.Compilation(appending_model())
+    comp.finish()
+    return comp
+
+
+def _append(comp: nnc.Compilation, x: float, n: int, loop_timeout: int | None = None) -> np.ndarray:
+    ex = nnc.Execution(comp)
+    ex.set_input(0, np.float32([x]))
+    ex.set_input(1, np.array([n], I32))
+    out = np.full(16, np.nan, np.float32)
+    ex.set_output(0, out, [0])
+    if loop_timeout is not None:
+        ex.set_loop_timeout(loop_timeout)
+    ex.compute()
+    dims = ex.get_output_operand_dimensions(0)
+    return out[: int(np.prod(dims))].reshape(dims)
+
+
+def test_while_state_that_grows(appending):
+    """One compilation, one variant per value of n (the number of iterations
+    decides the output's shape); x is read at run time."""
+    assert driver.loop_count_inputs(appending_model()) == {1}
+    for x, n in [(2.5, 4), (-1.0, 4), (0.5, 1), (3.0, 0), (1.0, 7)]:
+        np.testing.assert_array_equal(_append(appending, x, n), x + np.arange(max(n, 1), dtype=np.float32))
+
+
+@pytest.mark.checklist(151)
+def test_unrolled_loop_takes_the_loop_timeout(appending):
+    """An unrolled loop checks the loop timeout before each iteration, as a
+    loop does: with a zero timeout a loop that runs no iteration ends
+    normally, one that runs an iteration misses its deadline."""
+    np.testing.assert_array_equal(_append(appending, 4.0, 1, loop_timeout=0), [4.0])
+    with pytest.raises(nnc.MissedDeadlineTransientError) as info:
+        _append(appending, 4.0, 3, loop_timeout=0)
+    assert info.value.function == _COMPUTE
 
 
 # -- the loop timeout ---------------------------------------------------------------------------------

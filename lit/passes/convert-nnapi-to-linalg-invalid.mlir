@@ -82,4 +82,17 @@ builtin.module {
   }
 }
 // CHECK: nnc-opt: error: convert-nnapi-to-linalg: @main argument 2 is i32, expected a ranked tensor
+// -----
+
+// An unrolled WHILE (nnc.unrolled, set by shape inference) must name its
+// per-iteration bodies, which must be referenced models in the module.
+builtin.module {
+  func.func @main(%x: tensor<1xf32>) -> tensor<1xf32> {
+    %cond = "nnapi.constant"() <{value = @main_op0_cond}> : () -> none
+    %body = "nnapi.constant"() <{value = @main_op0_body}> : () -> none
+    %y = "nnapi.while"(%cond, %body, %x) {nnc.unrolled = [@main_op0_body_it0]} : (none, none, tensor<1xf32>) -> tensor<1xf32>
+    func.return %y : tensor<1xf32>
+  }
+}
+// CHECK: nnc-opt: error: operation 0 (WHILE): nnc.unrolled names @main_op0_body_it0, which is not a referenced model
 // CHECK-NOT: Traceback

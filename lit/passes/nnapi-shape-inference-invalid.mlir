@@ -72,5 +72,64 @@ builtin.module {
   }
 }
 // CHECK: nnc-opt: error: operation 0 (AXIS_ALIGNED_BBOX_TRANSFORM): no rule for AXIS_ALIGNED_BBOX_TRANSFORM
+// -----
+
+// A WHILE whose loop state changes shape (the body doubles xs, which it
+// declares tensor<?xf32>) is unrolled at compile time, which needs the
+// condition's value at each iteration; here it compares the counter with a
+// run-time input.  (The driver compiles in the values of the model inputs a
+// condition depends on, so this arises with nnc-opt only, or when the
+// condition reads data the loop computes at run time.)
+builtin.module {
+  func.func @main(%x: tensor<1xf32>, %n: tensor<1xi32>) -> tensor<?xf32> {
+    %cond = "nnapi.constant"() <{value = @main_op0_cond}> : () -> none
+    %body = "nnapi.constant"() <{value = @main_op0_body}> : () -> none
+    %zero = "nnapi.constant"() <{value = dense<0> : tensor<1xi32>}> : () -> tensor<1xi32>
+    %xs, %i = "nnapi.while"(%cond, %body, %x, %zero, %n) : (none, none, tensor<1xf32>, tensor<1xi32>, tensor<1xi32>) -> (tensor<?xf32>, tensor<?xi32>)
+    func.return %xs : tensor<?xf32>
+  }
+  func.func private @main_op0_cond(%xs: tensor<?xf32>, %i: tensor<1xi32>, %n: tensor<1xi32>) -> tensor<1xi1> attributes {nnapi.subgraph} {
+    %lt = "nnapi.less"(%i, %n) : (tensor<1xi32>, tensor<1xi32>) -> tensor<1xi1>
+    func.return %lt : tensor<1xi1>
+  }
+  func.func private @main_op0_body(%xs: tensor<?xf32>, %i: tensor<1xi32>, %n: tensor<1xi32>) -> (tensor<?xf32>, tensor<1xi32>) attributes {nnapi.subgraph} {
+    %act = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %axis = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %grown = "nnapi.concatenation"(%xs, %xs, %axis) : (tensor<?xf32>, tensor<?xf32>, i32) -> tensor<?xf32>
+    %inc = "nnapi.constant"() <{value = dense<1> : tensor<1xi32>}> : () -> tensor<1xi32>
+    %next = "nnapi.add"(%i, %inc, %act) : (tensor<1xi32>, tensor<1xi32>, i32) -> tensor<1xi32>
+    func.return %grown, %next : tensor<?xf32>, tensor<1xi32>
+  }
+}
+// CHECK: nnc-opt: error: operation 0 (WHILE): the body model turns loop state operand 0 from tensor<1xf32> into tensor<2xf32> at iteration 0; nnc unrolls a loop whose state changes shape (dynamic shapes) at compile time, which needs the condition's value, but it depends on values known only at run time
+
+// -----
+
+// A body that declares its state input with full dimensions cannot change
+// its shape (NNAPI: the body's inputs have the WHILE's dimensions where
+// specified), so it is not unrolled.
+builtin.module {
+  func.func @main(%x: tensor<1xf32>) -> tensor<?xf32> {
+    %cond = "nnapi.constant"() <{value = @main_op0_cond}> : () -> none
+    %body = "nnapi.constant"() <{value = @main_op0_body}> : () -> none
+    %zero = "nnapi.constant"() <{value = dense<0> : tensor<1xi32>}> : () -> tensor<1xi32>
+    %n = "nnapi.constant"() <{value = dense<3> : tensor<1xi32>}> : () -> tensor<1xi32>
+    %xs, %i = "nnapi.while"(%cond, %body, %x, %zero, %n) : (none, none, tensor<1xf32>, tensor<1xi32>, tensor<1xi32>) -> (tensor<?xf32>, tensor<?xi32>)
+    func.return %xs : tensor<?xf32>
+  }
+  func.func private @main_op0_cond(%xs: tensor<?xf32>, %i: tensor<1xi32>, %n: tensor<1xi32>) -> tensor<1xi1> attributes {nnapi.subgraph} {
+    %lt = "nnapi.less"(%i, %n) : (tensor<1xi32>, tensor<1xi32>) -> tensor<1xi1>
+    func.return %lt : tensor<1xi1>
+  }
+  func.func private @main_op0_body(%xs: tensor<1xf32>, %i: tensor<1xi32>, %n: tensor<1xi32>) -> (tensor<?xf32>, tensor<1xi32>) attributes {nnapi.subgraph} {
+    %act = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %axis = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %grown = "nnapi.concatenation"(%xs, %xs, %axis) : (tensor<1xf32>, tensor<1xf32>, i32) -> tensor<?xf32>
+    %inc = "nnapi.constant"() <{value = dense<1> : tensor<1xi32>}> : () -> tensor<1xi32>
+    %next = "nnapi.add"(%i, %inc, %act) : (tensor<1xi32>, tensor<1xi32>, i32) -> tensor<1xi32>
+    func.return %grown, %next : tensor<?xf32>, tensor<1xi32>
+  }
+}
+// CHECK: nnc-opt: error: operation 0 (WHILE): the body model turns loop state operand 0 from tensor<1xf32> into tensor<2xf32> but declares that input with full dimensions; a loop whose state changes shape between iterations (dynamic shapes) is supported only when the body leaves them unspecified
 // CHECK-NOT: error
 // CHECK-NOT: Traceback

@@ -33,6 +33,20 @@ WHILE   The m + k loop state operands live in buffers (the m outputs' own
         A loop also stops when any operation has set the status (invalid
         run-time data), so a failing body cannot spin until the timeout.
 
+Unrolled WHILE (its state changes shape between iterations; shape inference
+        listed one body function per iteration in ``nnc.unrolled``, see
+        :mod:`nnc.passes.shape_inference`): the bodies run in sequence, each
+        reading the previous one's results (the first reads the WHILE's
+        inputs) and writing into new buffers of its own shapes (the last one
+        into the WHILE's outputs).  The condition is not computed: its value
+        at each iteration was known at compile time.  Each iteration still
+        checks the loop timeout and the status first, as a loop iteration does::
+
+            start = nnc_monotonic_ns()
+            scf.if (status == 0 and not late) { <body 0> }   // else record LOOP_TIMEOUT_STATUS if late
+            scf.if (status == 0 and not late) { <body 1> }
+            ...
+
 Buffers an inlined operation allocates are created in front of the outermost
 IF/WHILE, in the function body, so that ``nnc-plan-buffers`` (which places the
 allocations of the function's top-level block) sees them; they are live for
@@ -49,12 +63,12 @@ from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, i8, i32, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, SymbolRefAttr, i8, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
-from nnc.dialects.nnapi import memref_type
+from nnc.dialects.nnapi import SUBGRAPH_ATTR, UNROLLED_ATTR, memref_type
 from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperationType
 from nnc.passes.lowering.base import LoweringContext, lowering
@@ -194,6 +208,9 @@ def lower_if(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
 def lower_while(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
     if fl.loop_timeout is None:
         raise PassFailedException("WHILE needs the loop-timeout argument of the function")
+    if UNROLLED_ATTR in op.attributes:
+        lower_unrolled_while(fl, op, index, _unrolled_bodies(fl, op, index))
+        return
     cond_fn, body_fn = fl.subgraph(op.args[0]), fl.subgraph(op.args[1])
     data = _data(fl, op, 2)
     n_state = len(body_fn.function_type.outputs.data)
@@ -215,6 +232,51 @@ def lower_while(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
         results = fl.lower_body(body_fn, loop_args, index)
         _assign_state(fl, results, state, index)
         b.insert(scf.YieldOp())
+
+
+def lower_unrolled_while(fl: _FunctionLowering, op: NNAPIOperation, index: int, bodies: Sequence[func.FuncOp]) -> None:
+    """The WHILE as its per-iteration bodies in sequence (module docstring)."""
+    data = _data(fl, op, 2)
+    outs = _outputs(fl, op)
+    n_state = len(bodies[0].function_type.outputs.data) if bodies else len(outs)
+    state, fixed = data[:n_state], data[n_state:]
+    start = _now(fl.builder)
+    for k, body in enumerate(bodies):
+        last = k == len(bodies) - 1
+        types = body.function_type.outputs.data
+        dests = [outs[j] if last and j < len(outs) else _buffer(fl, t) for j, t in enumerate(types)]
+        go = _go_on(fl.builder, fl, _emit(fl.builder, arith.ConstantOp(IntegerAttr(1, 1))), start)
+        if_op = scf.IfOp(go, [], Region(Block()))
+        fl.builder.insert(if_op)
+        with _Nested(fl, if_op) as nested:
+            b = nested.into(if_op.true_region.block)
+            results = fl.lower_body(body, [*state, *fixed], index, dests)
+            for j, (src, dst) in enumerate(zip(results, dests)):
+                _copy(fl, src, dst, f"operation {index} (WHILE) body output {j} at iteration {k}")
+            b.insert(scf.YieldOp())
+        state = dests
+    if not bodies:  # the condition was false at once: the outputs are the inputs
+        for k, (src, dst) in enumerate(zip(data, outs)):
+            _copy(fl, src, dst, f"operation {index} (WHILE) loop input {k}")
+
+
+def _unrolled_bodies(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> list[func.FuncOp]:
+    """The body functions ``nnc.unrolled`` names, checked: each a referenced
+    model taking the WHILE's inputs and giving as many state outputs."""
+    attr = op.attributes[UNROLLED_ATTR]
+    where = f"operation {index} (WHILE)"
+    if not isinstance(attr, ArrayAttr) or not all(isinstance(a, SymbolRefAttr) for a in attr.data):
+        raise PassFailedException(f"{where}: {UNROLLED_ATTR} must be an array of function symbols, got {attr}")
+    bodies = []
+    for a in attr.data:
+        fn = fl.functions.get(a.root_reference.data)
+        if not isinstance(fn, func.FuncOp) or SUBGRAPH_ATTR not in fn.attributes:
+            raise PassFailedException(f"{where}: {UNROLLED_ATTR} names {a}, which is not a referenced model")
+        if len(fn.body.block.args) != len(op.args) - 2 or not len(op.outs) <= len(fn.function_type.outputs.data):
+            raise PassFailedException(f"{where}: the unrolled body {a} does not take the WHILE's inputs "
+                                      "and give its state")  # fmt: skip
+        bodies.append(fn)
+    return bodies
 
 
 def _go_on(b: Builder, fl: _FunctionLowering, cond: SSAValue, start: SSAValue) -> SSAValue:
