@@ -253,3 +253,20 @@ def test_cache_entry_that_is_not_a_file_is_a_miss(tmp_path, obstacle) -> None:
     ex.set_output(0, y)
     ex.compute()
     np.testing.assert_allclose(y, softmax_ref(x), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("error, n", [(RecursionError, 13), (ZeroDivisionError, 14)], ids=["recursion", "bug"])
+def test_xdsl_stage_exception_is_internal_compiler_error(monkeypatch, error, n) -> None:
+    """The xDSL stage runs in this process: a bug in a pass raises, and the
+    caller gets OP_FAILED naming the model; the next compilation works."""
+
+    def broken(*args, **kwargs):
+        raise error("a pass went wrong")
+
+    model = softmax_model(n, rows=2)  # a shape of its own: never an in-process cache hit
+    monkeypatch.setattr(driver, "lower_shaped", broken)
+    with pytest.raises(nnc.OpFailedError, match="internal compiler error") as info:
+        nnc.Compilation(model).finish()
+    assert driver.fingerprint(model) in str(info.value)
+    monkeypatch.undo()
+    nnc.Compilation(model).finish()
