@@ -6,7 +6,8 @@ and appends 1..6 operations, each picked among those that apply to a tensor
 made so far: element-wise unary and binary operations (with a fused
 activation, a second model input, a broadcast operand or the same tensor
 twice), CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D,
-FULLY_CONNECTED, RESHAPE, CONCATENATION, PAD, TRANSPOSE, SOFTMAX.  Weights are
+FULLY_CONNECTED, RESHAPE, CONCATENATION, PAD, TRANSPOSE, SOFTMAX,
+SPACE_TO_DEPTH, DEPTH_TO_SPACE, MEAN.  Weights are
 random constants, window sizes, strides, padding schemes and activations are
 random.
 
@@ -441,6 +442,44 @@ def _softmax(g: Graph, x: Tensor) -> Tensor:
     return t
 
 
+def _space_to_depth(g: Graph, x: Tensor) -> Tensor:
+    n, h, w, c = x.shape
+    if h % 2 or w % 2:
+        return _unary(g, x)
+
+    def ref(v: np.ndarray) -> np.ndarray:
+        return v.reshape(n, h // 2, 2, w // 2, 2, c).transpose(0, 1, 3, 2, 4, 5).reshape(n, h // 2, w // 2, 4 * c)
+
+    out, t = g.result("SPACE_TO_DEPTH", [x], ref, same=x)
+    g.operation(Op.SPACE_TO_DEPTH, [x.index, g.scalar(T.INT32, 2)], out)
+    return t
+
+
+def _depth_to_space(g: Graph, x: Tensor) -> Tensor:
+    n, h, w, c = x.shape
+    if c % 4:
+        return _unary(g, x)
+
+    def ref(v: np.ndarray) -> np.ndarray:
+        return v.reshape(n, h, w, 2, 2, c // 4).transpose(0, 1, 3, 2, 4, 5).reshape(n, 2 * h, 2 * w, c // 4)
+
+    out, t = g.result("DEPTH_TO_SPACE", [x], ref, same=x)
+    g.operation(Op.DEPTH_TO_SPACE, [x.index, g.scalar(T.INT32, 2)], out)
+    return t
+
+
+def _mean(g: Graph, x: Tensor) -> Tensor:
+    """MEAN keeping the rank, or (rank 4) dropping two axes."""
+    rank = len(x.shape)
+    keep = rank == 2 or g.rng.random() < 0.5
+    axes = sorted(g.rng.sample(range(rank), g.rng.randint(1, rank) if keep else 2))
+    written = [a - rank if g.rng.random() < 0.3 else a for a in axes]
+    out, t = g.result("MEAN", [x], lambda v: v.mean(axis=tuple(axes), keepdims=keep), same=x)
+    g.operation(Op.MEAN, [x.index, g.const(T.TENSOR_INT32, np.array(written, np.int32)), g.scalar(T.INT32, int(keep))],
+                out)  # fmt: skip
+    return t
+
+
 #: operation builders and the input ranks they accept
 _BUILDERS: list[tuple[Callable[[Graph, Tensor], Tensor], tuple[int, ...]]] = [
     (_unary, (2, 4)),
@@ -456,6 +495,9 @@ _BUILDERS: list[tuple[Callable[[Graph, Tensor], Tensor], tuple[int, ...]]] = [
     (_pad, (2, 4)),
     (_transpose, (2, 4)),
     (_softmax, (2, 4)),
+    (_space_to_depth, (4,)),
+    (_depth_to_space, (4,)),
+    (_mean, (2, 4)),
 ]
 
 
