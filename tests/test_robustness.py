@@ -270,3 +270,15 @@ def test_xdsl_stage_exception_is_internal_compiler_error(monkeypatch, error, n) 
     assert driver.fingerprint(model) in str(info.value)
     monkeypatch.undo()
     nnc.Compilation(model).finish()
+
+
+def test_device_index_of_an_array_is_bad_data() -> None:
+    with pytest.raises(nnc.BadDataError, match="getDevice"):
+        nnc.get_device(np.zeros((2, 2)))
+    assert nnc.get_device(np.int64(0)) is nnc.get_device(0)
+
+
+@pytest.mark.parametrize("path", [b"\x00", b"missing.tflite", "a\x00b.tflite"], ids=["nul", "bytes", "str-nul"])
+def test_load_model_of_a_bad_bytes_path_is_bad_data(path) -> None:
+    with pytest.raises(nnc.BadDataError):
+        nnc.load_model(path)
