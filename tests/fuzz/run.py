@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from fuzz.generators import TRIALS, run_isolated
 
 #: seeds per child, by kind (cheap kinds in longer batches)
-BATCH = {"api": 50, "api-sequence": 20, "file": 20, "graph": 8, "runtime-input": 10, "cache": 2}
+BATCH = {"api": 50, "api-sequence": 20, "file": 20, "graph": 16, "runtime-input": 10, "cache": 3}
 
 
 def main() -> int:
