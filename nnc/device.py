@@ -42,6 +42,7 @@ and 12 differ.  It is at least every device's feature level, as NNAPI requires.
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -248,9 +249,12 @@ def get_device_count() -> int:
 def get_device(index: int) -> Device:
     """ANeuralNetworks_getDevice: BAD_DATA for an index outside [0, count)."""
     fn = "ANeuralNetworks_getDevice"
-    if isinstance(index, bool) or not isinstance(index, int) and not hasattr(index, "__index__"):
-        raise BadDataError(fn, f"device index must be an int, got {type(index).__name__}")
-    i = int(index.__index__())
+    try:
+        if isinstance(index, bool):
+            raise TypeError
+        i = operator.index(index)  # an int or a numpy integer; not an array (its __index__ raises)
+    except TypeError:
+        raise BadDataError(fn, f"device index must be an int, got {type(index).__name__}") from None
     if not 0 <= i < len(_DEVICES):
         raise BadDataError(fn, f"device index {i} out of range [0, {len(_DEVICES)})")
     return _DEVICES[i]

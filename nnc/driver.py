@@ -6,7 +6,13 @@ the pipeline on a model:
 1. :func:`import_model` (:mod:`nnc.importer`): the model as an ``nnapi``
    dialect module specialised to the shapes (and values) of its inputs;
 2. the passes (:mod:`nnc.passes.pipeline`): shape inference, lowering to
-   linalg/scf/memref, buffer planning, the entry point, LLVM dialect, LLVM IR;
+   linalg/scf/memref, buffer planning, the entry point, LLVM dialect, LLVM IR.
+   This stage stays in the calling process: it is pure Python (xDSL, numpy),
+   so a bug in it raises -- :func:`compiler_errors` turns any exception,
+   RecursionError and MemoryError included, into OP_FAILED "internal compiler
+   error" (or OUT_OF_MEMORY) -- and cannot abort the process.  Running it in
+   the worker would make every worker import xDSL (about a second) and ship
+   the module across the pipe, for no safety gained;
 3. LLVM (:mod:`nnc.runtime.executable`, :mod:`nnc.runtime.jit`): an
    optimised object file, loaded into the process or linked into a native
    artifact (:mod:`nnc.runtime.artifact`).  For a compilation this stage runs

@@ -585,8 +585,12 @@ class Model:
 
     @ndk("ANeuralNetworksModel_relaxComputationFloat32toFloat16")
     def relax_computation_float32_to_float16(self, allow: bool) -> None:
-        """ANeuralNetworksModel_relaxComputationFloat32toFloat16."""
-        self._mutable("ANeuralNetworksModel_relaxComputationFloat32toFloat16")
+        """ANeuralNetworksModel_relaxComputationFloat32toFloat16 (``allow``: a
+        bool or an int, C's bool; anything else, an array say, is BAD_DATA)."""
+        fn = "ANeuralNetworksModel_relaxComputationFloat32toFloat16"
+        self._mutable(fn)
+        if not isinstance(allow, bool | np.bool_) and not is_int(allow):
+            raise BadDataError(fn, f"allow must be a bool, got {type(allow).__name__}")
         self.relaxed = bool(allow)
 
     @ndk("ANeuralNetworksModel_finish")

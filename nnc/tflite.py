@@ -1107,12 +1107,12 @@ def _load(source: str | os.PathLike | bytes) -> tuple[bytes, str]:
 
 def is_tflite_file(path: str | os.PathLike) -> bool:
     """Whether ``path`` names a TFLite flatbuffer (by suffix or identifier)."""
-    if os.fspath(path).endswith(".tflite"):
+    if os.fsdecode(os.fspath(path)).endswith(".tflite"):  # a bytes path too
         return True
     try:
         with open(path, "rb") as f:
             return f.read(8)[4:8] == b"TFL3"
-    except OSError:
+    except (OSError, ValueError):  # ValueError: an embedded NUL (the reader reports it)
         return False
 
 

@@ -126,6 +126,7 @@ import hashlib
 import json
 import mmap
 import os
+import stat
 import struct
 import tempfile
 import threading
@@ -522,6 +523,10 @@ def _decode(key: str, model_file, parsed: tuple[dict, slice], data_file, target:
 # -- files ----------------------------------------------------------------------------------------
 
 
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)
+
+
 class _Mapped:
     """A cache file mapped read-only, as a context manager (unmapped on exit:
     nothing made from it may keep a view of it)."""
@@ -531,8 +536,13 @@ class _Mapped:
         too big or not starting with ``magic`` and our format version: then the
         rest of a foreign file is never touched)."""
         try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
+            # O_NONBLOCK: a FIFO in the entry's place must not block the
+            # open (waiting for a writer); it is then refused as not regular.
+            with open(path, "rb", opener=_open_nonblocking) as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    raise CacheCorrupt(f"{path.name} is not a regular file")
+                size = st.st_size
                 if size > limit:
                     raise CacheCorrupt(f"{path.name}: {size} bytes, expected {limit} at most")
                 if f.read(len(magic) + 4) != magic + struct.pack("<I", FORMAT_VERSION):

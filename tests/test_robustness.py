@@ -217,3 +217,68 @@ def test_corrupted_tflite_bytes_are_bad_data() -> None:
             pass
         except Exception as e:  # noqa: BLE001 - reported with the trial
             pytest.fail(f"trial {trial} (kind {kind}): {type(e).__name__}: {e}")
+
+
+# -- found by the fuzzer (tests/fuzz/) ------------------------------------------------------------
+
+
+def test_relax_flag_of_an_array_is_bad_data() -> None:
+    m = nnc.Model()
+    with pytest.raises(nnc.BadDataError, match="relaxComputationFloat32toFloat16"):
+        m.relax_computation_float32_to_float16(np.zeros((2, 2)))
+    m.relax_computation_float32_to_float16(1)  # C's bool: an int is fine
+    assert m.relaxed
+
+
+@pytest.mark.parametrize("obstacle", ["fifo", "directory"])
+def test_cache_entry_that_is_not_a_file_is_a_miss(tmp_path, obstacle) -> None:
+    """A FIFO where a cache file should be used to block the compilation
+    forever (opening it waits for a writer); now it is rejected at once."""
+    model = softmax_model(12, rows=2)
+    c = nnc.Compilation(model)
+    c.set_caching(str(tmp_path), bytes(32))
+    c.finish()
+    (entry,) = tmp_path.glob("nnc-*.model")
+    entry.unlink()
+    os.mkfifo(entry) if obstacle == "fifo" else entry.mkdir()
+    driver._CACHE.clear()
+    c = nnc.Compilation(model)
+    c.set_caching(str(tmp_path), bytes(32))
+    c.finish()
+    assert [e[0] for e in c.cache_events][0] == "rejected"
+    x = np.random.default_rng(1).normal(size=(2, 12)).astype(np.float32)
+    ex = nnc.Execution(c)
+    y = np.zeros((2, 12), np.float32)
+    ex.set_input(0, x)
+    ex.set_output(0, y)
+    ex.compute()
+    np.testing.assert_allclose(y, softmax_ref(x), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("error, n", [(RecursionError, 13), (ZeroDivisionError, 14)], ids=["recursion", "bug"])
+def test_xdsl_stage_exception_is_internal_compiler_error(monkeypatch, error, n) -> None:
+    """The xDSL stage runs in this process: a bug in a pass raises, and the
+    caller gets OP_FAILED naming the model; the next compilation works."""
+
+    def broken(*args, **kwargs):
+        raise error("a pass went wrong")
+
+    model = softmax_model(n, rows=2)  # a shape of its own: never an in-process cache hit
+    monkeypatch.setattr(driver, "lower_shaped", broken)
+    with pytest.raises(nnc.OpFailedError, match="internal compiler error") as info:
+        nnc.Compilation(model).finish()
+    assert driver.fingerprint(model) in str(info.value)
+    monkeypatch.undo()
+    nnc.Compilation(model).finish()
+
+
+def test_device_index_of_an_array_is_bad_data() -> None:
+    with pytest.raises(nnc.BadDataError, match="getDevice"):
+        nnc.get_device(np.zeros((2, 2)))
+    assert nnc.get_device(np.int64(0)) is nnc.get_device(0)
+
+
+@pytest.mark.parametrize("path", [b"\x00", b"missing.tflite", "a\x00b.tflite"], ids=["nul", "bytes", "str-nul"])
+def test_load_model_of_a_bad_bytes_path_is_bad_data(path) -> None:
+    with pytest.raises(nnc.BadDataError):
+        nnc.load_model(path)
