@@ -86,23 +86,22 @@ Data file (same format version)::
 
 Integrity
 ---------
-Loading maps each file (``mmap``, read-only) and rejects it unless its length
-is exactly what its length fields say, its trailing SHA-256 matches, its
-magic, format version and key are the expected ones, and (for the data file)
-its SHA-256 is the one the model file records.  Only then is the object code
-handed to MCJIT.
+Loading reads each file once into private memory and rejects it unless its
+length is exactly what its length fields say, its trailing SHA-256 matches,
+its magic, format version and key are the expected ones, and (for the data
+file) its SHA-256 is the one the model file records.  Only then is the object
+code handed to MCJIT.
 
-A hit costs one pass of SHA-256 over each file and nothing more: the bytes are
-hashed where the kernel maps them (no read into a Python buffer), the
-whole-file digest the model file records is derived from the state of the
-trailing-digest pass (``hash.copy()`` plus the last 32 bytes, not a second
-pass), and the constant pool is copied exactly once, straight from the mapping
-into the 64-byte-aligned buffer the executable runs from
-(:func:`nnc.runtime.executable.aligned_bytes`).  Why that one copy rather than
-running from the mapping: the pool sits at offset 52 of the data file (not
-aligned, and changing that is a format change), and a mapping that outlived the
-load would pin a file descriptor per compilation and fault (SIGBUS) if the
-file were truncated in place while in use.  So a
+A hit costs one read and one pass of SHA-256 over each file and nothing more:
+the data file is read straight into a buffer placed so that its constant pool
+(at offset 52) is 64-byte aligned, so the executable runs from the bytes that
+were read (:func:`nnc.runtime.executable.aligned_bytes` keeps them in place),
+and the whole-file digest the model file records is derived from the state of
+the trailing-digest pass (``hash.copy()`` plus the last 32 bytes, not a second
+pass).  Why read rather than map: a mapping shows later writes to the file, so
+what was verified need not be what runs (a file rewritten in place between
+the check and the use gave another model's weights), and a file truncated in
+place while mapped faults (SIGBUS).  So a
 truncated, extended, bit-flipped, zero-length, foreign or unreadable file, or
 a model or data file swapped in from another entry, is a miss: nnc compiles
 and rewrites the entry.  The digests protect against corruption and mix-ups,
@@ -124,7 +123,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import mmap
 import os
 import stat
 import struct
@@ -151,6 +149,7 @@ DATA_SUFFIX = ".data"
 _DIGEST = 32
 _MODEL_FIXED = 8 + 4 + 32 + 4  # magic, version, key, header length
 _DATA_FIXED = 8 + 4 + 32 + 8  # magic, version, key, pool length
+_ALIGN = 64  # where the constant pool is placed in memory (as aligned_bytes places it)
 #: A model file's JSON header is small; anything bigger is not ours.
 _MAX_HEADER = 64 << 20
 #: Object code beyond this is not something nnc wrote.
@@ -527,60 +526,63 @@ def _open_nonblocking(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NONBLOCK)
 
 
-class _Mapped:
-    """A cache file mapped read-only, as a context manager (unmapped on exit:
-    nothing made from it may keep a view of it)."""
+def _read_private(path: Path, magic: bytes, limit: int, align_offset: int = 0) -> memoryview:
+    """The whole file, read into private memory so that the byte at
+    ``align_offset`` sits on a 64-byte boundary (CacheMiss if absent;
+    CacheCorrupt if it is not a regular file, is unreadable, too big, shrinks
+    while read, or does not start with ``magic`` and our format version: then
+    the rest of a foreign file is never read).
 
-    def __init__(self, path: Path, magic: bytes, limit: int):
-        """Map the whole file (CacheMiss if absent; CacheCorrupt if unreadable,
-        too big or not starting with ``magic`` and our format version: then the
-        rest of a foreign file is never touched)."""
-        try:
-            # O_NONBLOCK: a FIFO in the entry's place must not block the
-            # open (waiting for a writer); it is then refused as not regular.
-            with open(path, "rb", opener=_open_nonblocking) as f:
-                st = os.fstat(f.fileno())
-                if not stat.S_ISREG(st.st_mode):
-                    raise CacheCorrupt(f"{path.name} is not a regular file")
-                size = st.st_size
-                if size > limit:
-                    raise CacheCorrupt(f"{path.name}: {size} bytes, expected {limit} at most")
-                if f.read(len(magic) + 4) != magic + struct.pack("<I", FORMAT_VERSION):
-                    raise CacheCorrupt(f"{path.name} is not an nnc cache file of format version {FORMAT_VERSION}")
-                self.map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (FileNotFoundError, NotADirectoryError):
-            raise CacheMiss(f"{path.name} does not exist") from None
-        except (OSError, ValueError) as e:  # ValueError: the file shrank to nothing meanwhile
-            raise CacheCorrupt(f"cannot map {path.name}: {getattr(e, 'strerror', None) or e}") from None
-        self.view = memoryview(self.map)
-
-    def __enter__(self) -> memoryview:
-        return self.view
-
-    def __exit__(self, *exc) -> None:
-        self.view.release()
-        try:
-            self.map.close()
-        except BufferError:
-            pass  # a slice still alive (held by a traceback): unmapped when it dies
+    Why read rather than map: a mapping shows later writes to the file, so a
+    file rewritten in place between the digest check and the copy of its
+    constant pool gave another model's weights (seen in the suite), and a file
+    truncated in place while mapped faults (SIGBUS) on the next access.  Bytes
+    read once are what is verified and what runs, and reading is the single
+    copy a hit makes anyway (the pool lands aligned, so
+    :func:`~nnc.runtime.executable.aligned_bytes` keeps it in place)."""
+    try:
+        # O_NONBLOCK: a FIFO in the entry's place must not block the
+        # open (waiting for a writer); it is then refused as not regular.
+        with open(path, "rb", opener=_open_nonblocking) as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise CacheCorrupt(f"{path.name} is not a regular file")
+            size = st.st_size
+            if size > limit:
+                raise CacheCorrupt(f"{path.name}: {size} bytes, expected {limit} at most")
+            prefix = magic + struct.pack("<I", FORMAT_VERSION)
+            raw = np.empty(size + _ALIGN, dtype=np.uint8)
+            start = -(raw.ctypes.data + align_offset) % _ALIGN
+            buf = memoryview(raw[start : start + size])
+            if size < len(prefix) or f.readinto(buf[: len(prefix)]) != len(prefix) or buf[: len(prefix)] != prefix:
+                raise CacheCorrupt(f"{path.name} is not an nnc cache file of format version {FORMAT_VERSION}")
+            got = len(prefix)
+            while got < size:
+                n = f.readinto(buf[got:])
+                if not n:
+                    raise CacheCorrupt(f"{path.name} shrank to {got} bytes while read")
+                got += n
+    except (FileNotFoundError, NotADirectoryError):
+        raise CacheMiss(f"{path.name} does not exist") from None
+    except OSError as e:
+        raise CacheCorrupt(f"cannot read {path.name}: {e.strerror or e}") from None
+    return buf
 
 
 def load(cache_dir: str | os.PathLike, key: str, target: Target) -> NativeCode:
     """The verified NativeCode of entry ``key``: CacheMiss if there is no
     entry, CacheCorrupt if its files fail verification (then recompile)."""
     model_path, data_path = entry_paths(cache_dir, key)
-    with _Mapped(model_path, MODEL_MAGIC, limit=_MODEL_FIXED + _MAX_HEADER + 8 + _MAX_OBJECT + _DIGEST) as model_file:
-        parsed = _parse_model(key, model_file, target)
-        header = parsed[0]
-        try:
-            # The verified model file says exactly how big the data file is.
-            data = _Mapped(data_path, DATA_MAGIC, limit=_data_size(header))
-        except CacheMiss as e:
-            if isinstance(e, CacheCorrupt):
-                raise
-            raise CacheCorrupt(f"{data_path.name} is missing but {model_path.name} exists") from None
-        with data as data_file:
-            return _decode(key, model_file, parsed, data_file, target)
+    model_file = _read_private(model_path, MODEL_MAGIC, limit=_MODEL_FIXED + _MAX_HEADER + 8 + _MAX_OBJECT + _DIGEST)
+    parsed = _parse_model(key, model_file, target)
+    try:
+        # The verified model file says exactly how big the data file is.
+        data_file = _read_private(data_path, DATA_MAGIC, limit=_data_size(parsed[0]), align_offset=_DATA_FIXED)
+    except CacheMiss as e:
+        if isinstance(e, CacheCorrupt):
+            raise
+        raise CacheCorrupt(f"{data_path.name} is missing but {model_path.name} exists") from None
+    return _decode(key, model_file, parsed, data_file, target)
 
 
 def _write_atomic(path: Path, blob: bytes) -> None:
