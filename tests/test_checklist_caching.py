@@ -639,3 +639,25 @@ def test_deadline_covers_a_slow_cache_hit(tmp_path, monkeypatch) -> None:
     ok.set_timeout(10_000_000_000)
     ok.finish()
     assert events(ok) == ["hit"]
+
+
+def test_file_rewritten_after_its_check_does_not_change_what_runs(tmp_path, monkeypatch) -> None:
+    """The bytes verified are the bytes that run: the data file is replaced
+    in place by another model's, right after its digest was checked (the
+    window a mapping left open), and the hit still computes this model."""
+    _, _, data_path = entry(tmp_path)
+    _, _, other_data = entry(tmp_path, conv_model(seed=3), token=bytes(32))
+    swapped = other_data.read_bytes()
+    real = cache._check_file
+
+    def check_then_rewrite(blob, magic, key, what):
+        result = real(blob, magic, key, what)
+        if what == "data":
+            with open(data_path, "r+b") as f:
+                f.write(swapped[: len(blob)])
+        return result
+
+    monkeypatch.setattr(cache, "_check_file", check_then_rewrite)
+    c = compile_cached(conv_model(), tmp_path)
+    assert events(c)[0] == "hit"
+    check_correct(c, conv_model())
