@@ -15,7 +15,8 @@ From an nnapi module with static input shapes to the llvm dialect:
 8. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
 9. ``lower-affine``             (xDSL) affine.apply -> arith
 10. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
-11. ``convert-scf-to-cf``       (xDSL) structured control flow -> blocks
+11. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (xDSL's
+                                ``convert-scf-to-cf`` patterns, last loop first)
 12. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
 13. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
@@ -59,6 +60,7 @@ from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.outline_parallel import OutlineParallelPass
 from nnc.passes.parallel_generics import ParallelizeGenericsPass
 from nnc.passes.plan_buffers import PlanBuffersPass
+from nnc.passes.scf_to_cf import ConvertScfToCfPass
 from nnc.passes.shape_inference import ShapeInferencePass
 from nnc.passes.simplify_trivial_loops import SimplifyTrivialLoopsPass
 from nnc.passes.target import TargetDescription
@@ -79,6 +81,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         LowerAffinePass,
         LowerScfWhilePass,
         ConvertScfToCf,
+        ConvertScfToCfPass,
         ConvertNNCToLLVMPass,
         AddEntryPointPass,
         CanonicalizePass,
@@ -97,7 +100,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnc-simplify-trivial-loops",
     "lower-affine",
     "nnc-lower-scf-while",
-    "convert-scf-to-cf",
+    "nnc-convert-scf-to-cf",
     "convert-nnc-to-llvm",
     "nnc-add-entry-point",
 )
