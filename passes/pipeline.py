@@ -12,11 +12,13 @@ From an nnapi module with static input shapes to the llvm dialect:
 6. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
 7. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
-8. ``lower-affine``             (xDSL) affine.apply -> arith
-9. ``nnc-lower-scf-while``      scf.while (WHILE) -> blocks and cf branches
-10. ``convert-scf-to-cf``       (xDSL) structured control flow -> blocks
-11. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-12. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+8. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
+9. ``lower-affine``             (xDSL) affine.apply -> arith
+10. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
+11. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (xDSL's
+                                ``convert-scf-to-cf`` patterns, last loop first)
+12. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+13. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR through xDSL's llvm backend (:func:`to_llvm_ir`).
 
@@ -58,7 +60,9 @@ from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.outline_parallel import OutlineParallelPass
 from nnc.passes.parallel_generics import ParallelizeGenericsPass
 from nnc.passes.plan_buffers import PlanBuffersPass
+from nnc.passes.scf_to_cf import ConvertScfToCfPass
 from nnc.passes.shape_inference import ShapeInferencePass
+from nnc.passes.simplify_trivial_loops import SimplifyTrivialLoopsPass
 from nnc.passes.target import TargetDescription
 from nnc.passes.to_llvm import ConvertNNCToLLVMPass
 
@@ -73,9 +77,11 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         OutlineParallelPass,
         PlanBuffersPass,
         ConvertLinalgToLoopsPass,
+        SimplifyTrivialLoopsPass,
         LowerAffinePass,
         LowerScfWhilePass,
         ConvertScfToCf,
+        ConvertScfToCfPass,
         ConvertNNCToLLVMPass,
         AddEntryPointPass,
         CanonicalizePass,
@@ -91,9 +97,10 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnc-parallelize-generics",
     "nnc-outline-parallel",
     "convert-linalg-to-loops",
+    "nnc-simplify-trivial-loops",
     "lower-affine",
     "nnc-lower-scf-while",
-    "convert-scf-to-cf",
+    "nnc-convert-scf-to-cf",
     "convert-nnc-to-llvm",
     "nnc-add-entry-point",
 )

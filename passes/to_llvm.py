@@ -234,16 +234,27 @@ class _FuncConverter:
         return name
 
     def element_ptr(self, mem: SSAValue, indices: list[SSAValue]) -> tuple[SSAValue, Attribute]:
+        """The address of ``mem[indices]``.  Constant indices (a size-1 loop
+        that nnc-simplify-trivial-loops inlined leaves index 0) are folded
+        into the static offset: the same address with fewer operations for
+        every later stage to carry."""
         t = mem.type
         assert isinstance(t, MemRefType)
         offset, strides = memref_strides(t)
         elem = convert_type(t.element_type)
-        lin: SSAValue | None = self.const_i64(offset) if offset else None
+        lin: SSAValue | None = None
         for idx, stride in zip(indices, strides, strict=True):
+            known = _constant_index(idx)
+            if known is not None:
+                offset += known * stride
+                continue
             term = self.v(idx)
             if stride != 1:
                 term = self.emit(llvm.MulOp(term, self.const_i64(stride))).results[0]
             lin = term if lin is None else self.emit(llvm.AddOp(lin, term)).results[0]
+        if offset:
+            static = self.const_i64(offset)
+            lin = static if lin is None else self.emit(llvm.AddOp(static, lin)).results[0]
         if lin is None:
             return self.v(mem), elem
         gep = self.emit(llvm.GEPOp.from_mixed_indices(self.v(mem), [lin], elem, inbounds=True))
@@ -385,6 +396,14 @@ class _FuncConverter:
         if fw[v.type] > fw[to]:  # type: ignore[index]
             return self.emit(llvm.FPTruncOp(v, to)).results[0]
         return v
+
+
+def _constant_index(value: SSAValue) -> int | None:
+    """The value of an ``arith.constant`` index or integer, else None."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 def _h_constant(c: _FuncConverter, op: arith.ConstantOp) -> None:
