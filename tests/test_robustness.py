@@ -17,8 +17,8 @@ import random
 
 import numpy as np
 import pytest
+from fuzz.files import tflite_add
 from fuzz.generators import add_model
-from tflite_builder import FLOAT32, TFLiteBuilder
 
 import nnc
 from nnc import OperandType as T
@@ -184,20 +184,11 @@ def test_model_load_of_a_binary_file_object(tmp_path) -> None:
         nnc.Model.load(f)
 
 
-def _tflite_add() -> bytes:
-    b = TFLiteBuilder()
-    x = b.tensor("x", [1, 8], FLOAT32)
-    c = b.tensor("c", [1, 8], FLOAT32, np.arange(8, dtype=np.float32))
-    y = b.tensor("y", [1, 8], FLOAT32)
-    b.op("ADD", [x, c], [y], ("AddOptions", {"FusedActivationFunction": 0}))
-    return b.build([x], [y])
-
-
 def test_corrupted_tflite_bytes_are_bad_data() -> None:
     """Byte flips, truncations and zeroed runs of a valid file: each import
     either succeeds or raises an NNError (it used to raise struct.error,
     IndexError, TypeError, AttributeError)."""
-    data = _tflite_add()
+    data = tflite_add()
     nnc.import_tflite(data)
     rng = random.Random(17)
     for trial in range(300):

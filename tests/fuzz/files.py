@@ -29,7 +29,8 @@ from .common import add_model, guarded, nnerror_or_ok
 _SEED_FILES: dict[str, list[bytes]] = {}
 
 
-def _tflite_add() -> bytes:
+def tflite_add() -> bytes:
+    """A one-operator float32 ADD .tflite: the valid file the mutations start from."""
     b = TFLiteBuilder()
     x = b.tensor("x", [1, 8], FLOAT32)
     c = b.tensor("c", [1, 8], FLOAT32, np.arange(8, dtype=np.float32))
@@ -97,7 +98,7 @@ def _nnc_conv() -> bytes:
 
 def seed_files() -> dict[str, list[bytes]]:
     if not _SEED_FILES:
-        _SEED_FILES["tflite"] = [_tflite_add(), _tflite_cnn(False), _tflite_cnn(True)]
+        _SEED_FILES["tflite"] = [tflite_add(), _tflite_cnn(False), _tflite_cnn(True)]
         _SEED_FILES["nnc"] = [json.dumps(modelfile.to_dict(add_model())).encode(), _nnc_conv()]
     return _SEED_FILES
 
