@@ -1,0 +1,113 @@
+"""The float32 row kernels (passes/kernels/rows.py).
+
+* SOFTMAX along the last axis and MEAN over trailing axes: within the
+  float32 tolerance of float64 numpy (the CTS's: 1e-5 absolute plus about 5
+  ulp relative), including vector tails, -inf (exactly 0), a NaN row (NaN
+  everywhere, as the reference) and beta != 1; bit-identical at 1, 2 and 4
+  threads with enough rows to reach the thread pool.
+
+One model per kind, compiled once per module (the suite must stay fast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import nnc
+from nnc import OperandType as T
+from nnc import OperationType as Op
+
+RNG = np.random.default_rng(11)
+#: (shape, beta): rows with full vectors and tails, a row of one, many rows
+SOFTMAX_CASES = [((3, 20), 0.5), ((2, 1), 1.0), ((1, 4, 37), 1.7), ((300, 64), 1.0), ((2, 5, 4), 40.0)]
+#: (shape, axes): each reduces trailing axes
+MEAN_CASES = [((4, 96), [1]), ((2, 3, 5), [2, 1]), ((5,), [0]), ((300, 70), [-1])]
+
+
+def _scalar(m: nnc.Model, t: T, v) -> int:
+    k = m.add_operand(t)
+    m.set_operand_value(k, v)
+    return k
+
+
+def _compile(m: nnc.Model) -> nnc.Compilation:
+    comp = nnc.Compilation(m)
+    comp.finish()
+    return comp
+
+
+def _run(m: nnc.Model, comp: nnc.Compilation, inputs: list[np.ndarray], threads: int = 1) -> list[np.ndarray]:
+    outs = [np.zeros(m.operands[i].dims, np.float32) for i in m.outputs]
+    ex = nnc.Execution(comp)
+    ex.set_num_threads(threads)
+    for k, x in enumerate(inputs):
+        ex.set_input(k, x)
+    for k, y in enumerate(outs):
+        ex.set_output(k, y)
+    ex.compute()
+    return outs
+
+
+def _close(got: np.ndarray, ref: np.ndarray) -> None:
+    ok = np.isnan(ref) & np.isnan(got) | (np.abs(got - ref) <= 1e-5 + 5 * 2.0**-23 * np.abs(ref))
+    assert ok.all(), f"max difference {np.nanmax(np.abs(got - ref))}"
+
+
+# -- SOFTMAX and MEAN ------------------------------------------------------------------------------
+
+
+def _softmax_ref(x: np.ndarray, beta: float) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp((x - x.max(axis=-1, keepdims=True)) * beta)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def rows_model() -> Iterator[tuple[nnc.Model, nnc.Compilation, list[np.ndarray]]]:
+    m = nnc.Model()
+    ins, outs, values = [], [], []
+    for shape, beta in SOFTMAX_CASES:
+        x = m.add_operand(T.TENSOR_FLOAT32, shape)
+        y = m.add_operand(T.TENSOR_FLOAT32, shape)
+        m.add_operation(Op.SOFTMAX, [x, _scalar(m, T.FLOAT32, np.float32(beta)), _scalar(m, T.INT32, np.int32(-1))], [y])
+        v = (RNG.standard_normal(shape) * 10).astype(np.float32)
+        if shape[-1] > 1:
+            v.flat[0] = -np.inf
+        if shape[0] == 2 and len(shape) == 3:
+            v[1, 2, 1] = np.nan  # one NaN row
+        ins.append(x), outs.append(y), values.append(v)
+    for shape, axes in MEAN_CASES:
+        x = m.add_operand(T.TENSOR_FLOAT32, shape)
+        ax = sorted({a % len(shape) for a in axes})
+        y = m.add_operand(T.TENSOR_FLOAT32, [d for k, d in enumerate(shape) if k not in ax] or [1])
+        a = m.add_operand(T.TENSOR_INT32, [len(axes)])
+        m.set_operand_value(a, np.array(axes, np.int32))
+        m.add_operation(Op.MEAN, [x, a, _scalar(m, T.INT32, np.int32(0))], [y])
+        ins.append(x), outs.append(y), values.append(RNG.standard_normal(shape).astype(np.float32))
+    m.identify_inputs_and_outputs(ins, outs)
+    m.finish()
+    yield m, _compile(m), values
+
+
+def test_softmax_and_mean_match_float64(rows_model) -> None:
+    m, comp, values = rows_model
+    got = _run(m, comp, values)
+    for k, (shape, beta) in enumerate(SOFTMAX_CASES):
+        with np.errstate(invalid="ignore"):
+            _close(got[k], _softmax_ref(values[k], beta))
+        assert got[k].flat[0] == (0.0 if shape[-1] > 1 else 1.0)  # exp(-inf) is exactly 0
+    assert np.isnan(got[4][1, 2]).all() and not np.isnan(got[4][0]).any()
+    for j, (shape, axes) in enumerate(MEAN_CASES):
+        k = len(SOFTMAX_CASES) + j
+        ref = values[k].astype(np.float64).mean(axis=tuple(sorted({a % len(shape) for a in axes})))
+        _close(got[k], ref.reshape(got[k].shape))
+
+
+def test_row_kernels_bit_identical_across_thread_counts(rows_model) -> None:
+    m, comp, values = rows_model
+    one = [y.tobytes() for y in _run(m, comp, values, 1)]
+    for threads in (2, 4):
+        assert [y.tobytes() for y in _run(m, comp, values, threads)] == one
