@@ -1,16 +1,21 @@
-"""The float32 row kernels (passes/kernels/rows.py).
+"""The float32 row kernels (passes/kernels/rows.py) and epilogue fusion
+(nnc-fuse-epilogues).
 
 * SOFTMAX along the last axis and MEAN over trailing axes: within the
   float32 tolerance of float64 numpy (the CTS's: 1e-5 absolute plus about 5
   ulp relative), including vector tails, -inf (exactly 0), a NaN row (NaN
   everywhere, as the reference) and beta != 1; bit-identical at 1, 2 and 4
   threads with enough rows to reach the thread pool.
+* A FULLY_CONNECTED / CONV_2D whose ADD of a residual or RELU is computed in
+  the GEMM's epilogue: bit-identical to the same model compiled without
+  ``nnc-fuse-epilogues`` (and across thread counts).
 
 One model per kind, compiled once per module (the suite must stay fast).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import numpy as np
@@ -19,6 +24,9 @@ import pytest
 import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
+from nnc import driver
+from nnc.passes import pipeline as passes_pipeline
+from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR
 
 RNG = np.random.default_rng(11)
 #: (shape, beta): rows with full vectors and tails, a row of one, many rows
@@ -33,9 +41,23 @@ def _scalar(m: nnc.Model, t: T, v) -> int:
     return k
 
 
-def _compile(m: nnc.Model) -> nnc.Compilation:
-    comp = nnc.Compilation(m)
-    comp.finish()
+def _const(m: nnc.Model, arr: np.ndarray) -> int:
+    k = m.add_operand(T.TENSOR_FLOAT32, arr.shape)
+    m.set_operand_value(k, arr.astype(np.float32))
+    return k
+
+
+def _compile(m: nnc.Model, fuse: bool = True) -> nnc.Compilation:
+    saved = passes_pipeline.DEFAULT_PIPELINE
+    if not fuse:
+        passes_pipeline.DEFAULT_PIPELINE = tuple(p for p in saved if p != "nnc-fuse-epilogues")
+    try:
+        driver._CACHE.clear()
+        comp = nnc.Compilation(m)
+        comp.finish()
+    finally:
+        passes_pipeline.DEFAULT_PIPELINE = saved
+        driver._CACHE.clear()
     return comp
 
 
@@ -111,3 +133,72 @@ def test_row_kernels_bit_identical_across_thread_counts(rows_model) -> None:
     one = [y.tobytes() for y in _run(m, comp, values, 1)]
     for threads in (2, 4):
         assert [y.tobytes() for y in _run(m, comp, values, threads)] == one
+
+
+# -- epilogue fusion -------------------------------------------------------------------------------
+
+
+def _fc_add_model() -> nnc.Model:
+    """FULLY_CONNECTED -> RESHAPE -> ADD(residual, ., RELU6), and a 3x3
+    CONV_2D (RELU) -> ADD(., residual), a 1x1 CONV_2D -> RELU1, a FULLY_CONNECTED
+    of batch 2 (dot products: the epilogue runs after them) -> ADD."""
+    m = nnc.Model()
+    i32 = lambda v: _scalar(m, T.INT32, np.int32(v))  # noqa: E731
+    x = m.add_operand(T.TENSOR_FLOAT32, (40, 24))
+    r = m.add_operand(T.TENSOR_FLOAT32, (1, 40, 20))
+    y = m.add_operand(T.TENSOR_FLOAT32, (40, 20))
+    m.add_operation(Op.FULLY_CONNECTED, [x, _const(m, RNG.standard_normal((20, 24))), _const(m, RNG.standard_normal(20)), i32(0)], [y])
+    shape = m.add_operand(T.TENSOR_INT32, (3,))
+    m.set_operand_value(shape, np.array([1, 40, 20], np.int32))
+    yv = m.add_operand(T.TENSOR_FLOAT32, (1, 40, 20))
+    m.add_operation(Op.RESHAPE, [y, shape], [yv])
+    z1 = m.add_operand(T.TENSOR_FLOAT32, (1, 40, 20))
+    m.add_operation(Op.ADD, [r, yv, i32(3)], [z1])
+
+    img = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 5))
+    res = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 13))
+    c = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 13))
+    # implicit SAME padding, strides 1, RELU
+    m.add_operation(Op.CONV_2D, [img, _const(m, RNG.standard_normal((13, 3, 3, 5))), _const(m, RNG.standard_normal(13)),
+                                 i32(1), i32(1), i32(1), i32(1)], [c])  # fmt: skip
+    z2 = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 13))
+    m.add_operation(Op.ADD, [c, res, i32(0)], [z2])
+    c1 = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 8))
+    m.add_operation(Op.CONV_2D, [img, _const(m, RNG.standard_normal((8, 1, 1, 5))), _const(m, RNG.standard_normal(8)),
+                                 i32(1), i32(1), i32(1), i32(0)], [c1])  # fmt: skip
+    z3 = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 8))
+    m.add_operation(Op.RELU1, [c1], [z3])
+
+    xs = m.add_operand(T.TENSOR_FLOAT32, (2, 24))
+    rs = m.add_operand(T.TENSOR_FLOAT32, (2, 20))
+    ys = m.add_operand(T.TENSOR_FLOAT32, (2, 20))
+    m.add_operation(Op.FULLY_CONNECTED, [xs, _const(m, RNG.standard_normal((20, 24))), _const(m, RNG.standard_normal(20)), i32(0)], [ys])
+    z4 = m.add_operand(T.TENSOR_FLOAT32, (2, 20))
+    m.add_operation(Op.ADD, [ys, rs, i32(0)], [z4])
+    m.identify_inputs_and_outputs([x, r, img, res, xs, rs], [z1, z2, z3, z4])
+    m.finish()
+    return m
+
+
+def test_fused_epilogues_bit_identical_to_unfused() -> None:
+    m = _fc_add_model()
+    inputs = [RNG.standard_normal(m.operands[i].dims).astype(np.float32) for i in m.inputs]
+    fused, unfused = _compile(m), _compile(m, fuse=False)
+    want = [y.tobytes() for y in _run(m, unfused, inputs)]
+    for threads in (1, 2):
+        assert [y.tobytes() for y in _run(m, fused, inputs, threads)] == want
+    z1 = _run(m, fused, inputs)[0]
+    assert z1.max() <= 6.0 and z1.min() >= 0.0  # the ADD's RELU6
+
+
+def test_every_producer_of_the_model_is_fused() -> None:
+    """The four producer / consumer pairs are marked (so the test above
+    compares fused code), and the GEMM kernels carry the epilogues."""
+    m = _fc_add_model()
+    module, _ = driver.shaped_module(m, driver.static_input_infos(m))
+    passes_pipeline.run_passes(module, ["nnc-fuse-epilogues"])
+    text = str(module)
+    assert text.count(f"{{{PRODUCER_ATTR}}}") == 4 and text.count(f"{{{CONSUMER_ATTR}}}") == 4
+    passes_pipeline.run_passes(module, ["convert-nnapi-to-linalg"])
+    kernels = set(re.findall(r'nnc.kernel = "(nnc_gemm_[^"]*)"', str(module)))
+    assert any(k.endswith("_add_relu6") for k in kernels) and any(k.endswith("_then_relu1") for k in kernels)

@@ -42,7 +42,7 @@ from nnc.passes.kernels.vector import (
     tag,
     widths,
 )
-from nnc.passes.lowering.base import Emitter, LoweringContext, Value, activation
+from nnc.passes.lowering.base import Emitter, Epilogue, LoweringContext, Value, activation
 
 # -- GEMM: out[m, n] = act(bias[n] + sum_k a[...] * b[k, n]) ---------------------------------
 
@@ -57,17 +57,39 @@ class Level:
     b_step: int
 
 
-def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
+#: A GEMM kernel's fused epilogue after its activation: (whether a residual
+#: buffer is added, the activation after it), or None (see :class:`Epilogue`)
+EpilogueKind = tuple[bool, int] | None
+
+
+def epilogue_kind(ep: Epilogue | None) -> EpilogueKind:
+    return None if ep is None else (ep.residual is not None, ep.act)
+
+
+def _epilogue_tag(kind: EpilogueKind) -> str:
+    if kind is None:
+        return ""
+    return f"_{'add_' if kind[0] else 'then_'}{act_tag(kind[1])}"
+
+
+def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue: EpilogueKind = None):
     """The GEMM block kernel: ``rows`` output pixels (input windows at
     ``a_base + r * a_rstride``, outputs at ``out_base + r * ldo``) times the
     output channels ``n0 + [0, sum(ws))`` (vectors of widths ``ws``), whose
     weights are the packed panel at ``b[b_base:]`` (``[K, sum(ws)]``), reducing over
     ``levels`` nested loops (size, a_step, b_step parameters).  Per innermost
     step: one weight vector per width, one broadcast input per row, rows x
-    vectors FMAs."""
-    name = f"nnc_gemm_{rows}x{tag(ws)}_l{levels}_{act_tag(act)}"
+    vectors FMAs.
+
+    ``epilogue`` (a fused consumer, ``nnc-fuse-epilogues``): after the
+    activation, the residual (a buffer parameter after ``out``, read at the
+    output's offsets) is added and the consumer's activation applied, each
+    a separate rounding, as the consumer computes it."""
+    name = f"nnc_gemm_{rows}x{tag(ws)}_l{levels}_{act_tag(act)}{_epilogue_tag(epilogue)}"
+    residual = epilogue is not None and epilogue[0]
 
     def body(e: Emitter, p: list[Value]) -> None:
+        res = p.pop(4) if residual else None
         a, b, bias, out, a_base, a_rstride, out_base, n0, ldo, b_base = p[:10]
         lv = [p[10 + 3 * i : 13 + 3 * i] for i in range(levels)]
         v = Vec(e)
@@ -102,7 +124,13 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
         accs = for_range(e, 0, lv[0][0], 1, level(0, 0, b_base), accs)
         for r in range(rows):
             for j, (o, w) in enumerate(zip(offs, ws)):
-                v.store(v.activation(accs[r * nw + j], act), out, v.ix(out_base, (ldo, r), n0, o))
+                y = v.activation(accs[r * nw + j], act)
+                off = v.ix(out_base, (ldo, r), n0, o)
+                if epilogue is not None:
+                    if res is not None:
+                        y = e.op(arith.AddfOp(y, v.load(res, off, w)))
+                    y = v.activation(y, epilogue[1])
+                v.store(y, out, off)
 
     return name, body
 
@@ -168,6 +196,7 @@ def gemm(
     groups: int = 1,
     a_gstride: int = 0,
     ldo: int | None = None,
+    epilogue: Epilogue | None = None,
 ) -> None:
     """``out = act(bias + a * w^T)`` on flat buffers, ``w`` the weights as
     given (``[cols, K]``, one row of K per output channel; K runs over
@@ -180,7 +209,8 @@ def gemm(
     and reads the input ``g * a_gstride`` further.  ``ldo`` is the distance
     between consecutive output pixels of a run (default: every channel,
     ``groups * cols``; a strided phase of TRANSPOSE_CONV_2D writes every
-    ``stride``-th pixel).
+    ``stride``-th pixel).  ``epilogue``: a fused consumer applied in the
+    kernel (its residual a buffer of the output's layout).
 
     The kernel reads the weights as panels (:func:`pack_panels`): when they
     are a constant whose value is known (``w_value``, numpy ``[cols, K]``),
@@ -205,6 +235,7 @@ def gemm(
         for c0, c1, ws in all_blocks:
             each(e, c0, c1, sum(ws), lambda e2, n0, width=sum(ws): transpose(
                 ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth))
+    res = [] if epilogue is None or epilogue.residual is None else [ctx.flat(epilogue.residual)]
     segments: list[Case] = []
     for c0, c1, ws in blocks:
         width = sum(ws)
@@ -213,9 +244,9 @@ def gemm(
         lv_args = [x for lv in levels for x in (lv.size, lv.a_step, lv.b_step * width)]
 
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels), act)
+            name, body = gemm_kernel(rows, ws, len(levels), act, epilogue_kind(epilogue))
             b_off = Vec(e).ix(0, (n0, depth))  # the panel of channels n0.. starts at n0 * K
-            kernel(ctx, e, name, [a, panels, bias, out, a_off, a_rstride, o_off, n0, ldo, b_off, *lv_args], body)
+            kernel(ctx, e, name, [a, panels, bias, out, *res, a_off, a_rstride, o_off, n0, ldo, b_off, *lv_args], body)
 
         segments.append(_col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, ldo, call, (groups, cols, a_gstride)))
     gemm_tiles(e, segments)

@@ -406,7 +406,8 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
 
     if plain:
         # All pixels are one run: pixel p's input is x[p, :].
-        gemm(ctx, xf, wf, b, of, 1, lambda e, r: (0, 0), pixels, C, cols, levels, g.activation, w_value, g.groups, c)
+        gemm(ctx, xf, wf, b, of, 1, lambda e, r: (0, 0), pixels, C, cols, levels, g.activation, w_value, g.groups, c,
+             epilogue=ctx.take_epilogue())  # fmt: skip
         return
 
     def row_at(e: Emitter, r: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
@@ -420,7 +421,7 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
 
     gemm(
         ctx, xf, wf, b, of, g.batches * g.out_h, row_at, g.out_w, g.stride_w * C, cols, levels, g.activation,
-        w_value, g.groups, c,
+        w_value, g.groups, c, epilogue=ctx.take_epilogue(),
     )  # fmt: skip
 
 
@@ -1089,4 +1090,5 @@ def fully_connected_f32(
         return
     w_value = ctx.constant_value(w)
     wf = ctx.flat(w) if w_value is None else w
-    gemm(ctx, xf, wf, bias, of, 1, lambda e, r: (0, 0), batch, size, units, [Level(size, 1, 1)], act, w_value)
+    gemm(ctx, xf, wf, bias, of, 1, lambda e, r: (0, 0), batch, size, units, [Level(size, 1, 1)], act, w_value,
+         epilogue=ctx.take_epilogue())  # fmt: skip
