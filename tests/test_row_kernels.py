@@ -1,5 +1,5 @@
-"""The float32 row kernels (passes/kernels/rows.py) and epilogue fusion
-(nnc-fuse-epilogues).
+"""The float32 row kernels (passes/kernels/rows.py), epilogue fusion
+(nnc-fuse-epilogues) and padding fused into CONV_2D.
 
 * SOFTMAX along the last axis and MEAN over trailing axes: within the
   float32 tolerance of float64 numpy (the CTS's: 1e-5 absolute plus about 5
@@ -9,6 +9,8 @@
 * A FULLY_CONNECTED / CONV_2D whose ADD of a residual or RELU is computed in
   the GEMM's epilogue: bit-identical to the same model compiled without
   ``nnc-fuse-epilogues`` (and across thread counts).
+* A padded float32 NHWC CONV_2D read through clipped windows (no padded
+  copy): within tolerance of float64 numpy, bit-identical at 1 and 2 threads.
 
 One model per kind, compiled once per module (the suite must stay fast).
 """
@@ -202,3 +204,54 @@ def test_every_producer_of_the_model_is_fused() -> None:
     passes_pipeline.run_passes(module, ["convert-nnapi-to-linalg"])
     kernels = set(re.findall(r'nnc.kernel = "(nnc_gemm_[^"]*)"', str(module)))
     assert any(k.endswith("_add_relu6") for k in kernels) and any(k.endswith("_then_relu1") for k in kernels)
+
+
+# -- padding fused into CONV_2D --------------------------------------------------------------------
+
+
+def _conv_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray, pads: tuple[int, int, int, int], stride: int, dil: int) -> np.ndarray:
+    """NHWC conv in float64 with explicit (left, right, top, bottom) zero padding."""
+    left, right, top, bottom = pads
+    xp = np.pad(x.astype(np.float64), ((0, 0), (top, bottom), (left, right), (0, 0)))
+    oc, fh, fw, _ = w.shape
+    oh = (xp.shape[1] - (fh - 1) * dil - 1) // stride + 1
+    ow = (xp.shape[2] - (fw - 1) * dil - 1) // stride + 1
+    out = np.broadcast_to(b.astype(np.float64), (x.shape[0], oh, ow, oc)).copy()
+    for kh in range(fh):
+        for kw in range(fw):
+            win = xp[:, kh * dil : kh * dil + (oh - 1) * stride + 1 : stride, kw * dil : kw * dil + (ow - 1) * stride + 1 : stride]
+            out += win @ w[:, kh, kw, :].astype(np.float64).T
+    return out
+
+
+#: (input NHWC, filter (out, h, w), explicit pads (l, r, t, b), stride, dilation): every
+#: one has a padded border and at least half its pixels interior (the clipped-window path)
+PADDED_CONVS = [((2, 10, 9, 3), (5, 3, 3), (1, 1, 1, 1), 1, 1), ((1, 12, 11, 4), (6, 5, 3), (1, 1, 2, 2), 1, 1),
+                ((1, 16, 16, 2), (3, 3, 3), (2, 2, 2, 2), 1, 2), ((1, 16, 15, 3), (4, 3, 3), (0, 1, 0, 1), 2, 1)]  # fmt: skip
+
+
+def test_padding_fused_conv_matches_float64() -> None:
+    m = nnc.Model()
+    i32 = lambda v: _scalar(m, T.INT32, np.int32(v))  # noqa: E731
+    ins, outs, refs, values = [], [], [], []
+    for shape, (oc, fh, fw), pads, stride, dil in PADDED_CONVS:
+        w = RNG.standard_normal((oc, fh, fw, shape[3])).astype(np.float32)
+        b = RNG.standard_normal(oc).astype(np.float32)
+        xv = RNG.standard_normal(shape).astype(np.float32)
+        ref = _conv_ref(xv, w, b, pads, stride, dil)
+        x = m.add_operand(T.TENSOR_FLOAT32, shape)
+        y = m.add_operand(T.TENSOR_FLOAT32, ref.shape)
+        layout = _scalar(m, T.BOOL, False)
+        m.add_operation(Op.CONV_2D, [x, _const(m, w), _const(m, b), *map(i32, pads), i32(stride), i32(stride), i32(0),
+                                     layout, i32(dil), i32(dil)], [y])  # fmt: skip
+        ins.append(x), outs.append(y), refs.append(ref), values.append(xv)
+    m.identify_inputs_and_outputs(ins, outs)
+    m.finish()
+    module, _ = driver.shaped_module(m, driver.static_input_infos(m))
+    passes_pipeline.run_passes(module, ["nnc-fuse-epilogues", "convert-nnapi-to-linalg"])
+    assert "memref.subview" not in str(module)  # no padded copy
+    comp = _compile(m)
+    got = _run(m, comp, values)
+    for g, ref in zip(got, refs):
+        assert np.abs(g - ref).max() <= 1e-5 + 1e-5 * np.abs(ref).max()
+    assert [y.tobytes() for y in _run(m, comp, values, 2)] == [y.tobytes() for y in got]

@@ -153,6 +153,26 @@ def row_blocks(n: int, most: int) -> list[tuple[int, int, int]]:
 RunAt = Callable[[Emitter, IndexOrInt], tuple[IndexOrInt, IndexOrInt]]
 
 
+@dataclass(frozen=True)
+class Region:
+    """Output pixels of a GEMM that share one window geometry: ``run_count``
+    runs of ``run_len`` pixels (:data:`RunAt`), a run's pixels ``a_rstride``
+    apart in the input and ``ldo`` in the output, reducing over ``levels``,
+    whose first step is ``b_skip`` K-rows into the weight panel.  A
+    convolution with padding has one region per combination of border and
+    interior rows and columns, the windows of border pixels clipped to the
+    input (their level sizes smaller, their steps the whole window's), so
+    that no padded copy of the input is needed."""
+
+    run_count: int
+    run_at: RunAt
+    run_len: int
+    a_rstride: int
+    ldo: int
+    levels: tuple[Level, ...]
+    b_skip: int = 0
+
+
 def col_blocks(cols: int, lanes: int, most: int) -> list[tuple[int, int, tuple[int, ...]]]:
     """The output channels of a GEMM in blocks of vectors: [(first, end,
     vector widths of each block)], each entry blocks of one width.  Whole
@@ -197,6 +217,7 @@ def gemm(
     a_gstride: int = 0,
     ldo: int | None = None,
     epilogue: Epilogue | None = None,
+    regions: Sequence[Region] | None = None,
 ) -> None:
     """``out = act(bias + a * w^T)`` on flat buffers, ``w`` the weights as
     given (``[cols, K]``, one row of K per output channel; K runs over
@@ -210,7 +231,10 @@ def gemm(
     between consecutive output pixels of a run (default: every channel,
     ``groups * cols``; a strided phase of TRANSPOSE_CONV_2D writes every
     ``stride``-th pixel).  ``epilogue``: a fused consumer applied in the
-    kernel (its residual a buffer of the output's layout).
+    kernel (its residual a buffer of the output's layout).  ``regions``
+    replace the one geometry (``run_count`` ... ``a_rstride``, ``ldo``,
+    ``levels``) by several (:class:`Region`); ``levels`` is then the whole
+    window, which lays out the panels.
 
     The kernel reads the weights as panels (:func:`pack_panels`): when they
     are a constant whose value is known (``w_value``, numpy ``[cols, K]``),
@@ -236,19 +260,23 @@ def gemm(
             each(e, c0, c1, sum(ws), lambda e2, n0, width=sum(ws): transpose(
                 ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth))
     res = [] if epilogue is None or epilogue.residual is None else [ctx.flat(epilogue.residual)]
+    if regions is None:
+        regions = [Region(run_count, run_at, run_len, a_rstride, ldo, tuple(levels))]
     segments: list[Case] = []
     for c0, c1, ws in blocks:
         width = sum(ws)
-        rblocks = row_blocks(run_len, tiles.gemm_rows(len(ws)))
-        # b_step of a level: K-rows of the panel, each `width` long
-        lv_args = [x for lv in levels for x in (lv.size, lv.a_step, lv.b_step * width)]
+        for reg in regions:
+            rblocks = row_blocks(reg.run_len, tiles.gemm_rows(len(ws)))
+            # b_step of a level: K-rows of the panel, each `width` long
+            lv_args = [x for lv in reg.levels for x in (lv.size, lv.a_step, lv.b_step * width)]
 
-        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels), act, epilogue_kind(epilogue))
-            b_off = Vec(e).ix(0, (n0, depth))  # the panel of channels n0.. starts at n0 * K
-            kernel(ctx, e, name, [a, panels, bias, out, *res, a_off, a_rstride, o_off, n0, ldo, b_off, *lv_args], body)
+            def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, run: IndexOrInt, ws=ws, lv_args=lv_args, reg=reg) -> None:
+                name, body = gemm_kernel(rows, ws, len(reg.levels), act, epilogue_kind(epilogue))
+                # the panel of channels n0.. starts at n0 * K; the region's first tap b_skip K-rows in
+                b_off = Vec(e).ix(0, (n0, depth), reg.b_skip * sum(ws))
+                kernel(ctx, e, name, [a, panels, bias, out, *res, a_off, reg.a_rstride, o_off, n0, reg.ldo, b_off, *lv_args], body)
 
-        segments.append(_col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, ldo, call, (groups, cols, a_gstride)))
+            segments.append(_col_block_tiles(c0, c1, width, reg.run_count, reg.run_at, rblocks, reg.a_rstride, reg.ldo, call, (groups, cols, a_gstride)))
     gemm_tiles(e, segments)
 
 
