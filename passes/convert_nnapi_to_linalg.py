@@ -88,8 +88,10 @@ from nnc.dialects.nnapi import (
 )
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
+from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
+from nnc.passes.lowering.base import Epilogue
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
@@ -369,18 +371,51 @@ class _FunctionLowering:
         reason = unsupported_reason(call)
         if reason is not None:
             raise PassFailedException(f"operation {index} ({call.type.name}): {reason}")
+        if CONSUMER_ATTR in op.attributes:
+            if op.outs[0] not in self.buffers:
+                raise PassFailedException(
+                    f"convert-nnapi-to-linalg: operation {index} ({call.type.name}) is marked {CONSUMER_ATTR} "
+                    "but no producer computed it"
+                )
+            return  # its producer wrote its result (nnc-fuse-epilogues)
         if self._lower_as_view(op, call.type):
             return
+        epilogue = self._fused_epilogue(op, index, call) if PRODUCER_ATTR in op.attributes else None
         outs = []
         for k, r in enumerate(op.outs):
-            dst = self.destinations.get(r)
+            dst = self.buffers.get(r) if epilogue is not None else self.destinations.get(r)
             if dst is None:
                 t = _memref(r.type, f"operation {index} ({call.type.name}) output {k}", result=True)
                 dst = self._alloc(t.get_shape(), t.element_type)
             self.buffers[r] = dst
             outs.append(dst)
         ins = [self.buffers.get(a) for a in op.args]
-        float16.lower(LOWERINGS[call.type], self._ctx(call, ins, outs))
+        ctx = self._ctx(call, ins, outs)
+        ctx.epilogue = epilogue
+        float16.lower(LOWERINGS[call.type], ctx)
+        ctx.finish_epilogue()
+
+    def _fused_epilogue(self, op: nnapi.NNAPIOperation, index: int, call: OpCall) -> Epilogue:
+        """A producer marked by ``nnc-fuse-epilogues``: its output buffer is
+        its consumer's result buffer (seen with the producer's shape; set in
+        ``buffers``), and the epilogue the lowering applies."""
+        fused = fused_consumer(op)
+        if fused is None:
+            raise PassFailedException(
+                f"convert-nnapi-to-linalg: operation {index} ({call.type.name}) is marked {PRODUCER_ATTR} "
+                "but has no consumer to fuse"
+            )
+        ctx = self._ctx(OpCall(0, [], []), [], [])
+        result = fused.consumer.outs[0]
+        dst = self.destinations.get(result)
+        if dst is None:
+            t = _memref(result.type, f"operation {index} ({call.type.name}) fused output")
+            dst = self._alloc(t.get_shape(), t.element_type)
+        self.buffers[result] = dst
+        shape = _memref(op.outs[0].type, f"operation {index} ({call.type.name}) output").get_shape()
+        self.buffers[op.outs[0]] = ctx.reshaped(dst, shape)
+        residual = None if fused.residual is None else ctx.reshaped(self.buffers[fused.residual], shape)
+        return Epilogue(residual, fused.act)
 
     def _lower_as_view(self, op: nnapi.NNAPIOperation, kind: OperationType) -> bool:
         """RESHAPE, SQUEEZE and EXPAND_DIMS keep the elements in order, so

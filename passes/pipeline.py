@@ -3,22 +3,25 @@
 From an nnapi module with static input shapes to the llvm dialect:
 
 1. ``nnapi-shape-inference``    static shapes everywhere
-2. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
+2. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
+                                RELU) that FULLY_CONNECTED / CONV_2D compute
+                                in their kernels' epilogue
+3. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
                                 (and uses of shared vector kernels)
-3. ``nnc-plan-buffers``         temporaries -> views into one arena
-4. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
-5. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
+4. ``nnc-plan-buffers``         temporaries -> views into one arena
+5. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
+6. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
                                 parallel outer loop is marked for the thread pool
-6. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
+7. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
-7. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
-8. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
-9. ``lower-affine``             (xDSL) affine.apply -> arith
-10. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
-11. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (xDSL's
+8. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
+9. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
+10. ``lower-affine``            (xDSL) affine.apply -> arith
+11. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
+12. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (xDSL's
                                 ``convert-scf-to-cf`` patterns, last loop first)
-12. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-13. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+13. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+14. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR through xDSL's llvm backend (:func:`to_llvm_ir`).
 
@@ -55,6 +58,7 @@ from xdsl.utils.arg_spec import parse_pipeline
 from nnc.dialects.nnapi import NNAPI
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
+from nnc.passes.fuse_epilogues import FuseEpiloguesPass
 from nnc.passes.lower_scf_while import LowerScfWhilePass
 from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.outline_parallel import OutlineParallelPass
@@ -71,6 +75,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     p.name: (lambda p=p: p)
     for p in (
         ShapeInferencePass,
+        FuseEpiloguesPass,
         ConvertNNAPIToLinalgPass,
         OutlineKernelsPass,
         ParallelizeGenericsPass,
@@ -91,6 +96,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnapi-shape-inference",
+    "nnc-fuse-epilogues",
     "convert-nnapi-to-linalg",
     "nnc-plan-buffers",
     "nnc-outline-kernels",

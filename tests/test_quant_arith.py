@@ -306,7 +306,7 @@ class NativeFn:
         module = ModuleOp([func.FuncOp("main", (arg_types, []), Region(block))])
         module.attributes["nnc.num_inputs"] = IntAttr(len(ins))
         module.attributes["nnc.num_outputs"] = IntAttr(len(outs))
-        run_passes(module, DEFAULT_PIPELINE[2:])
+        run_passes(module, DEFAULT_PIPELINE[DEFAULT_PIPELINE.index("convert-nnapi-to-linalg") + 1 :])
         arena = module.attributes.get("nnc.arena_size")
         self.arena_size = arena.data if isinstance(arena, IntAttr) else 0
         target = Target.host()

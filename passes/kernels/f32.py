@@ -42,7 +42,7 @@ from nnc.passes.kernels.vector import (
     tag,
     widths,
 )
-from nnc.passes.lowering.base import Emitter, LoweringContext, Value, activation
+from nnc.passes.lowering.base import Emitter, Epilogue, LoweringContext, Value, activation
 
 # -- GEMM: out[m, n] = act(bias[n] + sum_k a[...] * b[k, n]) ---------------------------------
 
@@ -57,17 +57,39 @@ class Level:
     b_step: int
 
 
-def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
+#: A GEMM kernel's fused epilogue after its activation: (whether a residual
+#: buffer is added, the activation after it), or None (see :class:`Epilogue`)
+EpilogueKind = tuple[bool, int] | None
+
+
+def epilogue_kind(ep: Epilogue | None) -> EpilogueKind:
+    return None if ep is None else (ep.residual is not None, ep.act)
+
+
+def _epilogue_tag(kind: EpilogueKind) -> str:
+    if kind is None:
+        return ""
+    return f"_{'add_' if kind[0] else 'then_'}{act_tag(kind[1])}"
+
+
+def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue: EpilogueKind = None):
     """The GEMM block kernel: ``rows`` output pixels (input windows at
     ``a_base + r * a_rstride``, outputs at ``out_base + r * ldo``) times the
     output channels ``n0 + [0, sum(ws))`` (vectors of widths ``ws``), whose
     weights are the packed panel at ``b[b_base:]`` (``[K, sum(ws)]``), reducing over
     ``levels`` nested loops (size, a_step, b_step parameters).  Per innermost
     step: one weight vector per width, one broadcast input per row, rows x
-    vectors FMAs."""
-    name = f"nnc_gemm_{rows}x{tag(ws)}_l{levels}_{act_tag(act)}"
+    vectors FMAs.
+
+    ``epilogue`` (a fused consumer, ``nnc-fuse-epilogues``): after the
+    activation, the residual (a buffer parameter after ``out``, read at the
+    output's offsets) is added and the consumer's activation applied, each
+    a separate rounding, as the consumer computes it."""
+    name = f"nnc_gemm_{rows}x{tag(ws)}_l{levels}_{act_tag(act)}{_epilogue_tag(epilogue)}"
+    residual = epilogue is not None and epilogue[0]
 
     def body(e: Emitter, p: list[Value]) -> None:
+        res = p.pop(4) if residual else None
         a, b, bias, out, a_base, a_rstride, out_base, n0, ldo, b_base = p[:10]
         lv = [p[10 + 3 * i : 13 + 3 * i] for i in range(levels)]
         v = Vec(e)
@@ -102,7 +124,13 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int):
         accs = for_range(e, 0, lv[0][0], 1, level(0, 0, b_base), accs)
         for r in range(rows):
             for j, (o, w) in enumerate(zip(offs, ws)):
-                v.store(v.activation(accs[r * nw + j], act), out, v.ix(out_base, (ldo, r), n0, o))
+                y = v.activation(accs[r * nw + j], act)
+                off = v.ix(out_base, (ldo, r), n0, o)
+                if epilogue is not None:
+                    if res is not None:
+                        y = e.op(arith.AddfOp(y, v.load(res, off, w)))
+                    y = v.activation(y, epilogue[1])
+                v.store(y, out, off)
 
     return name, body
 
@@ -123,6 +151,26 @@ def row_blocks(n: int, most: int) -> list[tuple[int, int, int]]:
 #: offset, output offset)`` (a run is ``run_len`` pixels whose input windows
 #: are ``a_rstride`` apart: an output row, or all pixels of a 1x1 convolution).
 RunAt = Callable[[Emitter, IndexOrInt], tuple[IndexOrInt, IndexOrInt]]
+
+
+@dataclass(frozen=True)
+class Region:
+    """Output pixels of a GEMM that share one window geometry: ``run_count``
+    runs of ``run_len`` pixels (:data:`RunAt`), a run's pixels ``a_rstride``
+    apart in the input and ``ldo`` in the output, reducing over ``levels``,
+    whose first step is ``b_skip`` K-rows into the weight panel.  A
+    convolution with padding has one region per combination of border and
+    interior rows and columns, the windows of border pixels clipped to the
+    input (their level sizes smaller, their steps the whole window's), so
+    that no padded copy of the input is needed."""
+
+    run_count: int
+    run_at: RunAt
+    run_len: int
+    a_rstride: int
+    ldo: int
+    levels: tuple[Level, ...]
+    b_skip: int = 0
 
 
 def col_blocks(cols: int, lanes: int, most: int) -> list[tuple[int, int, tuple[int, ...]]]:
@@ -168,6 +216,8 @@ def gemm(
     groups: int = 1,
     a_gstride: int = 0,
     ldo: int | None = None,
+    epilogue: Epilogue | None = None,
+    regions: Sequence[Region] | None = None,
 ) -> None:
     """``out = act(bias + a * w^T)`` on flat buffers, ``w`` the weights as
     given (``[cols, K]``, one row of K per output channel; K runs over
@@ -180,7 +230,11 @@ def gemm(
     and reads the input ``g * a_gstride`` further.  ``ldo`` is the distance
     between consecutive output pixels of a run (default: every channel,
     ``groups * cols``; a strided phase of TRANSPOSE_CONV_2D writes every
-    ``stride``-th pixel).
+    ``stride``-th pixel).  ``epilogue``: a fused consumer applied in the
+    kernel (its residual a buffer of the output's layout).  ``regions``
+    replace the one geometry (``run_count`` ... ``a_rstride``, ``ldo``,
+    ``levels``) by several (:class:`Region`); ``levels`` is then the whole
+    window, which lays out the panels.
 
     The kernel reads the weights as panels (:func:`pack_panels`): when they
     are a constant whose value is known (``w_value``, numpy ``[cols, K]``),
@@ -205,19 +259,24 @@ def gemm(
         for c0, c1, ws in all_blocks:
             each(e, c0, c1, sum(ws), lambda e2, n0, width=sum(ws): transpose(
                 ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth))
+    res = [] if epilogue is None or epilogue.residual is None else [ctx.flat(epilogue.residual)]
+    if regions is None:
+        regions = [Region(run_count, run_at, run_len, a_rstride, ldo, tuple(levels))]
     segments: list[Case] = []
     for c0, c1, ws in blocks:
         width = sum(ws)
-        rblocks = row_blocks(run_len, tiles.gemm_rows(len(ws)))
-        # b_step of a level: K-rows of the panel, each `width` long
-        lv_args = [x for lv in levels for x in (lv.size, lv.a_step, lv.b_step * width)]
+        for reg in regions:
+            rblocks = row_blocks(reg.run_len, tiles.gemm_rows(len(ws)))
+            # b_step of a level: K-rows of the panel, each `width` long
+            lv_args = [x for lv in reg.levels for x in (lv.size, lv.a_step, lv.b_step * width)]
 
-        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels), act)
-            b_off = Vec(e).ix(0, (n0, depth))  # the panel of channels n0.. starts at n0 * K
-            kernel(ctx, e, name, [a, panels, bias, out, a_off, a_rstride, o_off, n0, ldo, b_off, *lv_args], body)
+            def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, run: IndexOrInt, ws=ws, lv_args=lv_args, reg=reg) -> None:
+                name, body = gemm_kernel(rows, ws, len(reg.levels), act, epilogue_kind(epilogue))
+                # the panel of channels n0.. starts at n0 * K; the region's first tap b_skip K-rows in
+                b_off = Vec(e).ix(0, (n0, depth), reg.b_skip * sum(ws))
+                kernel(ctx, e, name, [a, panels, bias, out, *res, a_off, reg.a_rstride, o_off, n0, reg.ldo, b_off, *lv_args], body)
 
-        segments.append(_col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, ldo, call, (groups, cols, a_gstride)))
+            segments.append(_col_block_tiles(c0, c1, width, reg.run_count, reg.run_at, rblocks, reg.a_rstride, reg.ldo, call, (groups, cols, a_gstride)))
     gemm_tiles(e, segments)
 
 

@@ -334,6 +334,16 @@ class ConstantSource(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Epilogue:
+    """An element-wise consumer computed in its producer's epilogue
+    (``nnc-fuse-epilogues``): ``out = act(out + residual)`` per element, or
+    ``act(out)`` without a residual; ``residual`` has the output's shape."""
+
+    residual: Value | None
+    act: int
+
+
 @dataclass
 class LoweringContext:
     """Everything a lowering needs for one nnapi op."""
@@ -362,6 +372,27 @@ class LoweringContext:
     int8_dot: Int8Dot = Int8Dot.NONE
     #: the model's compile-time constants (None: none are known)
     constants: ConstantSource | None = None
+    #: the fused consumer this operation computes, if any: a lowering that
+    #: can apply it in its kernel takes it (:meth:`take_epilogue`); one left
+    #: is applied after the lowering by :meth:`finish_epilogue`
+    epilogue: Epilogue | None = None
+
+    def take_epilogue(self) -> Epilogue | None:
+        """The fused consumer, now the caller's to apply (None: there is none)."""
+        ep, self.epilogue = self.epilogue, None
+        return ep
+
+    def finish_epilogue(self) -> None:
+        """Apply a fused consumer no kernel took: ``out = act(out +
+        residual)`` in place, as the consumer itself would have computed it."""
+        ep = self.take_epilogue()
+        if ep is None:
+            return
+        out = self.output()
+        ins = [out] if ep.residual is None else [out, ep.residual]
+        self.elementwise(
+            out, ins, lambda e, a: activation(e, a[0] if ep.residual is None else e.add(a[0], a[1]), ep.act)
+        )
 
     @property
     def e(self) -> Emitter:

@@ -68,7 +68,7 @@ from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels import q8
-from nnc.passes.kernels.f32 import Level, dot, dw_kernel, gemm
+from nnc.passes.kernels.f32 import Level, Region, dot, dw_kernel, gemm
 from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, parallel_each, widths
 from nnc.passes.lowering.base import (
     QUANT8,
@@ -383,14 +383,23 @@ def conv_2d(ctx: LoweringContext) -> None:
 def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: Value, out: Value) -> None:
     """Float32 NHWC CONV_2D as a GEMM over output pixels x output channels,
     the reduction over (filter row, filter column, input channel) read
-    straight from the (padded) input: :func:`~nnc.passes.kernels.f32.gemm`,
+    straight from the input -- with padding, through windows clipped to it
+    (:func:`_clipped_regions`), or from a padded copy when most pixels are
+    on the border: :func:`~nnc.passes.kernels.f32.gemm`,
     or :func:`~nnc.passes.kernels.f32.dot` for a 1x1 filter applied to very
     few pixels.  Grouped (GROUPED_CONV_2D): one GEMM per group side by side
     (the GEMM's ``groups``), each reducing over its group's ``c`` channels
     of pixels ``C`` apart."""
+    C, c, cols = g.in_c, g.in_c // g.groups, g.out_c // g.groups
+    if g.needs_padding and g.groups == 1 and (regions := _clipped_regions(g)) is not None:
+        # padding fused: border pixels' windows clipped to the input, no padded copy
+        w_value = ctx.constant_value(w)
+        levels = [Level(g.filter_h, g.dilation_h * g.in_w * C, g.filter_w * c), Level(g.filter_w, g.dilation_w * C, c), Level(c, 1, 1)]
+        gemm(ctx, ctx.flat(x), ctx.flat(w) if w_value is None else w, b, ctx.flat(out), 0, lambda e, r: (0, 0), 0, 0,
+             cols, levels, g.activation, w_value, epilogue=ctx.take_epilogue(), regions=regions)  # fmt: skip
+        return
     xp = padded_input(ctx, x, g)
     hp, wp = g.padded_hw
-    C, c, cols = g.in_c, g.in_c // g.groups, g.out_c // g.groups
     pixels = g.batches * g.out_h * g.out_w
     xf, of = ctx.flat(xp), ctx.flat(out)
     plain = g.filter_h == g.filter_w == 1 and g.stride_h == g.stride_w == 1 and not g.needs_padding
@@ -408,7 +417,8 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
 
     if plain:
         # All pixels are one run: pixel p's input is x[p, :].
-        gemm(ctx, xf, wf, b, of, 1, lambda e, r: (0, 0), pixels, C, cols, levels, g.activation, w_value, g.groups, c)
+        gemm(ctx, xf, wf, b, of, 1, lambda e, r: (0, 0), pixels, C, cols, levels, g.activation, w_value, g.groups, c,
+             epilogue=ctx.take_epilogue())  # fmt: skip
         return
 
     def row_at(e: Emitter, r: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
@@ -422,8 +432,50 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
 
     gemm(
         ctx, xf, wf, b, of, g.batches * g.out_h, row_at, g.out_w, g.stride_w * C, cols, levels, g.activation,
-        w_value, g.groups, c,
+        w_value, g.groups, c, epilogue=ctx.take_epilogue(),
     )  # fmt: skip
+
+
+def _clipped_regions(g: ConvGeometry) -> list[Region] | None:
+    """The GEMM regions of a padded NHWC CONV_2D read from the unpadded
+    input: one per run of output rows x run of output columns whose windows
+    see the same taps (:func:`_segments`), the taps in the padding skipped
+    (they would add zeros: the sums are the same, in the same order).  A
+    region's runs follow its longer side: output rows for the interior and
+    the top and bottom borders, output columns for the left and right ones,
+    so that border pixels still fill blocks of several pixels; the largest
+    region first (the GEMM's tile loop tests the regions in order).  None
+    when fewer than half the output pixels see a whole window: then the
+    padded copy costs less than many small border blocks."""
+    H, W, C = g.in_h, g.in_w, g.in_c
+    total = g.out_c
+    rows = _segments(g.out_h, H, g.stride_h, g.dilation_h, g.pad_top, g.filter_h)
+    cols = _segments(g.out_w, W, g.stride_w, g.dilation_w, g.pad_left, g.filter_w)
+    regions = []
+    for r0, r1, kh0, kh1 in rows:
+        for q0, q1, kw0, kw1 in cols:
+            levels = (Level(kh1 - kh0, g.dilation_h * W * C, g.filter_w * C), Level(kw1 - kw0, g.dilation_w * C, C), Level(C, 1, 1))
+            skip = (kh0 * g.filter_w + kw0) * C
+            along_rows = q1 - q0 >= r1 - r0
+            per_image = r1 - r0 if along_rows else q1 - q0
+
+            def run_at(e: Emitter, t: IndexOrInt, r0=r0, q0=q0, kh0=kh0, kw0=kw0, along_rows=along_rows, per_image=per_image) -> tuple[IndexOrInt, IndexOrInt]:
+                v = Vec(e)
+                n, i = (0, t) if g.batches == 1 else (e.div(e.index(t), e.index(per_image)), e.rem(e.index(t), e.index(per_image)))
+                oh, ow = (v.ix(r0, i), q0) if along_rows else (r0, v.ix(q0, i))
+                a_off = v.ix(0, (n, H * W * C), (oh, g.stride_h * W * C), (ow, g.stride_w * C),
+                             (kh0 * g.dilation_h - g.pad_top) * W * C + (kw0 * g.dilation_w - g.pad_left) * C)  # fmt: skip
+                return a_off, v.ix(0, (n, g.out_h * g.out_w * total), (oh, g.out_w * total), (ow, total))
+
+            if along_rows:
+                regions.append(Region(g.batches * (r1 - r0), run_at, q1 - q0, g.stride_w * C, total, levels, skip))
+            else:
+                regions.append(Region(g.batches * (q1 - q0), run_at, r1 - r0, g.stride_h * W * C, g.out_w * total, levels, skip))
+    whole = [(r1 - r0) * (q1 - q0) for r0, r1, kh0, kh1 in rows for q0, q1, kw0, kw1 in cols
+             if (kh0, kh1, kw0, kw1) == (0, g.filter_h, 0, g.filter_w)]  # fmt: skip
+    if 2 * sum(whole) < g.out_h * g.out_w:
+        return None
+    return sorted(regions, key=lambda reg: -reg.run_count * reg.run_len // g.batches)
 
 
 def _accumulator(ctx: LoweringContext, qc, out: Value, bias: Value, channel_dim: int) -> Value:
@@ -1139,4 +1191,5 @@ def fully_connected_f32(
         return
     w_value = ctx.constant_value(w)
     wf = ctx.flat(w) if w_value is None else w
-    gemm(ctx, xf, wf, bias, of, 1, lambda e, r: (0, 0), batch, size, units, [Level(size, 1, 1)], act, w_value)
+    gemm(ctx, xf, wf, bias, of, 1, lambda e, r: (0, 0), batch, size, units, [Level(size, 1, 1)], act, w_value,
+         epilogue=ctx.take_epilogue())  # fmt: skip

@@ -50,6 +50,7 @@ from nnc.dialects.rules.layout import (
 )
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.kernels.rows import mean_rows
 from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 
 #: Element types whose bytes the data-movement ops copy (float16 is rejected before lowering).
@@ -253,6 +254,12 @@ def mean(ctx: LoweringContext) -> None:
     reduce_map = reduction_map(rank, axes, keep)
     in_map = identity_map(rank)
     info, oinfo = ctx.info(0), ctx.out_info()
+    if info.type == T.TENSOR_FLOAT32 and sorted(axes) == list(range(rank - len(axes), rank)):
+        # the reduced elements of an output are one contiguous row: the
+        # vector row kernel (the sum in vector accumulators; within the
+        # float32 tolerance of the serial sum below, not bit-identical)
+        mean_rows(ctx, ctx.flat(x), ctx.flat(out), pymath.prod(ishape) // count, count)
+        return
     if info.type not in QUANT8:
         ctx.fill(out, 0.0)
         ctx.generic(ishape, [(x, in_map)], [(out, reduce_map)],

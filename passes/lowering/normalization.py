@@ -46,6 +46,7 @@ by a runtime power of two) are emitted here with :func:`_clz32`,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import prod
 from typing import NamedTuple
 
 from nnc.dialects.rules.base import OpCall
@@ -67,9 +68,8 @@ from xdsl.ir.affine import AffineMap
 
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.kernels.rows import FLOAT_LOWEST, softmax_rows
 
-#: std::numeric_limits<float>::lowest()
-FLOAT_LOWEST = -3.4028234663852886e38
 #: Android's L2_NORMALIZATION lower bound on the norm
 L2_EPSILON = 1e-6
 
@@ -169,10 +169,29 @@ def _softmax_frame(ctx: LoweringContext) -> _SoftmaxFrame:
     return _SoftmaxFrame(x, out, beta, axis, shape, full, red, mx, total)
 
 
+def _softmax_rows(ctx: LoweringContext) -> bool:
+    """Float32 SOFTMAX along the last axis with a finite beta > 0 by the
+    vector row kernel (:func:`~nnc.passes.kernels.rows.softmax_rows`: rows
+    in parallel, a polynomial exp, the sum in vector accumulators; within
+    the float32 tolerance of the generic form below, not bit-identical to
+    it); False (nothing emitted) for any other SOFTMAX."""
+    beta = float(ctx.scalar(1))
+    shape = ctx.shape(ctx.input(0))
+    if ctx.info(0).type != T.TENSOR_FLOAT32 or axis_param(ctx, 2) != len(shape) - 1:
+        return False
+    if not (0.0 < beta < float("inf")):
+        return False
+    n = shape[-1]
+    softmax_rows(ctx, ctx.flat(ctx.input(0)), ctx.flat(ctx.output()), prod(shape) // n, n, beta)
+    return True
+
+
 @lowering(Op.SOFTMAX, check=_check_softmax)
 def softmax(ctx: LoweringContext) -> None:
     if ctx.info(0).type in QUANT8:
         softmax_quant(ctx)
+        return
+    if _softmax_rows(ctx):
         return
     x, out, beta, axis, shape, full, red, mx, total = _softmax_frame(ctx)
 

@@ -1,0 +1,182 @@
+"""``nnc-fuse-epilogues``: element-wise consumers of a float32 GEMM-shaped
+producer (FULLY_CONNECTED, CONV_2D) computed in the producer's epilogue.
+
+On the nnapi dialect, after shape inference.  A producer ``P`` whose result
+reaches one consumer ``C`` through zero or more views (RESHAPE, SQUEEZE,
+EXPAND_DIMS) is fused with it when:
+
+* ``C`` is an ADD of ``P``'s (viewed) result and another tensor ``r`` (the
+  residual), or a RELU / RELU1 / RELU6 of ``P``'s result;
+* everything is TENSOR_FLOAT32 with static shapes, and the ADD broadcasts
+  nothing: ``r``, ``P``'s viewed result and ``C``'s result have one shape
+  (so element ``i`` of ``P``'s output, in row-major order, meets element
+  ``i`` of ``r``: views keep the order);
+* each value on the chain from ``P`` to ``C`` has exactly one use (no one
+  else reads the sum-less output, and none of them is a model output);
+* ``r`` is defined before ``P`` (a function argument, a constant or an
+  earlier result), so its buffer exists when ``P`` is lowered; ``P`` is
+  never moved, which keeps every operation's NNAPI index;
+* ``C``'s fused activation (ADD's third input) is a constant.
+
+The pass only marks: ``P`` gets the unit attribute :data:`PRODUCER_ATTR`,
+``C`` :data:`CONSUMER_ATTR`.  ``convert-nnapi-to-linalg`` then lowers ``P``
+with an epilogue (:func:`fused_consumer` describes it) writing straight into
+``C``'s result buffer -- ``out = act_C(act_P(acc) + r)`` per element, one
+rounding per operation exactly as the two operations separately (an ADD is
+commutative in IEEE arithmetic, and no multiply-add is contracted across
+it) -- and lowers ``C`` as nothing.  Outputs are bit-identical to the
+unfused program; the saving is the write and two reads of ``P``'s output
+and one pass over memory.
+
+Not fused: quantised and float16 operations (their epilogues requantise or
+round to half), producers or consumers inside IF/WHILE bodies (lowered
+elsewhere), and anything not matching the rule above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, UnitAttr, f32
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from nnc.dialects import nnapi
+from nnc.dialects.nnapi import SUBGRAPH_ATTR
+from nnc.enums import FuseCode, OperationType
+
+#: unit attribute of a producer whose consumer is computed in its epilogue
+PRODUCER_ATTR = "nnc.fused_epilogue"
+#: unit attribute of the consumer computed by its producer (lowered as nothing)
+CONSUMER_ATTR = "nnc.fused_into_producer"
+
+PRODUCERS = frozenset({OperationType.FULLY_CONNECTED, OperationType.CONV_2D})
+VIEWS = frozenset({OperationType.RESHAPE, OperationType.SQUEEZE, OperationType.EXPAND_DIMS})
+ACTIVATIONS = {
+    OperationType.RELU: FuseCode.RELU,
+    OperationType.RELU1: FuseCode.RELU1,
+    OperationType.RELU6: FuseCode.RELU6,
+}
+
+
+@dataclass(frozen=True)
+class FusedConsumer:
+    """What a marked producer's epilogue computes: ``act(P + residual)``
+    (``residual`` None: ``act(P)``) into ``consumer``'s result."""
+
+    consumer: nnapi.NNAPIOperation
+    residual: SSAValue | None
+    act: int
+
+
+def _kind(op: Operation | None) -> OperationType | None:
+    return op.SPEC.type if isinstance(op, nnapi.NNAPIOperation) else None
+
+
+def _single_user(v: SSAValue) -> Operation | None:
+    uses = list(v.uses)
+    return uses[0].operation if len(uses) == 1 else None
+
+
+def _static_f32(t: object) -> bool:
+    return isinstance(t, TensorType) and t.element_type == f32 and all(d >= 0 for d in t.get_shape())
+
+
+def _constant_int(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, nnapi.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
+        values = op.value.get_values()
+        if len(values) == 1:
+            return int(values[0])
+    return None
+
+
+def _before(a: SSAValue, op: Operation) -> bool:
+    """Whether ``a`` is available where ``op`` is: a block argument of
+    ``op``'s block or the result of an operation earlier in it."""
+    block = op.parent_block()
+    if a.owner is block:
+        return True
+    owner = a.owner
+    if not isinstance(owner, Operation) or owner.parent_block() is not block:
+        return False
+    return block.get_operation_index(owner) < block.get_operation_index(op)
+
+
+def _end_of_chain(producer: nnapi.NNAPIOperation) -> tuple[SSAValue, Operation | None]:
+    """Follow ``producer``'s result through single-use views: (the last
+    value, its single user or None)."""
+    v = producer.outs[0]
+    user = _single_user(v)
+    while _kind(user) in VIEWS and len(user.results) == 1:  # type: ignore[union-attr]
+        v = user.results[0]  # type: ignore[union-attr]
+        user = _single_user(v)
+    return v, user
+
+
+def _check_static(op: nnapi.NNAPIOperation) -> None:
+    """The rule compares shapes: a producer's tensors must all be known."""
+    for v in (*op.args, *op.outs):
+        t = v.type
+        if not isinstance(t, TensorType) or all(d >= 0 for d in t.get_shape()):
+            continue
+        raise PassFailedException(
+            f"nnc-fuse-epilogues: {op.SPEC.type.name} has a tensor of unknown shape {t} "
+            "(run nnapi-shape-inference first)"
+        )
+
+
+def fused_consumer(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
+    """The consumer ``producer``'s epilogue may compute (see the module
+    doc), or None.  The one statement of the rule: the pass marks what it
+    returns, and the lowering asks it again for a marked producer."""
+    if _kind(producer) not in PRODUCERS or len(producer.outs) != 1:
+        return None
+    if not all(_static_f32(v.type) for v in (*producer.outs, producer.args[0])):
+        return None
+    v, user = _end_of_chain(producer)
+    kind = _kind(user)
+    if kind is None or len(user.results) != 1:  # type: ignore[union-attr]
+        return None
+    assert isinstance(user, nnapi.NNAPIOperation)
+    out = user.outs[0]
+    if kind in ACTIVATIONS:
+        if user.args[0] is v and _static_f32(out.type):
+            return FusedConsumer(user, None, ACTIVATIONS[kind])
+        return None
+    if kind != OperationType.ADD or len(user.args) != 3:
+        return None
+    a, b, act = user.args
+    residual = b if a is v else a
+    act_code = _constant_int(act)
+    if (a is v) == (b is v) or act_code is None:
+        return None
+    if not (v.type == residual.type == out.type and _static_f32(out.type)):
+        return None
+    if not _before(residual, producer):
+        return None
+    return FusedConsumer(user, residual, act_code)
+
+
+class FuseEpiloguesPass(ModulePass):
+    """Mark producer/consumer pairs whose consumer fuses into the producer's epilogue (see module doc)."""
+
+    name = "nnc-fuse-epilogues"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.ops:
+            if not isinstance(fn, func.FuncOp) or fn.is_declaration or SUBGRAPH_ATTR in fn.attributes:
+                continue
+            for producer in list(fn.body.block.ops):
+                if _kind(producer) not in PRODUCERS or PRODUCER_ATTR in producer.attributes:
+                    continue
+                assert isinstance(producer, nnapi.NNAPIOperation)
+                _check_static(producer)
+                fused = fused_consumer(producer)
+                if fused is None or CONSUMER_ATTR in fused.consumer.attributes:
+                    continue
+                producer.attributes[PRODUCER_ATTR] = UnitAttr()
+                fused.consumer.attributes[CONSUMER_ATTR] = UnitAttr()
