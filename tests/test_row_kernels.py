@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from test_tflite import execute
 
 import nnc
 from nnc import OperandType as T
@@ -61,18 +62,6 @@ def _compile(m: nnc.Model, fuse: bool = True) -> nnc.Compilation:
         passes_pipeline.DEFAULT_PIPELINE = saved
         driver._CACHE.clear()
     return comp
-
-
-def _run(m: nnc.Model, comp: nnc.Compilation, inputs: list[np.ndarray], threads: int = 1) -> list[np.ndarray]:
-    outs = [np.zeros(m.operands[i].dims, np.float32) for i in m.outputs]
-    ex = nnc.Execution(comp)
-    ex.set_num_threads(threads)
-    for k, x in enumerate(inputs):
-        ex.set_input(k, x)
-    for k, y in enumerate(outs):
-        ex.set_output(k, y)
-    ex.compute()
-    return outs
 
 
 def _close(got: np.ndarray, ref: np.ndarray) -> None:
@@ -118,7 +107,7 @@ def rows_model() -> Iterator[tuple[nnc.Model, nnc.Compilation, list[np.ndarray]]
 
 def test_softmax_and_mean_match_float64(rows_model) -> None:
     m, comp, values = rows_model
-    got = _run(m, comp, values)
+    got = execute(m, comp, values, 1)
     for k, (shape, beta) in enumerate(SOFTMAX_CASES):
         with np.errstate(invalid="ignore"):
             _close(got[k], _softmax_ref(values[k], beta))
@@ -132,9 +121,9 @@ def test_softmax_and_mean_match_float64(rows_model) -> None:
 
 def test_row_kernels_bit_identical_across_thread_counts(rows_model) -> None:
     m, comp, values = rows_model
-    one = [y.tobytes() for y in _run(m, comp, values, 1)]
+    one = [y.tobytes() for y in execute(m, comp, values, 1)]
     for threads in (2, 4):
-        assert [y.tobytes() for y in _run(m, comp, values, threads)] == one
+        assert [y.tobytes() for y in execute(m, comp, values, threads)] == one
 
 
 # -- epilogue fusion -------------------------------------------------------------------------------
@@ -186,10 +175,10 @@ def test_fused_epilogues_bit_identical_to_unfused() -> None:
     m = _fc_add_model()
     inputs = [RNG.standard_normal(m.operands[i].dims).astype(np.float32) for i in m.inputs]
     fused, unfused = _compile(m), _compile(m, fuse=False)
-    want = [y.tobytes() for y in _run(m, unfused, inputs)]
+    want = [y.tobytes() for y in execute(m, unfused, inputs, 1)]
     for threads in (1, 2):
-        assert [y.tobytes() for y in _run(m, fused, inputs, threads)] == want
-    z1 = _run(m, fused, inputs)[0]
+        assert [y.tobytes() for y in execute(m, fused, inputs, threads)] == want
+    z1 = execute(m, fused, inputs, 1)[0]
     assert z1.max() <= 6.0 and z1.min() >= 0.0  # the ADD's RELU6
 
 
@@ -251,7 +240,7 @@ def test_padding_fused_conv_matches_float64() -> None:
     passes_pipeline.run_passes(module, ["nnc-fuse-epilogues", "convert-nnapi-to-linalg"])
     assert "memref.subview" not in str(module)  # no padded copy
     comp = _compile(m)
-    got = _run(m, comp, values)
+    got = execute(m, comp, values, 1)
     for g, ref in zip(got, refs):
         assert np.abs(g - ref).max() <= 1e-5 + 1e-5 * np.abs(ref).max()
-    assert [y.tobytes() for y in _run(m, comp, values, 2)] == [y.tobytes() for y in got]
+    assert [y.tobytes() for y in execute(m, comp, values, 2)] == [y.tobytes() for y in got]

@@ -57,6 +57,12 @@ def run(model: nnc.Model, inputs: list[np.ndarray], cache_dir: str, threads: int
     comp = nnc.Compilation(model)
     comp.set_caching(cache_dir, TOKEN)
     comp.finish()
+    return execute(model, comp, inputs, threads)
+
+
+def execute(model: nnc.Model, comp: nnc.Compilation, inputs: list[np.ndarray], threads: int | None = None) -> list[np.ndarray]:
+    """One computation of a finished compilation of ``model`` (at ``threads``
+    threads if given, else the default): its outputs."""
     ex = nnc.Execution(comp)
     if threads is not None:
         ex.set_num_threads(threads)
