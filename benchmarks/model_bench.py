@@ -60,10 +60,10 @@ import numpy as np
 import overhead_bench
 
 import nnc
-from nnc import OperationType as Op
 from nnc import driver  # its _CACHE: the in-process cache of compiled modules
 from nnc.model import Model
 from nnc.operand_types import dtype_of
+from nnc.profile import macs_of
 from nnc.runtime.jit import Target
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -72,23 +72,10 @@ TOKEN = bytes(range(32))
 
 
 def macs(model: Model) -> int:
-    """Multiply-accumulates of the conv / depthwise / FC / LSTM-gate matmuls."""
-    total = 0
-    for op in model.operations:
-        t = Op(op.type)
-        dims = [model.operands[i].dims for i in op.inputs]
-        out = model.operands[op.outputs[0]].dims
-        if t == Op.CONV_2D:
-            total += math.prod(out) * math.prod(dims[1][1:])
-        elif t == Op.DEPTHWISE_CONV_2D:
-            total += math.prod(out) * dims[1][1] * dims[1][2]
-        elif t == Op.FULLY_CONNECTED:
-            total += math.prod(out) * dims[1][1]
-        elif t == Op.UNIDIRECTIONAL_SEQUENCE_LSTM:
-            x, w_in, w_rec = dims[0], dims[4], dims[8]  # input, input-to-forget, recurrent-to-forget
-            steps = x[0] * x[1]
-            total += steps * 4 * (w_in[0] * w_in[1] + w_rec[0] * w_rec[1])
-    return total
+    """Multiply-accumulates of the operations :data:`nnc.profile.MAC_COUNTS`
+    counts (convolutions, fully connected, matmuls, LSTM gates), with the
+    shapes the model declares."""
+    return sum(macs_of(model.call_for(k, op)) or 0 for k, op in enumerate(model.operations))
 
 
 def time_runs(fn, runs: int, warmup: int = 0) -> list[float]:

@@ -24,6 +24,8 @@ DEPTHWISE_CONV_2D   output elements x filter height x width
 TRANSPOSE_CONV_2D   input elements x output depth x filter height x width
 FULLY_CONNECTED     output elements x input size
 BATCH_MATMUL        output elements x the contracted dimension
+UNIDIRECTIONAL_     time steps x batch x 4 gates x (input and recurrent weights of
+SEQUENCE_LSTM       one gate)
 ==================  ==============================================================
 
 ``gflops`` is 2 x MACs / time (for quantised operations these are integer
@@ -87,6 +89,13 @@ def _batch_matmul_macs(call: OpCall) -> int:
     return _elements(call.outputs[0].dims) * k
 
 
+def _sequence_lstm_macs(call: OpCall) -> int:
+    """Input [steps, batch, size] (or batch-major); the four gates' input and
+    recurrent weights are as big as the forget gate's (inputs 4 and 8)."""
+    x, w_in, w_rec = _dims(call, 0), _dims(call, 4), _dims(call, 8)
+    return _elements(x[:2]) * 4 * (_elements(w_in) + _elements(w_rec))
+
+
 #: operation type -> its multiply-accumulates, from its call with static shapes
 MAC_COUNTS: dict[OperationType, Callable[[OpCall], int]] = {
     OperationType.CONV_2D: _conv_macs,
@@ -95,6 +104,7 @@ MAC_COUNTS: dict[OperationType, Callable[[OpCall], int]] = {
     OperationType.TRANSPOSE_CONV_2D: _transpose_conv_macs,
     OperationType.FULLY_CONNECTED: _fully_connected_macs,
     OperationType.BATCH_MATMUL: _batch_matmul_macs,
+    OperationType.UNIDIRECTIONAL_SEQUENCE_LSTM: _sequence_lstm_macs,
 }
 
 
