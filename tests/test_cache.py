@@ -4,6 +4,7 @@ cache files, atomic writes and concurrent writers (nnc.runtime.cache)."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import multiprocessing
 import os
@@ -284,6 +285,18 @@ def test_model_fingerprint_covers_graph_flags_and_subgraphs():
     with_sub = fp(_add_model(sub=_add_model()))
     assert with_sub != base
     assert fp(_add_model(sub=_add_model(act=1))) != with_sub  # a changed subgraph changes the key
+
+
+def test_value_digests_do_not_depend_on_the_thread_split(monkeypatch):
+    """The weights are hashed on several threads when they are big: the
+    fingerprint is the same however they were split (or not)."""
+    rng = np.random.default_rng(0)
+    values = [rng.integers(0, 255, n, dtype=np.uint8) for n in (5, 3000, 70000, 1, 250000, 40, 9000)]
+    one_thread = [hashlib.sha256(v).digest() for v in values]
+    monkeypatch.setattr(cache, "_PARALLEL_HASH_BYTES", 1000)
+    for cpus in (2, 3, 8):
+        monkeypatch.setattr(cache.os, "cpu_count", lambda cpus=cpus: cpus)
+        assert cache._value_digests(values) == one_thread
 
 
 # -- corrupt, foreign, swapped, unreadable files -----------------------------------------------------
