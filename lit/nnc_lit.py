@@ -9,9 +9,12 @@ separate process with the command's argv, its own stdout/stderr (``2>&1``
 as written) and exit status, calling the same ``main`` the ``nnc-opt``
 script calls, so what the test checks does not change.  ``not`` inverts the
 status as lit's does (a signal is a failure either way), and a pipeline
-fails if either side fails (lit's pipefail).  ``filecheck`` runs as
-written, as a program.  A RUN line of any other form goes to lit's own
-shell (:class:`lit.formats.ShTest`), as does every test when
+fails if either side fails (lit's pipefail).  ``filecheck`` (a Python
+program too: another interpreter start per RUN line, half of the rest of
+the suite's CPU) runs the same way: its ``main`` with the command's argv in
+a child forked from this process, nnc-opt's output as its stdin, its own
+stdout, stderr and exit status.  A RUN line of any other form goes to
+lit's own shell (:class:`lit.formats.ShTest`), as does every test when
 ``NNC_LIT_FORK=0``.
 """
 
@@ -20,14 +23,16 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 
 import lit.formats
 import lit.Test
 import lit.TestRunner
+from filecheck import colors as filecheck_colors
+from filecheck.main import main as filecheck_main
 from nnc.passes.opt import main as nnc_opt_main
 
 _DBG = re.compile(lit.TestRunner.kPdbgRegex)
@@ -73,24 +78,31 @@ def parse(command: str) -> list[Pipeline] | None:
     return pipelines
 
 
-def run_nnc_opt(args: list[str], merge_stderr: bool) -> tuple[int, bytes, bytes]:
-    """(exit status, stdout, stderr) of ``nnc-opt ARGS`` run in a forked child
-    (a negative status: killed by that signal, as subprocess reports it)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+def run_forked(main: Callable[[], int | None], argv: list[str], stdin: bytes | None,
+               merge_stderr: bool) -> tuple[int, bytes, bytes]:
+    """(exit status, stdout, stderr) of a program, ``main()`` with ``argv``
+    as ``sys.argv``, run in a forked child reading ``stdin`` (None: an empty
+    input); a negative status: killed by that signal, as subprocess reports
+    it.  ``main`` returns or raises SystemExit as a console script's main
+    does; an uncaught exception prints its traceback, status 1."""
+    with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        inp.write(stdin or b"")
+        inp.seek(0)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child exits here
             code = 1
             try:
-                null = os.open(os.devnull, os.O_RDONLY)
-                os.dup2(null, 0)
+                os.dup2(inp.fileno(), 0)
                 os.dup2(out.fileno(), 1)
                 os.dup2(out.fileno() if merge_stderr else err.fileno(), 2)
-                sys.argv = ["nnc-opt", *args]
+                # a fresh sys.stdin: nothing the parent buffered from its own
+                sys.stdin = open(0, encoding="utf-8", closefd=False)
+                sys.argv = list(argv)
                 try:
-                    code = nnc_opt_main(args)
-                except SystemExit as e:  # argparse's errors and --help
+                    code = main()
+                except SystemExit as e:  # argparse's errors and --help, filecheck's status
                     code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
                 code = 0 if code is None else code
             except BaseException:  # an uncaught exception: what the interpreter prints, status 1
@@ -107,6 +119,24 @@ def run_nnc_opt(args: list[str], merge_stderr: bool) -> tuple[int, bytes, bytes]
         out.seek(0)
         err.seek(0)
         return code, out.read(), err.read()
+
+
+def run_nnc_opt(args: list[str], merge_stderr: bool) -> tuple[int, bytes, bytes]:
+    """``nnc-opt ARGS`` (stdin empty) in a forked child: see :func:`run_forked`."""
+    return run_forked(lambda: nnc_opt_main(args), ["nnc-opt", *args], None, merge_stderr)
+
+
+def _filecheck() -> int | None:
+    """filecheck's ``main`` as its console script calls it, after deciding
+    on colours as the program does at start-up (whether its stdout, here the
+    child's, is a terminal): the flag was set when this process imported it."""
+    filecheck_colors.COLOR_SUPPORT = hasattr(sys.stdout, "isatty") and sys.stdout.isatty()
+    return filecheck_main(sys.argv)
+
+
+def run_filecheck(args: list[str], stdin: bytes) -> tuple[int, bytes, bytes]:
+    """``filecheck ARGS`` reading ``stdin``, in a forked child: see :func:`run_forked`."""
+    return run_forked(_filecheck, ["filecheck", *args], stdin, False)
 
 
 class NNCOptTest(lit.formats.ShTest):
@@ -130,22 +160,21 @@ class NNCOptTest(lit.formats.ShTest):
         parsed = [parse(command) for command in script]
         if any(p is None for p in parsed):
             return super().execute(test, litConfig)
-        env = dict(os.environ, **test.config.environment)
         log = []
         for command, pipelines in zip(script, parsed):
             log.append(f"$ {command}")
             for p in pipelines:
                 code, out, err = run_nnc_opt(p.opt_args, p.merge_stderr)
-                check = subprocess.run(["filecheck", *p.check_args], input=out, capture_output=True, env=env)
+                check_code, check_out, check_err = run_filecheck(p.check_args, out)
                 opt_ok = code > 0 if p.negate else code == 0  # lit's not: a signal fails
                 log.append(f"# nnc-opt {shlex.join(p.opt_args)}: exit {code}" + ("" if opt_ok else " (failed)"))
                 if err:
                     log.append("# nnc-opt stderr:\n" + err.decode(errors="replace"))
-                log.append(f"# filecheck {shlex.join(p.check_args)}: exit {check.returncode}")
-                for name, data in (("stdout", check.stdout), ("stderr", check.stderr)):
+                log.append(f"# filecheck {shlex.join(p.check_args)}: exit {check_code}")
+                for name, data in (("stdout", check_out), ("stderr", check_err)):
                     if data:
                         log.append(f"# filecheck {name}:\n" + data.decode(errors="replace"))
-                if not opt_ok or check.returncode != 0:
+                if not opt_ok or check_code != 0:
                     if not opt_ok and out:
                         log.append("# nnc-opt stdout:\n" + out.decode(errors="replace"))
                     return lit.Test.Result(lit.Test.FAIL, "\n".join(log))

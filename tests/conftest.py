@@ -43,6 +43,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         item.user_properties.append(("checklist", tuple(int(i) for i in mark.args)))
 
 
+#: Test modules run first, longest first (per-test durations of a full run,
+#: session 8): pytest-xdist's load scheduling hands each worker consecutive
+#: runs of tests in collection order, so a module of tests lasting tens of
+#: seconds each, collected last, keeps one worker busy after the other ran
+#: out of tests.  Only the order changes; every test runs.
+LONG_FIRST = (
+    "test_reduction_sizes.py", "test_tflite.py", "test_lit.py", "test_quant_arith.py",
+    "test_parallel_loops.py", "test_thread_counts.py", "test_aarch64.py", "test_target.py",
+    "test_kernels.py", "test_row_kernels.py",
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: k for k, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FIRST)))  # stable: modules stay whole
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     from cts import DEFAULT_CTS_DIR
 
