@@ -14,8 +14,10 @@ workers.  Reported: median wall seconds of the caller and median CPU
 seconds of the workers (from /proc), and their ratios (split / whole).
 
 ``--compare`` also optimises both ways in this process and checks that
-every function's machine code is the same (labels renumbered): the split
-must not cost the code any speed.
+every function's machine code is the same (labels renumbered), and
+``--speed N`` loads both objects and times N inferences of each,
+alternating (median seconds, one thread): the split must not cost the code
+any speed.
 """
 
 from __future__ import annotations
@@ -28,10 +30,14 @@ import statistics
 import sys
 import time
 
+import numpy as np
+
 from nnc import driver, import_tflite
+from nnc.operand_types import dtype_of
 from nnc.passes.pipeline import to_llvm_ir
-from nnc.runtime import worker
-from nnc.runtime.jit import Target, emit_assembly, optimize
+from nnc.runtime import threadpool, worker
+from nnc.runtime.executable import CompiledIR, Executable, NativeCode
+from nnc.runtime.jit import Target, bundle_objects, emit_assembly, optimize
 from nnc.runtime.partition import split_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,24 +58,42 @@ def worker_cpu() -> float:
     return total
 
 
-def lowered(path: str, target: Target) -> tuple[str, float]:
-    """(LLVM IR of the model, seconds of to-llvm-ir)."""
+def lowered(path: str, target: Target) -> tuple[CompiledIR, float]:
+    """(the model lowered to LLVM IR, seconds of to-llvm-ir)."""
     model = import_tflite(path)
     infos = driver.static_input_infos(model)
     module, weights = driver.shaped_module(model, infos)
-    timings: list = []
     with driver.timed() as timings:
         ir = driver.lower_shaped(module, weights, infos, target)
-    return ir.llvm_ir, next(t.seconds for t in timings if t.name == "to-llvm-ir")
+    return ir, next(t.seconds for t in timings if t.name == "to-llvm-ir")
 
 
-def run_llvm(ir_text: str, target: Target, parts: int) -> tuple[float, float]:
-    """(wall, workers' CPU) seconds of one LLVM stage over ``parts`` workers."""
+def run_llvm(ir_text: str, target: Target, parts: int) -> tuple[float, float, bytes]:
+    """(wall, workers' CPU) seconds of one LLVM stage over ``parts``
+    workers, and its object code."""
     cpu0 = worker_cpu()
     t0 = time.perf_counter()
     split = split_module(ir_text, parts, driver.SPLIT_MIN_LINES)
-    worker.POOL.compile_objects([(p.ir_text, p.exported) for p in split], target)
-    return time.perf_counter() - t0, worker_cpu() - cpu0
+    objects = worker.POOL.compile_objects([(p.ir_text, p.exported) for p in split], target)
+    return time.perf_counter() - t0, worker_cpu() - cpu0, bundle_objects(objects)
+
+
+def speed(ir: CompiledIR, objects: list[bytes], target: Target, runs: int) -> list[float]:
+    """Median seconds of one inference of each object code, alternating."""
+    calls = []
+    for obj in objects:
+        exe = Executable(NativeCode(obj, ir.weights, ir.arena_size, ir.inputs, ir.outputs, target))
+        ins = [np.ones(i.dims, dtype_of(i.type)) for i in ir.inputs]
+        outs = [np.zeros(o.dims, dtype_of(o.type)) for o in ir.outputs]
+        calls.append(exe.bind(ins, outs))
+    threadpool.set_num_threads(1)
+    times: list[list[float]] = [[] for _ in objects]
+    for _ in range(runs):
+        for k, call in enumerate(calls):
+            t0 = time.perf_counter()
+            call()
+            times[k].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def machine_code(asm: str) -> dict[str, list[str]]:
@@ -105,13 +129,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="models whose file name contains this")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--compare", action="store_true", help="check the split's machine code is the whole module's")
+    ap.add_argument("--speed", type=int, default=0, metavar="N", help="time N inferences of each code")
     args = ap.parse_args(argv)
     target = Target.host()
     paths = sorted(p for p in glob.glob(os.path.join(args.models, "*.tflite")) if args.only in os.path.basename(p))
     print(f"load average {os.getloadavg()[0]:.2f}; {worker.POOL.size} workers")
     for path in paths:
         name = os.path.basename(path).removesuffix(".tflite")
-        ir_text, to_ir = lowered(path, target)
+        ir, to_ir = lowered(path, target)
+        ir_text = ir.llvm_ir
         n = len(split_module(ir_text, worker.POOL.size, driver.SPLIT_MIN_LINES))
         run_llvm(ir_text, target, worker.POOL.size)  # start the workers
         whole, split = [], []
@@ -126,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.compare:
             total, differ = compare(ir_text, target)
             print(f"  machine code: {total - len(differ)} of {total} functions identical" + (f"; differ: {differ}" if differ else ""))
+        if args.speed:
+            tw, ts = speed(ir, [whole[0][2], split[0][2]], target, args.speed)
+            print(f"  inference (1 thread): whole {tw * 1e3:.2f} ms, split {ts * 1e3:.2f} ms (x{ts / tw:.3f})")
     return 0
 
 

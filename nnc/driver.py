@@ -344,6 +344,10 @@ _CACHE_LIMIT = 256
 #: a round trip to its worker and the shared header parsed again (a few ms),
 #: where LLVM spends about 0.2 ms per line.
 SPLIT_MIN_LINES = 1000
+#: Operations of the shape-inferred nnapi module from which a compilation
+#: starts every worker of the pool before lowering (its LLVM IR will most
+#: likely be split); a smaller one starts one.
+PRESTART_ALL_OPS = 64
 
 
 def native_code(ir: CompiledIR, target: Target, timeout_s: float | None = None) -> NativeCode:
@@ -385,6 +389,9 @@ def compile_model(
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
+    if not IN_PROCESS:  # the workers start while the model is lowered
+        big = sum(1 for _ in module.walk()) >= PRESTART_ALL_OPS
+        worker.POOL.prestart(worker.POOL.size if big else 1)
     exe = Executable(native_code(lower_shaped(module, weights, input_infos, target, profile), target, timeout_s))
     with _CACHE_LOCK:
         # Another thread may have compiled the same module meanwhile: share one.

@@ -332,6 +332,27 @@ class WorkerPool:
             raise next((e for e in failed if isinstance(e, WorkerCrash)), failed[0])
         return results
 
+    def prestart(self, count: int = 1) -> None:
+        """Start workers until ``count`` (at most the pool's size) are idle
+        or all slots are taken, without waiting for them: a worker's Python
+        and LLVM start up (a few hundred ms) while the caller lowers the
+        model, instead of after it."""
+        with self._cond:
+            want = min(count, self.size) - len(self._idle)
+            new = min(want, self.size - self._live)
+            if new <= 0:
+                return
+            self._live += new
+        started: list[_Worker] = []
+        try:
+            for _ in range(new):
+                started.append(_Worker())
+        finally:
+            with self._cond:
+                self._live -= new - len(started)
+                self._idle.extend(started)
+                self._cond.notify_all()
+
     def workers(self) -> list[int]:
         """The pids of the idle workers (for tests)."""
         with self._cond:
