@@ -95,7 +95,8 @@ from nnc.runtime import worker
 from nnc.runtime.cache import model_fingerprint
 from nnc.runtime.cpu_probe import implied_features
 from nnc.runtime.executable import CompiledIR, Executable, NativeCode, generate_code
-from nnc.runtime.jit import Target
+from nnc.runtime.jit import Target, bundle_objects
+from nnc.runtime.partition import split_module
 
 if TYPE_CHECKING:
     from nnc.model import Model
@@ -338,20 +339,35 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_LIMIT = 256
 
 
+#: Lines of LLVM IR function bodies each worker must get before the LLVM
+#: stage is split over several (:mod:`nnc.runtime.partition`): a part costs
+#: a round trip to its worker and the shared header parsed again (a few ms),
+#: where LLVM spends about 0.2 ms per line.
+SPLIT_MIN_LINES = 1000
+#: Operations of the shape-inferred nnapi module from which a compilation
+#: starts every worker of the pool before lowering (its LLVM IR will most
+#: likely be split); a smaller one starts one.
+PRESTART_ALL_OPS = 64
+
+
 def native_code(ir: CompiledIR, target: Target, timeout_s: float | None = None) -> NativeCode:
-    """LLVM IR -> object code for ``target``, in a worker process (unless
-    :data:`IN_PROCESS`).  CompilerCrash if the worker dies or runs longer than
-    ``timeout_s`` or :data:`HANG_TIMEOUT_S`, whichever is shorter."""
+    """LLVM IR -> object code for ``target``, in worker processes (unless
+    :data:`IN_PROCESS`): a large module is split by function over the pool's
+    workers (:func:`~nnc.runtime.partition.split_module`) and the objects
+    bundled (:func:`~nnc.runtime.jit.bundle_objects`).  CompilerCrash if a
+    worker dies or runs longer than ``timeout_s`` or :data:`HANG_TIMEOUT_S`,
+    whichever is shorter."""
     if IN_PROCESS:
         with _stage("llvm"):
             return generate_code(ir, target)
     try:
         limit = HANG_TIMEOUT_S if timeout_s is None else min(timeout_s, HANG_TIMEOUT_S)  # a far deadline: still a hang
         with _stage("llvm (worker process)"):
-            obj = worker.POOL.compile_object(ir.llvm_ir, target, limit)
+            parts = split_module(ir.llvm_ir, worker.POOL.size, SPLIT_MIN_LINES)
+            objects = worker.POOL.compile_objects([(p.ir_text, p.exported) for p in parts], target, limit)
     except worker.WorkerCrash as e:
         raise CompilerCrash("LLVM", e) from None
-    return NativeCode(obj, ir.weights, ir.arena_size, ir.inputs, ir.outputs, target)
+    return NativeCode(bundle_objects(objects), ir.weights, ir.arena_size, ir.inputs, ir.outputs, target)
 
 
 def compile_model(
@@ -373,6 +389,9 @@ def compile_model(
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
+    if not IN_PROCESS:  # the workers start while the model is lowered
+        big = sum(1 for _ in module.walk()) >= PRESTART_ALL_OPS
+        worker.POOL.prestart(worker.POOL.size if big else 1)
     exe = Executable(native_code(lower_shaped(module, weights, input_infos, target, profile), target, timeout_s))
     with _CACHE_LOCK:
         # Another thread may have compiled the same module meanwhile: share one.

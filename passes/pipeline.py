@@ -23,7 +23,8 @@ From an nnapi module with static input shapes to the llvm dialect:
 13. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
 14. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
-then LLVM IR through xDSL's llvm backend (:func:`to_llvm_ir`).
+then LLVM IR text (:func:`to_llvm_ir`: :mod:`nnc.passes.llvm_printer`, with
+xDSL's llvm backend for what that printer does not write).
 
 Timing: ``run_passes(..., timings=list)`` appends one :class:`StageTiming`
 per pass (wall time, operations in the module before and after), and
@@ -60,6 +61,7 @@ from nnc.dialects.nnapi import NNAPI
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
+from nnc.passes.llvm_printer import Unprintable, print_module
 from nnc.passes.lower_scf_while import LowerScfWhilePass
 from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.outline_parallel import OutlineParallelPass
@@ -226,6 +228,16 @@ def format_timings(timings: Sequence[StageTiming]) -> str:
 
 
 def to_llvm_ir(module: ModuleOp) -> str:
+    """Translate an llvm-dialect module to LLVM IR text: printed directly
+    (:mod:`nnc.passes.llvm_printer`), or through xDSL's llvmlite-based
+    backend when the module holds something that printer does not write."""
+    try:
+        return print_module(module, lambda f: f.no_inline is not None)
+    except Unprintable:
+        return _xdsl_llvm_ir(module)
+
+
+def _xdsl_llvm_ir(module: ModuleOp) -> str:
     """Translate an llvm-dialect module to LLVM IR text (xDSL's backend)."""
     from xdsl.backend.llvm.convert import convert_module
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import struct
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -176,6 +177,51 @@ def emit_assembly(mod: llvm.ModuleRef, target: Target) -> str:
     return shared_machine(target).emit_assembly(mod)
 
 
+#: how an ``ar`` archive starts, and its members' header (name, mtime, uid,
+#: gid, mode, size, end mark)
+_AR_MAGIC = b"!<arch>\n"
+_AR_HEADER = struct.Struct("16s12s6s6s8s10s2s")
+
+
+def bundle_objects(objects: Sequence[bytes]) -> bytes:
+    """The object files of one compilation's parts (:mod:`nnc.runtime.partition`)
+    as one ``bytes``: the object itself when there is one, else an ``ar``
+    archive of them (the standard container: ``ar t`` lists it), which
+    :class:`NativeModule` loads member by member and the cache stores like
+    any object code."""
+    if len(objects) == 1:
+        return bytes(objects[0])
+    out = [_AR_MAGIC]
+    for k, obj in enumerate(objects):
+        out.append(_AR_HEADER.pack(f"part{k}.o/".encode().ljust(16), b"0".ljust(12), b"0".ljust(6), b"0".ljust(6),
+                                   b"644".ljust(8), str(len(obj)).encode().ljust(10), b"`\n"))  # fmt: skip
+        out.append(bytes(obj))
+        if len(obj) % 2:
+            out.append(b"\n")
+    return b"".join(out)
+
+
+def unbundle_objects(data: bytes) -> list[bytes]:
+    """The object files in what :func:`bundle_objects` made (ValueError for
+    a truncated archive)."""
+    if not data.startswith(_AR_MAGIC):
+        return [data]
+    view = memoryview(data)
+    objects = []
+    at = len(_AR_MAGIC)
+    while at < len(data):
+        if at + _AR_HEADER.size > len(data):
+            raise ValueError("truncated object archive")
+        *_, size, mark = _AR_HEADER.unpack_from(data, at)
+        n = int(size)
+        at += _AR_HEADER.size
+        if mark != b"`\n" or at + n > len(data):
+            raise ValueError("truncated object archive")
+        objects.append(bytes(view[at : at + n]))
+        at += n + n % 2
+    return objects
+
+
 class NativeModule:
     """Compiled code loaded into this process (kept alive with this object).
     ``entry`` is the ``nnc_run`` ctypes function (None for a module without
@@ -192,13 +238,15 @@ class NativeModule:
 
     @classmethod
     def from_object(cls, object_code: bytes, target: Target, entry: bool = True) -> NativeModule:
-        """Load a relocatable object (as emitted by :func:`emit_object`);
-        external symbols (libm) resolve against this process."""
+        """Load a relocatable object (as emitted by :func:`emit_object`) or
+        several bundled by :func:`bundle_objects`, which then resolve each
+        other's symbols; external symbols (libm) resolve against this process."""
         initialize()
         self = cls.__new__(cls)
         self._module = llvm.parse_assembly("")
         self._engine = llvm.create_mcjit_compiler(self._module, target.machine())
-        self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+        for obj in unbundle_objects(object_code):
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self._engine.finalize_object()
         self.entry = None
         if entry:

@@ -24,7 +24,8 @@ keeps interned types and constants).  A forked child of the caller forgets
 the parent's workers (it must not share their pipes) and starts its own.
 
 Protocol: length-prefixed pickles of plain tuples over the worker's stdin and
-stdout: request ``(ir_text, triple, cpu, features, fault)``, reply
+stdout: request ``(ir_text, exported, triple, cpu, features, fault)`` (``exported``:
+the functions that keep external linkage), reply
 ``("ok", object_bytes)`` or ``("error", exception_type_name, message)``.  The
 worker's fd 1 points at its stderr, so a stray print cannot corrupt a reply;
 its stderr is a file the parent reads after a crash (LLVM's assertion text).
@@ -47,7 +48,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
@@ -132,11 +133,11 @@ def serve(jit: Any) -> None:
         request = _read_message(requests)
         if request is None:
             return
-        ir_text, triple, cpu, features, fault = request
+        ir_text, exported, triple, cpu, features, fault = request
         try:
             _fault(fault)
             target = jit.Target(triple, cpu, features)
-            reply: tuple = ("ok", jit.emit_object(jit.optimize(ir_text, target), target))
+            reply: tuple = ("ok", jit.emit_object(jit.optimize(ir_text, target, exported=exported), target))
         except Exception as e:  # noqa: BLE001 - reported to the parent, which raises it
             reply = ("error", type(e).__name__, str(e))
         _write_message(replies, reply)
@@ -286,16 +287,71 @@ class WorkerPool:
             if not keep and worker is not None:
                 worker.close() if healthy else _discard(worker)
 
-    def compile_object(self, ir_text: str, target: Target, timeout_s: float | None = None) -> bytes:
-        """``jit.emit_object(jit.optimize(ir_text, target), target)`` in a
-        worker.  WorkerCrash if it died or ran past ``timeout_s`` (seconds);
-        WorkerError for an exception LLVM raised."""
-        request = (ir_text, target.triple, target.cpu, target.features, _FAULT.pop(0) if _FAULT else None)
+    def compile_object(
+        self,
+        ir_text: str,
+        target: Target,
+        timeout_s: float | None = None,
+        exported: Sequence[str] = ("nnc_run",),
+    ) -> bytes:
+        """``jit.emit_object(jit.optimize(ir_text, target, exported=exported), target)``
+        in a worker.  WorkerCrash if it died or ran past ``timeout_s``
+        (seconds); WorkerError for an exception LLVM raised."""
+        fault = _FAULT.pop(0) if _FAULT else None
+        request = (ir_text, tuple(exported), target.triple, target.cpu, target.features, fault)
         with self._worker() as worker:
             reply = worker.call(request, timeout_s)
         if reply[0] == "ok":
             return reply[1]
         raise WorkerError(f"{reply[1]}: {reply[2]}")
+
+    def compile_objects(
+        self, parts: Sequence[tuple[str, Sequence[str]]], target: Target, timeout_s: float | None = None
+    ) -> list[bytes]:
+        """:meth:`compile_object` of each ``(ir_text, exported)`` at once,
+        one worker each (as many as the pool has; the rest wait), the
+        first in the calling thread.  The first part that failed raises
+        (a crash before an LLVM error: it is the worse news)."""
+        results: list[bytes] = [b""] * len(parts)
+        errors: list[BaseException | None] = [None] * len(parts)
+
+        def run(k: int) -> None:
+            try:
+                results[k] = self.compile_object(parts[k][0], target, timeout_s, parts[k][1])
+            except BaseException as e:  # noqa: BLE001 - raised in the calling thread below
+                errors[k] = e
+
+        threads = [threading.Thread(target=run, args=(k,), daemon=True) for k in range(1, len(parts))]
+        for t in threads:
+            t.start()
+        run(0)
+        for t in threads:
+            t.join()
+        failed = [e for e in errors if e is not None]
+        if failed:
+            raise next((e for e in failed if isinstance(e, WorkerCrash)), failed[0])
+        return results
+
+    def prestart(self, count: int = 1) -> None:
+        """Start workers until ``count`` (at most the pool's size) are idle
+        or all slots are taken, without waiting for them: a worker's Python
+        and LLVM start up (a few hundred ms) while the caller lowers the
+        model, instead of after it."""
+        with self._cond:
+            want = min(count, self.size) - len(self._idle)
+            new = min(want, self.size - self._live)
+            if new <= 0:
+                return
+            self._live += new
+        started: list[_Worker] = []
+        try:
+            for _ in range(new):
+                started.append(_Worker())
+        finally:
+            with self._cond:
+                self._live -= new - len(started)
+                self._idle.extend(started)
+                self._cond.notify_all()
 
     def workers(self) -> list[int]:
         """The pids of the idle workers (for tests)."""
