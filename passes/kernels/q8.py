@@ -55,7 +55,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import i8, i16, i32, i64
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
 
 from nnc.passes.kernels.f32 import row_blocks
 from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, for_range, kernel, offsets, parallel_each, tag, widths
@@ -132,6 +133,65 @@ def quad_input_offset(unsigned: bool) -> int:
     128 for uint8 (``x ^ 0x80``: [0, 255] -> [-128, 127]; the zero point
     moves by as much), 0 for int8."""
     return 128 if unsigned else 0
+
+
+# -- the int16 input copy ---------------------------------------------------------------------
+
+
+def widen_kernel(unsigned: bool, lanes: int):
+    """The copy ``dst[dst_off + i] = int16(src[src_off + i]) - zp`` for ``i``
+    in ``[0, n)``: vectors of ``lanes`` int16, then a scalar tail.  One
+    shared kernel per signedness (zero- or sign-extended 8-bit storage):
+    written inline, each layer's copy loop of constant trip count was
+    vectorised and unrolled by LLVM in the graph function, thousands of
+    instructions to optimise and compile per model."""
+    name = f"nnc_q8_widen_{'u' if unsigned else 's'}{lanes}"
+    ext_vec = llvm.ZExtOp if unsigned else llvm.SExtOp
+    ext = arith.ExtUIOp if unsigned else arith.ExtSIOp
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        src, dst, n, src_off, dst_off, zp = p
+        z = e.op(arith.IndexCastOp(zp, i16))
+        zv = IVec(e).splat(z, lanes)
+        full = e.sub(n, e.rem(n, e.index(lanes)))
+
+        def vec(e: Emitter, i: IndexOrInt) -> None:
+            iv = IVec(e)
+            x = iv.load(src, e.add(src_off, e.index(i)), i8, lanes)
+            x = e.op(ext_vec(x, VectorType(i16, [lanes])))
+            iv.store(iv.sub(x, zv), dst, e.add(dst_off, e.index(i)))
+
+        def scalar(e: Emitter, i: IndexOrInt) -> None:
+            x = e.op(ext(e.load(src, [e.add(src_off, e.index(i))]), i16))
+            e.store(e.sub(x, z), dst, [e.add(dst_off, e.index(i))])
+
+        each(e, 0, full, lanes, vec)
+        each(e, full, n, 1, scalar)
+
+    return name, body
+
+
+def widen(
+    ctx: LoweringContext, src: Value, dst: Value, unsigned: bool, zp: int,
+    rows: tuple[int, int], row_len: int, dst_rows: tuple[int, int], dst_off: int,
+) -> None:  # fmt: skip
+    """``dst`` (flat int16) gets the flat 8-bit ``src`` minus ``zp``, run by
+    run: ``rows`` = (batches, runs per batch) of ``row_len`` contiguous
+    elements each, run ``(b, r)`` at ``dst_off + b * dst_rows[0] + r *
+    dst_rows[1]`` in ``dst`` (rows of a zero-padded buffer, or the same
+    layout as ``src``).  Runs are independent: the parallel loop."""
+    e = ctx.e
+    lanes = 2 * ctx.tiles.lanes  # int16 lanes in the float32 vector width
+    name, body = widen_kernel(unsigned, lanes)
+    batches, runs = rows
+
+    def run(e: Emitter, b: IndexOrInt, r: IndexOrInt) -> None:
+        v = Vec(e)
+        s_off = v.ix(0, (b, runs * row_len), (r, row_len))
+        d_off = v.ix(dst_off, (b, dst_rows[0]), (r, dst_rows[1]))
+        kernel(ctx, e, name, [src, dst, row_len, s_off, d_off, zp], body)
+
+    each(e, 0, batches, 1, lambda e2, b: parallel_each(e2, 0, runs, 1, lambda e3, r: run(e3, b, r)))
 
 
 # -- the requantisation epilogue ---------------------------------------------------------------

@@ -990,26 +990,25 @@ def q8_input_padded(ctx: LoweringContext, qc: QuantConv, x: Value, head: tuple[i
 
 def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: list[int], padded: list[int], head: tuple[int, int]) -> Value:
     """The flat int16 buffer (two elements of slack) of ``x - input_zp``
-    (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4)."""
+    (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4): the
+    shared widening kernel (:func:`~nnc.passes.kernels.q8.widen`) over the
+    whole buffer, or over rows of width x channels inside the padding."""
     n = int(np.prod(padded))
     flat = ctx.alloc([n + 2], i16)
-    # The copy runs over as few dimensions as the layout allows (the whole
-    # buffer, or rows of width x channels inside the padding): LLVM fully
-    # unrolls an inner loop of a few hundred elements, once per layer.
+    src = ctx.flat(x)
+    unsigned = is_unsigned(qc.in_type)
     if list(shape) != padded:
         ctx.fill(flat, 0)
         batch, h, w, c = shape
-        rows = ctx.reinterpreted(flat, i16, [padded[0], padded[1], padded[2] * c])
-        dst = strided_view(ctx, rows, [0, head[0], head[1] * c], [batch, h, w * c], [1] * 3)
-        copy_shape = [batch, h, w * c]
-    else:
-        for k in (n, n + 1):
-            ctx.e.store(ctx.e.const(0, i16), flat, [k])
-        dst = ctx.reinterpreted(flat, i16, [n])
-        copy_shape = [n]
-    rank = len(copy_shape)
-    src = ctx.reshaped(x, copy_shape)
-    ctx.generic(copy_shape, [(src, identity_map(rank))], [(dst, identity_map(rank))], lambda e, a, idx: [qc.widen(e, a[0])])
+        row = padded[2] * c
+        q8.widen(ctx, src, flat, unsigned, qc.in_zp, (batch, h), w * c, (padded[1] * row, row),
+                 head[0] * row + head[1] * c)  # fmt: skip
+        return flat
+    for k in (n, n + 1):
+        ctx.e.store(ctx.e.const(0, i16), flat, [k])
+    # Runs of rows (NHWC) or batch rows: pieces for the thread pool.
+    rows = (shape[0], shape[1]) if len(shape) == 4 else (1, shape[0])
+    q8.widen(ctx, src, flat, unsigned, qc.in_zp, rows, n // (rows[0] * rows[1]), (n // rows[0], n // (rows[0] * rows[1])), 0)
     return flat
 
 
