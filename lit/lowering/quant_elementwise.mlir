@@ -160,8 +160,8 @@ builtin.module {
   // CHECK-NEXT:      %[[F:.*]] = arith.sitofp %[[X]] : i32 to f32
   // CHECK-NEXT:      %[[R:.*]] = arith.mulf %[[S]], %[[F]] : f32
   // CHECK-NEXT:      linalg.yield %[[R]] : f32
-  func.func @dequantize_per_channel(%a: tensor<2x3x!nnapi.quant_per_channel<[5.000000e-01 : f32, 2.500000e-01 : f32, 2.000000e+00 : f32], #builtin.int<1>>>) -> tensor<2x3xf32> {
-    %r = "nnapi.dequantize"(%a) : (tensor<2x3x!nnapi.quant_per_channel<[5.000000e-01 : f32, 2.500000e-01 : f32, 2.000000e+00 : f32], #builtin.int<1>>>) -> tensor<2x3xf32>
+  func.func @dequantize_per_channel(%a: tensor<2x3x!nnapi.quant_per_channel<array<f32: 5.000000e-01, 2.500000e-01, 2.000000e+00>, #builtin.int<1>>>) -> tensor<2x3xf32> {
+    %r = "nnapi.dequantize"(%a) : (tensor<2x3x!nnapi.quant_per_channel<array<f32: 5.000000e-01, 2.500000e-01, 2.000000e+00>, #builtin.int<1>>>) -> tensor<2x3xf32>
     func.return %r : tensor<2x3xf32>
   }
 }
