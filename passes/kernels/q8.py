@@ -202,7 +202,9 @@ class Requant:
     """The requantisation parameters of ``width`` output channels
     (:func:`requant_params`): loaded once per block of channels and shared
     by every pixel of the block (not reloaded per pixel: fewer operations
-    to compile, the same numbers)."""
+    to compile, the same numbers), with what :func:`requantize` derives
+    from them (the rounding mask and its half) and the constants it uses,
+    made once per block instead of once per pixel."""
 
     m: Value
     left: Value
@@ -210,6 +212,13 @@ class Requant:
     zp: Value
     lo: Value
     hi: Value
+    #: ``(1 << right) - 1`` and its half: RoundingDivideByPOT's mask and threshold
+    mask: Value
+    half: Value
+    #: the constants 2^30 and 31 (int64 lanes), 31 (int32 lanes)
+    nudge: Value
+    high: Value
+    sign: Value
 
 
 def requant_params(iv: IVec, qt: Value, cols: Value, n: IndexOrInt, w: int) -> Requant:
@@ -221,7 +230,10 @@ def requant_params(iv: IVec, qt: Value, cols: Value, n: IndexOrInt, w: int) -> R
     right = iv.load(qt, v.ix(n, cols, cols), i32, w)
     tail = v.ix(cols, cols, cols)
     zp, lo, hi = (iv.splat(e.load(qt, [e.index(v.ix(tail, k))]), w) for k in range(3))
-    return Requant(m, left, right, zp, lo, hi)
+    one = iv.const(1, i32, w)
+    mask = iv.sub(iv.shl(one, right), one)
+    return Requant(m, left, right, zp, lo, hi, mask, iv.ashr(mask, one),
+                   iv.const(1 << 30, i64, w), iv.const(31, i64, w), iv.const(31, i32, w))  # fmt: skip
 
 
 def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
@@ -229,18 +241,15 @@ def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
     with the parameters ``p`` (:func:`requant_params`), computed like
     ``QuantConv.requantize``'s ``_mbqm_dynamic`` (the per-tensor constant
     form computes the same)."""
-    w = iv.width(acc)
     # SaturatingRoundingDoublingHighMul(x << left, m) for m >= 0: the high
     # word of x * m + 2^30, as bits 31..62 (a logical shift gives the same
     # low 32 bits as the arithmetic one, and exists on every x86 target).
     x = iv.shl(acc, p.left)
-    prod = iv.add(iv.mul(iv.sext(x, i64), iv.sext(p.m, i64)), iv.const(1 << 30, i64, w))
-    x = iv.trunc(iv.lshr(prod, iv.const(31, i64, w)), i32)
+    prod = iv.add(iv.mul(iv.sext(x, i64), iv.sext(p.m, i64)), p.nudge)
+    x = iv.trunc(iv.lshr(prod, p.high), i32)
     # RoundingDivideByPOT(x, right): round half away from zero.
-    one, sign = iv.const(1, i32, w), iv.const(31, i32, w)
-    mask = iv.sub(iv.shl(one, p.right), one)
-    threshold = iv.add(iv.ashr(mask, one), iv.lshr(x, sign))  # + 1 when x < 0
-    up = iv.lshr(iv.sub(threshold, iv.and_(x, mask)), sign)  # remainder > threshold
+    threshold = iv.add(p.half, iv.lshr(x, p.sign))  # + 1 when x < 0
+    up = iv.lshr(iv.sub(threshold, iv.and_(x, p.mask)), p.sign)  # remainder > threshold
     x = iv.add(iv.ashr(x, p.right), up)
     x = iv.max(iv.min(iv.add(x, p.zp), p.hi), p.lo)
     return iv.trunc(x, i8)
