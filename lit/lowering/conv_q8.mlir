@@ -3,8 +3,7 @@
 // Quantised convolutions on the int8 vector kernels (nnc.passes.kernels.q8).
 builtin.module {
   // CONV_2D, signed 8-bit, 1x1 filter known at compile time: the input is
-  // widened to int16 minus its zero point (-1) (the shared widening kernel,
-  // row by row) into a flat buffer with two
+  // widened to int16 minus its zero point (-1) (one flat loop) into a flat buffer with two
   // elements of slack, the filter is packed at compile time into a panel of
   // int16 pairs (w - 2; 4 input channels: 2 pairs per output channel), the
   // requantisation parameters (multiplier, left and right shift per channel,
@@ -21,8 +20,8 @@ builtin.module {
   }
 
   // DEPTHWISE_CONV_2D, unsigned 8-bit, 3x3 filter given at run time, SAME
-  // padding: the padded int16 input (zero padding; the widening kernel copies
-  // rows of width x channels into it), the filter widened to
+  // padding: the padded int16 input (zero padding; the copy into it runs over
+  // rows of width x channels), the filter widened to
   // int16 minus its zero point (120) at run time, and the depthwise kernel
   // per run of output pixels along each row.
   func.func @depthwise_q8(%x: tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>, %w: tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<120>>>, %b: tensor<2x!nnapi.quant<"TENSOR_INT32", 2.500000e-01 : f64, #builtin.int<0>>>) -> tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<100>>> {
@@ -31,6 +30,17 @@ builtin.module {
     %relu = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
     %r = "nnapi.depthwise_conv_2d"(%x, %w, %b, %same, %one, %one, %one, %relu) : (tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>, tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<120>>>, tensor<2x!nnapi.quant<"TENSOR_INT32", 2.500000e-01 : f64, #builtin.int<0>>>, i32, i32, i32, i32, i32) -> tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<100>>>
     func.return %r : tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<100>>>
+  }
+  // FULLY_CONNECTED, signed 8-bit, 2 batch rows of 128 inputs: runs of at
+  // least four vectors go through the shared widening kernel (zero point
+  // -1), one call per batch row, a loop of 32-lane int16 vectors and a
+  // scalar tail.
+  func.func @fc_q8_widen(%x: tensor<2x128x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>) -> tensor<2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<0>>> {
+    %w = "nnapi.constant"() <{value = dense<1> : tensor<1x128xi8>}> : () -> tensor<1x128x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<0>>>
+    %b = "nnapi.constant"() <{value = dense<0> : tensor<1xi32>}> : () -> tensor<1x!nnapi.quant<"TENSOR_INT32", 2.500000e-01 : f64, #builtin.int<0>>>
+    %none = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %r = "nnapi.fully_connected"(%x, %w, %b, %none) : (tensor<2x128x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>, tensor<1x128x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<0>>>, tensor<1x!nnapi.quant<"TENSOR_INT32", 2.500000e-01 : f64, #builtin.int<0>>>, i32) -> tensor<2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<0>>>
+    func.return %r : tensor<2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<0>>>
   }
 }
 
@@ -44,17 +54,15 @@ builtin.module {
 // CHECK-LABEL: func.func @conv_q8(
 // CHECK-SAME:    %[[X:[^:]*]]: memref<1x2x2x4xi8>, %[[OUT:[^:]*]]: memref<1x2x2x3xi8>
 // CHECK:        %[[XF:.*]] = memref.alloc() {{.*}} : memref<18xi16>
+// CHECK:        memref.store %{{.*}}, %[[XF]][%{{.*}}] : memref<18xi16>
+// CHECK:        memref.store %{{.*}}, %[[XF]][%{{.*}}] : memref<18xi16>
+// CHECK:        %[[XV:.*]] = builtin.unrealized_conversion_cast %[[XF]] : memref<18xi16> to memref<16xi16>
 // CHECK:        %[[XS:.*]] = builtin.unrealized_conversion_cast %[[X]] : memref<1x2x2x4xi8> to memref<16xi8>
-// CHECK:        memref.store %{{.*}}, %[[XF]][%{{.*}}] : memref<18xi16>
-// CHECK:        memref.store %{{.*}}, %[[XF]][%{{.*}}] : memref<18xi16>
-// CHECK:        arith.constant -1 : index
-// CHECK:        scf.for
-// CHECK:          builtin.unrealized_conversion_cast %[[XS]], %[[XF]], {{.*}} : memref<16xi8>, memref<18xi16>, index, index, index, index to memref<?xi8>, memref<?xi16>, index, index, index, index
-// CHECK:            vector.load %{{.*}} : memref<?xi8>, vector<32xi8>
-// CHECK:            llvm.sext %{{.*}} : vector<32xi8> to vector<32xi16>
-// CHECK:            arith.subi %{{.*}} : vector<32xi16>
-// CHECK:            arith.extsi %{{.*}} : i8 to i16
-// CHECK:        }{nnc.kernel = "nnc_q8_widen_s32"}
+// CHECK:        linalg.generic {{.*}} ins(%[[XS]] : memref<16xi8>) outs(%[[XV]] : memref<16xi16>)
+// CHECK:          arith.extsi %{{.*}} : i8 to i32
+// CHECK:          arith.constant -1 : i32
+// CHECK:          arith.subi
+// CHECK:          arith.trunci %{{.*}} : i32 to i16
 // CHECK:        memref.get_global @__nnc_const_conv_q8_2 : memref<12xi16>
 // CHECK:        memref.get_global @__nnc_const_conv_q8_3 : memref<12xi32>
 // CHECK:        scf.for {{.*}} -> (vector<2xi32>, vector<1xi32>, vector<2xi32>, vector<1xi32>, vector<2xi32>, vector<1xi32>, vector<2xi32>, vector<1xi32>)
@@ -71,14 +79,27 @@ builtin.module {
 // CHECK-LABEL: func.func @depthwise_q8(
 // CHECK-SAME:    %[[DX:[^:]*]]: memref<1x3x3x2xi8>, %[[DW:[^:]*]]: memref<1x3x3x2xi8>, %[[DB:[^:]*]]: memref<2xi32>, %[[DOUT:[^:]*]]: memref<1x3x3x2xi8>
 // CHECK:        %[[DXF:.*]] = memref.alloc() {{.*}} : memref<52xi16>
-// CHECK:        %[[DXS:.*]] = builtin.unrealized_conversion_cast %[[DX]] : memref<1x3x3x2xi8> to memref<18xi8>
 // CHECK:        linalg.generic {{.*}} outs(%[[DXF]] : memref<52xi16>)
-// CHECK:        scf.for
-// CHECK:          builtin.unrealized_conversion_cast %[[DXS]], %[[DXF]], {{.*}} : memref<18xi8>, memref<52xi16>, index, index, index, index to memref<?xi8>, memref<?xi16>, index, index, index, index
-// CHECK:            llvm.zext %{{.*}} : vector<32xi8> to vector<32xi16>
-// CHECK:            arith.extui %{{.*}} : i8 to i16
-// CHECK:        }{nnc.kernel = "nnc_q8_widen_u32"}
+// CHECK:        %[[DXV:.*]] = builtin.unrealized_conversion_cast %[[DXF]] : memref<52xi16> to memref<1x5x10xi16>
+// CHECK:        %[[DIN:.*]] = memref.subview %[[DXV]][0, 1, 2] [1, 3, 6] [1, 1, 1]
+// CHECK:        %[[DXS:.*]] = builtin.unrealized_conversion_cast %[[DX]] : memref<1x3x3x2xi8> to memref<1x3x6xi8>
+// CHECK:        linalg.generic {{.*}} ins(%[[DXS]] : memref<1x3x6xi8>) outs(%[[DIN]] :
+// CHECK:          arith.extui %{{.*}} : i8 to i32
 // CHECK:        %[[W16:.*]] = memref.alloc() {{.*}} : memref<18xi16>
 // CHECK:        linalg.generic {{.*}} outs(%[[W16]] : memref<18xi16>)
 // CHECK:          arith.constant 120 : i32
 // CHECK:        }{nnc.kernel = "nnc_q8_dw_3p_3x3_t2"}
+
+// CHECK-LABEL: func.func @fc_q8_widen(
+// CHECK-SAME:    %[[FX:[^:]*]]: memref<2x128xi8>
+// CHECK:        %[[FXF:.*]] = memref.alloc() {{.*}} : memref<258xi16>
+// CHECK:        %[[FXS:.*]] = builtin.unrealized_conversion_cast %[[FX]] : memref<2x128xi8> to memref<256xi8>
+// CHECK:        arith.constant -1 : index
+// CHECK:        scf.for
+// CHECK:          builtin.unrealized_conversion_cast %[[FXS]], %[[FXF]], {{.*}} : memref<256xi8>, memref<258xi16>, index, index, index, index to memref<?xi8>, memref<?xi16>, index, index, index, index
+// CHECK:            vector.load %{{.*}} : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT:       llvm.sext %{{.*}} : vector<32xi8> to vector<32xi16>
+// CHECK-NEXT:       arith.subi %{{.*}} : vector<32xi16>
+// CHECK:            arith.extsi %{{.*}} : i8 to i16
+// CHECK:        }{nnc.kernel = "nnc_q8_widen_s32"}
+// CHECK-NEXT:   } {nnc.parallel}

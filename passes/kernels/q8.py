@@ -59,6 +59,7 @@ from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
 
 from nnc.passes.kernels.f32 import row_blocks
+from nnc.passes.kernels.tiles import TilePolicy
 from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, for_range, kernel, offsets, parallel_each, tag, widths
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 
@@ -169,6 +170,13 @@ def widen_kernel(unsigned: bool, lanes: int):
         each(e, full, n, 1, scalar)
 
     return name, body
+
+
+def widen_worth(tiles: TilePolicy, run: int) -> bool:
+    """Whether copies in runs of ``run`` elements go through :func:`widen`:
+    runs of at least four vectors (shorter ones are a few inline
+    operations, less code than the kernel and its loops)."""
+    return run >= 4 * 2 * tiles.lanes
 
 
 def widen(

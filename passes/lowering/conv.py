@@ -990,25 +990,38 @@ def q8_input_padded(ctx: LoweringContext, qc: QuantConv, x: Value, head: tuple[i
 
 def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: list[int], padded: list[int], head: tuple[int, int]) -> Value:
     """The flat int16 buffer (two elements of slack) of ``x - input_zp``
-    (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4): the
-    shared widening kernel (:func:`~nnc.passes.kernels.q8.widen`) over the
-    whole buffer, or over rows of width x channels inside the padding."""
+    (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4),
+    copied over the whole buffer, or over rows of width x channels inside
+    the padding: by the shared widening kernel
+    (:func:`~nnc.passes.kernels.q8.widen`) when the runs are long (inline,
+    LLVM vectorised and unrolled each layer's copy in the graph function),
+    else by a linalg.generic (a few elements: less code than the kernel)."""
     n = int(np.prod(padded))
     flat = ctx.alloc([n + 2], i16)
-    src = ctx.flat(x)
-    unsigned = is_unsigned(qc.in_type)
     if list(shape) != padded:
         ctx.fill(flat, 0)
         batch, h, w, c = shape
         row = padded[2] * c
-        q8.widen(ctx, src, flat, unsigned, qc.in_zp, (batch, h), w * c, (padded[1] * row, row),
-                 head[0] * row + head[1] * c)  # fmt: skip
+        runs, run, dst_rows, dst_off = (batch, h), w * c, (padded[1] * row, row), head[0] * row + head[1] * c
+    else:
+        for k in (n, n + 1):
+            ctx.e.store(ctx.e.const(0, i16), flat, [k])
+        # Runs of rows (NHWC) or batch rows: pieces for the thread pool.
+        runs = (shape[0], shape[1]) if len(shape) == 4 else (1, shape[0])
+        run = n // (runs[0] * runs[1])
+        dst_rows, dst_off = (n // runs[0], run), 0
+    if q8.widen_worth(ctx.tiles, run):
+        q8.widen(ctx, ctx.flat(x), flat, is_unsigned(qc.in_type), qc.in_zp, runs, run, dst_rows, dst_off)
         return flat
-    for k in (n, n + 1):
-        ctx.e.store(ctx.e.const(0, i16), flat, [k])
-    # Runs of rows (NHWC) or batch rows: pieces for the thread pool.
-    rows = (shape[0], shape[1]) if len(shape) == 4 else (1, shape[0])
-    q8.widen(ctx, src, flat, unsigned, qc.in_zp, rows, n // (rows[0] * rows[1]), (n // rows[0], n // (rows[0] * rows[1])), 0)
+    if list(shape) != padded:
+        rows = ctx.reinterpreted(flat, i16, [padded[0], padded[1], padded[2] * shape[3]])
+        dst = strided_view(ctx, rows, [0, head[0], head[1] * shape[3]], [shape[0], shape[1], run], [1] * 3)
+        copy_shape = [shape[0], shape[1], run]
+    else:
+        dst, copy_shape = ctx.reinterpreted(flat, i16, [n]), [n]
+    rank = len(copy_shape)
+    src = ctx.reshaped(x, copy_shape)
+    ctx.generic(copy_shape, [(src, identity_map(rank))], [(dst, identity_map(rank))], lambda e, a, idx: [qc.widen(e, a[0])])
     return flat
 
 
