@@ -31,6 +31,17 @@ builtin.module {
     %r = "nnapi.depthwise_conv_2d"(%x, %w, %b, %same, %one, %one, %one, %relu) : (tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>, tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<120>>>, tensor<2x!nnapi.quant<"TENSOR_INT32", 2.500000e-01 : f64, #builtin.int<0>>>, i32, i32, i32, i32, i32) -> tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<100>>>
     func.return %r : tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<100>>>
   }
+  // FULLY_CONNECTED, signed 8-bit, 2 batch rows of 128 inputs: runs of at
+  // least four vectors go through the shared widening kernel (zero point
+  // -1), one call per batch row, a loop of 32-lane int16 vectors and a
+  // scalar tail.
+  func.func @fc_q8_widen(%x: tensor<2x128x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>) -> tensor<2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<0>>> {
+    %w = "nnapi.constant"() <{value = dense<1> : tensor<1x128xi8>}> : () -> tensor<1x128x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<0>>>
+    %b = "nnapi.constant"() <{value = dense<0> : tensor<1xi32>}> : () -> tensor<1x!nnapi.quant<"TENSOR_INT32", 2.500000e-01 : f64, #builtin.int<0>>>
+    %none = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %r = "nnapi.fully_connected"(%x, %w, %b, %none) : (tensor<2x128x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>, tensor<1x128x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<0>>>, tensor<1x!nnapi.quant<"TENSOR_INT32", 2.500000e-01 : f64, #builtin.int<0>>>, i32) -> tensor<2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<0>>>
+    func.return %r : tensor<2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<0>>>
+  }
 }
 
 // The panel: per output channel the pairs (w0 - 2, w1 - 2), (w2 - 2, w3 - 2),
@@ -78,3 +89,17 @@ builtin.module {
 // CHECK:        linalg.generic {{.*}} outs(%[[W16]] : memref<18xi16>)
 // CHECK:          arith.constant 120 : i32
 // CHECK:        }{nnc.kernel = "nnc_q8_dw_3p_3x3_t2"}
+
+// CHECK-LABEL: func.func @fc_q8_widen(
+// CHECK-SAME:    %[[FX:[^:]*]]: memref<2x128xi8>
+// CHECK:        %[[FXF:.*]] = memref.alloc() {{.*}} : memref<258xi16>
+// CHECK:        %[[FXS:.*]] = builtin.unrealized_conversion_cast %[[FX]] : memref<2x128xi8> to memref<256xi8>
+// CHECK:        arith.constant -1 : index
+// CHECK:        scf.for
+// CHECK:          builtin.unrealized_conversion_cast %[[FXS]], %[[FXF]], {{.*}} : memref<256xi8>, memref<258xi16>, index, index, index, index to memref<?xi8>, memref<?xi16>, index, index, index, index
+// CHECK:            vector.load %{{.*}} : memref<?xi8>, vector<32xi8>
+// CHECK-NEXT:       llvm.sext %{{.*}} : vector<32xi8> to vector<32xi16>
+// CHECK-NEXT:       arith.subi %{{.*}} : vector<32xi16>
+// CHECK:            arith.extsi %{{.*}} : i8 to i16
+// CHECK:        }{nnc.kernel = "nnc_q8_widen_s32"}
+// CHECK-NEXT:   } {nnc.parallel}

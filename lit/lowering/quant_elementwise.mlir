@@ -5,7 +5,8 @@
 builtin.module {
   // ADD uint8 with RELU: inputs zero-extended and offset by -zp, shifted left by
   // 20, each scaled by SaturatingRoundingDoublingHighMul (an i64 product
-  // rounded with +2^30 >> 31) and RoundingDivideByPOT; the sum is rescaled,
+  // rounded with +2^30 >> 31; each constant made once) and RoundingDivideByPOT
+  // (branch-free, on sign bits); the sum is rescaled,
   // offset by the output zero point and clamped to the RELU range [3, 255].
   // Multipliers: 0.5/1.0 -> 2^30, 0.25/1.0 -> 2^30 >> 1, 1.0/(2^20 * 1.0) -> 2^30 >> 19.
   // CHECK-LABEL: func.func @add(
@@ -19,8 +20,7 @@ builtin.module {
   // CHECK:           %[[W:.*]] = arith.extsi %{{.*}} : i32 to i64
   // CHECK-NEXT:      %[[M:.*]] = arith.constant 1073741824 : i64
   // CHECK-NEXT:      %[[P:.*]] = arith.muli %[[W]], %[[M]] : i64
-  // CHECK-NEXT:      %[[N:.*]] = arith.constant 1073741824 : i64
-  // CHECK-NEXT:      %[[PN:.*]] = arith.addi %[[P]], %[[N]] : i64
+  // CHECK-NEXT:      %[[PN:.*]] = arith.addi %[[P]], %[[M]] : i64
   // CHECK-NEXT:      %[[S:.*]] = arith.constant 31 : i64
   // CHECK-NEXT:      %[[H:.*]] = arith.shrsi %[[PN]], %[[S]] : i64
   // CHECK-NEXT:      %{{.*}} = arith.trunci %[[H]] : i64 to i32
@@ -28,8 +28,7 @@ builtin.module {
   // CHECK:           arith.constant 19 : i32
   // CHECK:           %[[ZO:.*]] = arith.constant 3 : i32
   // CHECK-NEXT:      %[[O:.*]] = arith.addi %{{.*}}, %[[ZO]] : i32
-  // CHECK-NEXT:      %[[LO:.*]] = arith.constant 3 : i32
-  // CHECK-NEXT:      %[[C1:.*]] = arith.maxsi %[[O]], %[[LO]] : i32
+  // CHECK-NEXT:      %[[C1:.*]] = arith.maxsi %[[O]], %[[ZO]] : i32
   // CHECK-NEXT:      %[[HI:.*]] = arith.constant 255 : i32
   // CHECK-NEXT:      %[[C2:.*]] = arith.minsi %[[C1]], %[[HI]] : i32
   // CHECK-NEXT:      %[[R:.*]] = arith.trunci %[[C2]] : i32 to i8
@@ -160,8 +159,8 @@ builtin.module {
   // CHECK-NEXT:      %[[F:.*]] = arith.sitofp %[[X]] : i32 to f32
   // CHECK-NEXT:      %[[R:.*]] = arith.mulf %[[S]], %[[F]] : f32
   // CHECK-NEXT:      linalg.yield %[[R]] : f32
-  func.func @dequantize_per_channel(%a: tensor<2x3x!nnapi.quant_per_channel<[5.000000e-01 : f32, 2.500000e-01 : f32, 2.000000e+00 : f32], #builtin.int<1>>>) -> tensor<2x3xf32> {
-    %r = "nnapi.dequantize"(%a) : (tensor<2x3x!nnapi.quant_per_channel<[5.000000e-01 : f32, 2.500000e-01 : f32, 2.000000e+00 : f32], #builtin.int<1>>>) -> tensor<2x3xf32>
+  func.func @dequantize_per_channel(%a: tensor<2x3x!nnapi.quant_per_channel<array<f32: 5.000000e-01, 2.500000e-01, 2.000000e+00>, #builtin.int<1>>>) -> tensor<2x3xf32> {
+    %r = "nnapi.dequantize"(%a) : (tensor<2x3x!nnapi.quant_per_channel<array<f32: 5.000000e-01, 2.500000e-01, 2.000000e+00>, #builtin.int<1>>>) -> tensor<2x3xf32>
     func.return %r : tensor<2x3xf32>
   }
 }

@@ -55,9 +55,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import i8, i16, i32, i64
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
 
 from nnc.passes.kernels.f32 import row_blocks
+from nnc.passes.kernels.tiles import TilePolicy
 from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, for_range, kernel, offsets, parallel_each, tag, widths
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 
@@ -134,6 +136,72 @@ def quad_input_offset(unsigned: bool) -> int:
     return 128 if unsigned else 0
 
 
+# -- the int16 input copy ---------------------------------------------------------------------
+
+
+def widen_kernel(unsigned: bool, lanes: int):
+    """The copy ``dst[dst_off + i] = int16(src[src_off + i]) - zp`` for ``i``
+    in ``[0, n)``: vectors of ``lanes`` int16, then a scalar tail.  One
+    shared kernel per signedness (zero- or sign-extended 8-bit storage):
+    written inline, each layer's copy loop of constant trip count was
+    vectorised and unrolled by LLVM in the graph function, thousands of
+    instructions to optimise and compile per model."""
+    name = f"nnc_q8_widen_{'u' if unsigned else 's'}{lanes}"
+    ext_vec = llvm.ZExtOp if unsigned else llvm.SExtOp
+    ext = arith.ExtUIOp if unsigned else arith.ExtSIOp
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        src, dst, n, src_off, dst_off, zp = p
+        z = e.op(arith.IndexCastOp(zp, i16))
+        zv = IVec(e).splat(z, lanes)
+        full = e.sub(n, e.rem(n, e.index(lanes)))
+
+        def vec(e: Emitter, i: IndexOrInt) -> None:
+            iv = IVec(e)
+            x = iv.load(src, e.add(src_off, e.index(i)), i8, lanes)
+            x = e.op(ext_vec(x, VectorType(i16, [lanes])))
+            iv.store(iv.sub(x, zv), dst, e.add(dst_off, e.index(i)))
+
+        def scalar(e: Emitter, i: IndexOrInt) -> None:
+            x = e.op(ext(e.load(src, [e.add(src_off, e.index(i))]), i16))
+            e.store(e.sub(x, z), dst, [e.add(dst_off, e.index(i))])
+
+        each(e, 0, full, lanes, vec)
+        each(e, full, n, 1, scalar)
+
+    return name, body
+
+
+def widen_worth(tiles: TilePolicy, run: int) -> bool:
+    """Whether copies in runs of ``run`` elements go through :func:`widen`:
+    runs of at least four vectors (shorter ones are a few inline
+    operations, less code than the kernel and its loops)."""
+    return run >= 4 * 2 * tiles.lanes
+
+
+def widen(
+    ctx: LoweringContext, src: Value, dst: Value, unsigned: bool, zp: int,
+    rows: tuple[int, int], row_len: int, dst_rows: tuple[int, int], dst_off: int,
+) -> None:  # fmt: skip
+    """``dst`` (flat int16) gets the flat 8-bit ``src`` minus ``zp``, run by
+    run: ``rows`` = (batches, runs per batch) of ``row_len`` contiguous
+    elements each, run ``(b, r)`` at ``dst_off + b * dst_rows[0] + r *
+    dst_rows[1]`` in ``dst`` (rows of a zero-padded buffer, or the same
+    layout as ``src``).  Runs are independent: the parallel loop."""
+    e = ctx.e
+    lanes = 2 * ctx.tiles.lanes  # int16 lanes in the float32 vector width
+    name, body = widen_kernel(unsigned, lanes)
+    batches, runs = rows
+
+    def run(e: Emitter, b: IndexOrInt, r: IndexOrInt) -> None:
+        v = Vec(e)
+        s_off = v.ix(0, (b, runs * row_len), (r, row_len))
+        d_off = v.ix(dst_off, (b, dst_rows[0]), (r, dst_rows[1]))
+        kernel(ctx, e, name, [src, dst, row_len, s_off, d_off, zp], body)
+
+    each(e, 0, batches, 1, lambda e2, b: parallel_each(e2, 0, runs, 1, lambda e3, r: run(e3, b, r)))
+
+
 # -- the requantisation epilogue ---------------------------------------------------------------
 
 
@@ -142,7 +210,9 @@ class Requant:
     """The requantisation parameters of ``width`` output channels
     (:func:`requant_params`): loaded once per block of channels and shared
     by every pixel of the block (not reloaded per pixel: fewer operations
-    to compile, the same numbers)."""
+    to compile, the same numbers), with what :func:`requantize` derives
+    from them (the rounding mask and its half) and the constants it uses,
+    made once per block instead of once per pixel."""
 
     m: Value
     left: Value
@@ -150,6 +220,13 @@ class Requant:
     zp: Value
     lo: Value
     hi: Value
+    #: ``(1 << right) - 1`` and its half: RoundingDivideByPOT's mask and threshold
+    mask: Value
+    half: Value
+    #: the constants 2^30 and 31 (int64 lanes), 31 (int32 lanes)
+    nudge: Value
+    high: Value
+    sign: Value
 
 
 def requant_params(iv: IVec, qt: Value, cols: Value, n: IndexOrInt, w: int) -> Requant:
@@ -161,7 +238,10 @@ def requant_params(iv: IVec, qt: Value, cols: Value, n: IndexOrInt, w: int) -> R
     right = iv.load(qt, v.ix(n, cols, cols), i32, w)
     tail = v.ix(cols, cols, cols)
     zp, lo, hi = (iv.splat(e.load(qt, [e.index(v.ix(tail, k))]), w) for k in range(3))
-    return Requant(m, left, right, zp, lo, hi)
+    one = iv.const(1, i32, w)
+    mask = iv.sub(iv.shl(one, right), one)
+    return Requant(m, left, right, zp, lo, hi, mask, iv.ashr(mask, one),
+                   iv.const(1 << 30, i64, w), iv.const(31, i64, w), iv.const(31, i32, w))  # fmt: skip
 
 
 def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
@@ -169,18 +249,15 @@ def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
     with the parameters ``p`` (:func:`requant_params`), computed like
     ``QuantConv.requantize``'s ``_mbqm_dynamic`` (the per-tensor constant
     form computes the same)."""
-    w = iv.width(acc)
     # SaturatingRoundingDoublingHighMul(x << left, m) for m >= 0: the high
     # word of x * m + 2^30, as bits 31..62 (a logical shift gives the same
     # low 32 bits as the arithmetic one, and exists on every x86 target).
     x = iv.shl(acc, p.left)
-    prod = iv.add(iv.mul(iv.sext(x, i64), iv.sext(p.m, i64)), iv.const(1 << 30, i64, w))
-    x = iv.trunc(iv.lshr(prod, iv.const(31, i64, w)), i32)
+    prod = iv.add(iv.mul(iv.sext(x, i64), iv.sext(p.m, i64)), p.nudge)
+    x = iv.trunc(iv.lshr(prod, p.high), i32)
     # RoundingDivideByPOT(x, right): round half away from zero.
-    one, sign = iv.const(1, i32, w), iv.const(31, i32, w)
-    mask = iv.sub(iv.shl(one, p.right), one)
-    threshold = iv.add(iv.ashr(mask, one), iv.lshr(x, sign))  # + 1 when x < 0
-    up = iv.lshr(iv.sub(threshold, iv.and_(x, mask)), sign)  # remainder > threshold
+    threshold = iv.add(p.half, iv.lshr(x, p.sign))  # + 1 when x < 0
+    up = iv.lshr(iv.sub(threshold, iv.and_(x, p.mask)), p.sign)  # remainder > threshold
     x = iv.add(iv.ashr(x, p.right), up)
     x = iv.max(iv.min(iv.add(x, p.zp), p.hi), p.lo)
     return iv.trunc(x, i8)

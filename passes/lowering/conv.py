@@ -990,23 +990,35 @@ def q8_input_padded(ctx: LoweringContext, qc: QuantConv, x: Value, head: tuple[i
 
 def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: list[int], padded: list[int], head: tuple[int, int]) -> Value:
     """The flat int16 buffer (two elements of slack) of ``x - input_zp``
-    (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4)."""
+    (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4),
+    copied over the whole buffer, or over rows of width x channels inside
+    the padding: by the shared widening kernel
+    (:func:`~nnc.passes.kernels.q8.widen`) when the runs are long (inline,
+    LLVM vectorised and unrolled each layer's copy in the graph function),
+    else by a linalg.generic (a few elements: less code than the kernel)."""
     n = int(np.prod(padded))
     flat = ctx.alloc([n + 2], i16)
-    # The copy runs over as few dimensions as the layout allows (the whole
-    # buffer, or rows of width x channels inside the padding): LLVM fully
-    # unrolls an inner loop of a few hundred elements, once per layer.
     if list(shape) != padded:
         ctx.fill(flat, 0)
         batch, h, w, c = shape
-        rows = ctx.reinterpreted(flat, i16, [padded[0], padded[1], padded[2] * c])
-        dst = strided_view(ctx, rows, [0, head[0], head[1] * c], [batch, h, w * c], [1] * 3)
-        copy_shape = [batch, h, w * c]
+        row = padded[2] * c
+        runs, run, dst_rows, dst_off = (batch, h), w * c, (padded[1] * row, row), head[0] * row + head[1] * c
     else:
         for k in (n, n + 1):
             ctx.e.store(ctx.e.const(0, i16), flat, [k])
-        dst = ctx.reinterpreted(flat, i16, [n])
-        copy_shape = [n]
+        # Runs of rows (NHWC) or batch rows: pieces for the thread pool.
+        runs = (shape[0], shape[1]) if len(shape) == 4 else (1, shape[0])
+        run = n // (runs[0] * runs[1])
+        dst_rows, dst_off = (n // runs[0], run), 0
+    if q8.widen_worth(ctx.tiles, run):
+        q8.widen(ctx, ctx.flat(x), flat, is_unsigned(qc.in_type), qc.in_zp, runs, run, dst_rows, dst_off)
+        return flat
+    if list(shape) != padded:
+        rows = ctx.reinterpreted(flat, i16, [padded[0], padded[1], padded[2] * shape[3]])
+        dst = strided_view(ctx, rows, [0, head[0], head[1] * shape[3]], [shape[0], shape[1], run], [1] * 3)
+        copy_shape = [shape[0], shape[1], run]
+    else:
+        dst, copy_shape = ctx.reinterpreted(flat, i16, [n]), [n]
     rank = len(copy_shape)
     src = ctx.reshaped(x, copy_shape)
     ctx.generic(copy_shape, [(src, identity_map(rank))], [(dst, identity_map(rank))], lambda e, a, idx: [qc.widen(e, a[0])])

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -55,11 +56,14 @@ class QuantConvError(q.QuantError):
     """A quantised call nnc does not implement (or the reference rejects)."""
 
 
+@lru_cache(maxsize=1 << 16)
 def _conv_multiplier(input_scale: float, filter_scale: float, output_scale: float) -> tuple[int, int]:
     """Android's ``GetQuantizedConvolutionMultipler`` then ``QuantizeMultiplier``:
     ``(multiplier, shift)`` for ``MultiplyByQuantizedMultiplier`` (shift > 0 is a
     left shift).  ``input_scale * filter_scale`` is a C float product, the
-    division is in double."""
+    division is in double.  Memoised: a per-channel filter has one per
+    channel, and the checks and the lowering of one operation ask for all
+    of them several times."""
     input_product_scale = q.f32(q.f32(input_scale) * q.f32(filter_scale))
     out = q.f32(output_scale)
     if not input_product_scale >= 0 or not out > 0:
@@ -147,9 +151,11 @@ class QuantConv:
 
     def table(self, ctx: LoweringContext, cols: int) -> Value:
         """The requantisation parameters of ``cols`` output channels as the
-        vector kernels read them (:func:`~nnc.passes.kernels.q8.requant_table`)."""
+        vector kernels read them (:func:`~nnc.passes.kernels.q8.requant_table`),
+        in the constant pool: an LLVM global of a few thousand entries per
+        layer cost more to translate and compile than the layer's code."""
         arr = requant_table(self.multipliers, cols, self.out_zp, self.act_min, self.act_max)
-        return ctx.constant(arr, i32)
+        return ctx.packed_constant(arr, i32)
 
     def widen(self, e: Emitter, x: Value, t: T | None = None, zp: int | None = None) -> Value:
         """A stored 8-bit element as int16 minus its zero point (the input's
@@ -194,9 +200,9 @@ class QuantConv:
             return
         # One multiplier, left shift and right shift per output channel, read
         # from small tables indexed by the channel coordinate.
-        # (constants: not 3 stores per channel to compile)
+        # (in the constant pool: not 3 stores per channel to compile)
         mult, left, right = (
-            ctx.constant(np.array(column, np.int32), i32)
+            ctx.packed_constant(np.array(column, np.int32), i32)
             for column in (
                 [m for m, _ in self.multipliers],
                 [max(shift, 0) for _, shift in self.multipliers],

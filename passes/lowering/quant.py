@@ -393,18 +393,31 @@ class IR(Int32Ops):
 
     def __init__(self, e):
         self.e = e
+        self._consts: dict[tuple[int, Attribute], SSAValue] = {}
 
     # -- plumbing
+    def c(self, value: int, t: Attribute = i32) -> SSAValue:
+        """The constant ``value`` of type ``t``, made once per backend: an
+        element function repeats the same few (shift amounts, rounding
+        nudges, masks), and every op costs compile time in every pass.
+        Emitted at the insertion point, which only moves forward, so the
+        first use's constant dominates the later ones."""
+        key = (value, t)
+        v = self._consts.get(key)
+        if v is None:
+            v = self._consts[key] = self.e.const(value, t)
+        return v
+
     def v(self, x: Val) -> SSAValue:
         """``x`` as an i32 SSA value."""
         if isinstance(x, SSAValue):
             return x
-        return self.e.i32(wrap32(int(x)))
+        return self.c(wrap32(int(x)))
 
     def _i64(self, x: Val) -> SSAValue:
         if isinstance(x, SSAValue):
             return self.e.op(arith.ExtSIOp(x, i64))
-        return self.e.const(int(x), i64)
+        return self.c(int(x), i64)
 
     @staticmethod
     def _const(*xs) -> bool:
@@ -486,16 +499,16 @@ class IR(Int32Ops):
         # (a*b + 2^30) >> 31 (arithmetic) rounds half up exactly like the C
         # code's truncating division with a sign-dependent nudge.
         ab = e.op(arith.MuliOp(self._i64(a), self._i64(b)))
-        hi = e.op(arith.ShRSIOp(e.op(arith.AddiOp(ab, e.const(1 << 30, i64))), e.const(31, i64)))
+        hi = e.op(arith.ShRSIOp(e.op(arith.AddiOp(ab, self.c(1 << 30, i64))), self.c(31, i64)))
         r = e.op(arith.TruncIOp(hi, i32))
         # Saturation: only INT32_MIN * INT32_MIN overflows.
         if isinstance(b, int) or isinstance(a, int):
             k, x = (b, a) if isinstance(b, int) else (a, b)
             if k != INT32_MIN:
                 return r
-            return e.select(e.cmp("eq", x, e.i32(INT32_MIN)), e.i32(INT32_MAX), r)
-        both = e.and_(e.cmp("eq", a, e.i32(INT32_MIN)), e.cmp("eq", b, e.i32(INT32_MIN)))
-        return e.select(both, e.i32(INT32_MAX), r)
+            return e.select(e.cmp("eq", x, self.c(INT32_MIN)), self.c(INT32_MAX), r)
+        both = e.and_(e.cmp("eq", a, self.c(INT32_MIN)), e.cmp("eq", b, self.c(INT32_MIN)))
+        return e.select(both, self.c(INT32_MAX), r)
 
     def rdbpot(self, x, exponent):
         if not 0 <= exponent <= 31:
@@ -504,11 +517,17 @@ class IR(Int32Ops):
             return PY.rdbpot(x, exponent)
         if exponent == 0:
             return x
+        # Branch-free: threshold = mask / 2 + (x < 0), the sign bit shifted
+        # down; remainder > threshold iff threshold - remainder (no
+        # overflow: both in [0, 2^31)) is negative, its sign bit.
+        e = self.e
         mask = (1 << exponent) - 1
-        remainder = self.and_(x, mask)
-        threshold = self.select(self.cmp("lt", x, 0), (mask >> 1) + 1, mask >> 1)
-        up = self.select(self.cmp("gt", remainder, threshold), 1, 0)
-        return self.add(self.ashr(x, exponent), up)
+        remainder = e.and_(x, self.c(mask))
+        threshold = e.op(arith.ShRUIOp(x, self.c(31)))
+        if mask >> 1:
+            threshold = e.add(threshold, self.c(mask >> 1))
+        up = e.op(arith.ShRUIOp(e.sub(threshold, remainder), self.c(31)))
+        return e.add(e.op(arith.ShRSIOp(x, self.c(exponent))), up)
 
     def rounding_half_sum(self, a, b):
         if self._const(a, b):
