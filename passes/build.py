@@ -1,5 +1,5 @@
-"""Cheap construction of xDSL operations and attributes, for the hot paths
-of nnc's passes.
+"""Cheap construction of xDSL operations and attributes, and trivial dead
+code elimination in one walk, for the hot paths of nnc's passes.
 
 An IRDL operation's own constructor (``llvm.AddOp(a, b)``) goes through
 xDSL's generic ``irdl_op_init``, which normalises every argument (operands,
@@ -30,6 +30,7 @@ from typing import TypeVar
 
 from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, IntegerAttr, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -74,3 +75,22 @@ def segment_sizes(*sizes: int) -> DenseArrayBase:
     """The ``operandSegmentSizes`` property of an op whose operand groups
     have these sizes (what ``irdl_op_init`` computes)."""
     return i32_array(sizes)
+
+
+def erase_dead_ops(root: Operation) -> None:
+    """Erase every operation nested in ``root`` that is trivially dead
+    (``is_trivially_dead``: no used result, no effect beyond them), until
+    none is: what xDSL's greedy pattern applier does to each operation it
+    visits, walk after walk, in one walk and a worklist of the definitions
+    an erasure leaves unused."""
+    pending = [op for op in root.walk() if op is not root]
+    erased: set[Operation] = set()
+    while pending:
+        op = pending.pop()  # nested operations (later in the walk) before their parent
+        if op in erased or op.parent is None or not is_trivially_dead(op):
+            continue
+        nested = list(op.walk())
+        erased.update(nested)
+        owners = [v.owner for o in nested for v in o.operands if isinstance(v.owner, Operation)]
+        op.parent.erase_op(op)
+        pending.extend(o for o in owners if o not in erased)
