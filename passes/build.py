@@ -94,3 +94,24 @@ def erase_dead_ops(root: Operation) -> None:
         owners = [v.owner for o in nested for v in o.operands if isinstance(v.owner, Operation)]
         op.parent.erase_op(op)
         pending.extend(o for o in owners if o not in erased)
+
+
+def replace_op(op: Operation, new_ops: Sequence[Operation], new_results: Sequence[SSAValue]) -> None:
+    """Insert ``new_ops`` before ``op``, let ``new_results`` take the place of
+    its results and erase it: the pattern rewriter's ``replace``, name hints
+    included (each new result takes the old one's hint when it has none; with
+    a single result, the new ops' results take its hint), without a rewriter."""
+    block = op.parent
+    assert block is not None
+    if new_ops:
+        block.insert_ops_before(new_ops, op)
+    for old, new in zip(op.results, new_results, strict=True):
+        old.replace_all_uses_with(new)
+        if not new.name_hint:
+            new.name_hint = old.name_hint
+    if len(new_results) == 1 and (hint := new_results[0].name_hint) is not None:
+        for new_op in new_ops:
+            for res in new_op.results:
+                if not res.name_hint:
+                    res.name_hint = hint
+    block.erase_op(op)

@@ -25,16 +25,15 @@ its regions between the two halves.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, scf
 from xdsl.dialects.builtin import DenseIntElementsAttr, ModuleOp, VectorType, i32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 
-from nnc.passes.build import erase_dead_ops
+from nnc.passes.build import erase_dead_ops, replace_op
 
 
 def _split_before(block: Block, op: Operation) -> Block:
@@ -59,18 +58,6 @@ def _split_before(block: Block, op: Operation) -> Block:
 def _inline_before(region: Region, target: Block) -> None:
     """Move every block of ``region`` before ``target`` (``inline_region``)."""
     region.move_blocks_before(target)
-
-
-def _replace_results(op: Operation, values: Sequence[SSAValue]) -> None:
-    """Uses of ``op``'s results become ``values`` (name hints carried over,
-    as the pattern rewriter's ``replace``), then ``op`` is erased."""
-    for old, new in zip(op.results, values, strict=True):
-        old.replace_all_uses_with(new)
-        if not new.name_hint:
-            new.name_hint = old.name_hint
-    block = op.parent
-    assert block is not None
-    block.erase_op(op)
 
 
 def _lower_regions(op: Operation) -> None:
@@ -121,7 +108,7 @@ def _lower_for(for_op: scf.ForOp) -> None:
     comparison = arith.CmpiOp(iv, for_op.ub, "slt")
     condition_block.add_op(comparison)
     condition_block.add_op(cf.ConditionalBranchOp(comparison, first_body_block, (), end_block, ()))
-    _replace_results(for_op, condition_block.args[1:])
+    replace_op(for_op, (), condition_block.args[1:])
 
 
 def _branch_out(region: Region, continue_block: Block) -> Block:
@@ -157,7 +144,7 @@ def _lower_if(if_op: scf.IfOp) -> None:
     if if_op.false_region.first_block is not None:
         else_block = _branch_out(if_op.false_region, continue_block)
     condition_block.add_op(cf.ConditionalBranchOp(if_op.cond, then_block, (), else_block, ()))
-    _replace_results(if_op, continue_block.args)
+    replace_op(if_op, (), continue_block.args)
 
 
 def _lower_switch(op: scf.IndexSwitchOp) -> None:
@@ -174,7 +161,7 @@ def _lower_switch(op: scf.IndexSwitchOp) -> None:
     condition_block.add_op(case_value)
     values = DenseIntElementsAttr.from_list(VectorType(i32, (len(case_values),)), case_values)
     condition_block.add_op(cf.SwitchOp(case_value, default_block, (), values, cases, tuple(() for _ in cases)))
-    _replace_results(op, continue_block.args)
+    replace_op(op, (), continue_block.args)
 
 
 @dataclass(frozen=True)
