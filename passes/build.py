@@ -1,5 +1,8 @@
-"""Cheap construction of xDSL operations and attributes, and trivial dead
-code elimination in one walk, for the hot paths of nnc's passes.
+"""Cheap construction of xDSL operations and attributes, and the two
+rewrites nnc's direct (pattern-rewriter-free) passes share, for the hot
+paths of nnc's passes: :func:`replace_op` (the rewriter's ``replace``, name
+hints included) and :func:`erase_dead_ops` (the greedy applier's trivial
+dead code elimination, in one walk).
 
 An IRDL operation's own constructor (``llvm.AddOp(a, b)``) goes through
 xDSL's generic ``irdl_op_init``, which normalises every argument (operands,
