@@ -29,11 +29,26 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, scf
-from xdsl.dialects.builtin import DenseIntElementsAttr, ModuleOp, VectorType, i32
-from xdsl.ir import Block, Operation, Region
+from xdsl.dialects.builtin import DenseIntElementsAttr, ModuleOp, VectorType, i1, i32
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from nnc.passes.build import erase_dead_ops, replace_op
+from nnc.passes.build import erase_dead_ops, integer_attr, new_op, replace_op, segment_sizes
+
+# The ops xDSL's patterns build, with the properties their constructors give
+# (built with new_op: the generic IRDL constructor was a third of the pass).
+_NO_OVERFLOW = {"overflowFlags": arith.IntegerOverflowAttr("none")}
+_SLT = {"predicate": integer_attr(2, 64)}  # arith.CmpiOp's code of "slt"
+
+
+def _br(dest: Block, *args: SSAValue) -> Operation:
+    return new_op(cf.BranchOp, args, successors=(dest,))
+
+
+def _cond_br(cond: SSAValue, then_block: Block, else_block: Block) -> Operation:
+    """``cf.cond_br`` without block arguments."""
+    props = {"operandSegmentSizes": segment_sizes(1, 0, 0)}
+    return new_op(cf.ConditionalBranchOp, (cond,), (), props, successors=(then_block, else_block))
 
 
 def _split_before(block: Block, op: Operation) -> Block:
@@ -99,15 +114,15 @@ def _lower_for(for_op: scf.ForOp) -> None:
 
     terminator = last_body_block.last_op
     assert terminator is not None
-    stepped = arith.AddiOp(iv, for_op.step)
+    stepped = new_op(arith.AddiOp, (iv, for_op.step), (iv.type,), _NO_OVERFLOW)
     last_body_block.insert_op_before(stepped, terminator)
-    last_body_block.insert_op_before(cf.BranchOp(condition_block, stepped, *terminator.operands), terminator)
+    last_body_block.insert_op_before(_br(condition_block, stepped.results[0], *terminator.operands), terminator)
     last_body_block.erase_op(terminator)
 
-    init_block.add_op(cf.BranchOp(condition_block, for_op.lb, *for_op.iter_args))
-    comparison = arith.CmpiOp(iv, for_op.ub, "slt")
+    init_block.add_op(_br(condition_block, for_op.lb, *for_op.iter_args))
+    comparison = new_op(arith.CmpiOp, (iv, for_op.ub), (i1,), _SLT)
     condition_block.add_op(comparison)
-    condition_block.add_op(cf.ConditionalBranchOp(comparison, first_body_block, (), end_block, ()))
+    condition_block.add_op(_cond_br(comparison.results[0], first_body_block, end_block))
     replace_op(for_op, (), condition_block.args[1:])
 
 
@@ -118,7 +133,7 @@ def _branch_out(region: Region, continue_block: Block) -> Block:
     assert first is not None and last is not None
     terminator = last.last_op
     assert terminator is not None
-    last.add_op(cf.BranchOp(continue_block, *terminator.operands))
+    last.add_op(_br(continue_block, *terminator.operands))
     last.erase_op(terminator)
     _inline_before(region, continue_block)
     return first
@@ -136,14 +151,14 @@ def _lower_if(if_op: scf.IfOp) -> None:
         region = condition_block.parent
         assert region is not None
         region.insert_block_before(continue_block, remaining_ops_block)
-        continue_block.add_op(cf.BranchOp(remaining_ops_block))
+        continue_block.add_op(_br(remaining_ops_block))
     else:
         continue_block = remaining_ops_block
     then_block = _branch_out(if_op.true_region, continue_block)
     else_block = continue_block
     if if_op.false_region.first_block is not None:
         else_block = _branch_out(if_op.false_region, continue_block)
-    condition_block.add_op(cf.ConditionalBranchOp(if_op.cond, then_block, (), else_block, ()))
+    condition_block.add_op(_cond_br(if_op.cond, then_block, else_block))
     replace_op(if_op, (), continue_block.args)
 
 
