@@ -27,12 +27,16 @@ and fail the pass.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from xdsl.context import Context
 from xdsl.dialects import func, memref, scf
-from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr, UnrealizedConversionCastOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr, UnrealizedConversionCastOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
+
+from nnc.passes.build import new_op
 
 #: attribute naming the kernel of a marked scf.execute_region; defined here,
 #: the lowest module that knows the convention (it imports only xDSL), and
@@ -77,16 +81,34 @@ def _size(body: list[Operation]) -> int:
 
 
 def _outline(name: str, cast: UnrealizedConversionCastOp, body: list[Operation]) -> func.FuncOp:
-    """A private function whose arguments replace the cast's results."""
+    """A private function whose arguments replace the cast's results.  The
+    body's operations move into it (the use they come from is erased next):
+    the same operations a clone would give, without copying a few thousand
+    of them."""
     types = [r.type for r in cast.results]
     block = Block(arg_types=types)
-    mapping: dict[SSAValue, SSAValue] = dict(zip(cast.results, block.args))
+    for result, arg in zip(cast.results, block.args):
+        result.replace_all_uses_with(arg)
+        arg.name_hint = None  # (a clone's arguments take no hint from the cast)
     for op in body:
-        block.add_op(op.clone(value_mapper=mapping))
+        op.detach()
+    block.add_ops(body)
     block.add_op(func.ReturnOp())
     fn = func.FuncOp(name, (types, []), Region(block), visibility="private")
     fn.attributes[NOALIAS_ATTR] = UnitAttr()
     return fn
+
+
+def _kernel_uses(region: Region) -> Iterator[scf.ExecuteRegionOp]:
+    """The kernel uses in ``region``, in walk order, without walking into
+    them (the first use of each kernel holds its whole body)."""
+    for block in region.blocks:
+        for op in block.ops:
+            if isinstance(op, scf.ExecuteRegionOp) and KERNEL_ATTR in op.attributes:
+                yield op
+                continue
+            for inner in op.regions:
+                yield from _kernel_uses(inner)
 
 
 class OutlineKernelsPass(ModulePass):
@@ -101,7 +123,7 @@ class OutlineKernelsPass(ModulePass):
         every use."""
         key = (value, to)
         if key not in casts:
-            conv = memref.CastOp.get(value, to)
+            conv = new_op(memref.CastOp, (value,), (to,))
             owner = value.owner
             if isinstance(owner, Block):
                 owner.insert_op_before(conv, owner.first_op) if owner.first_op else owner.add_op(conv)
@@ -115,16 +137,18 @@ class OutlineKernelsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels: dict[str, tuple[func.FuncOp, int]] = {}
         casts: dict[tuple[SSAValue, Attribute], SSAValue] = {}
+        callees: dict[str, SymbolRefAttr] = {}
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp):
                 continue
-            for use in [o for o in fn.walk() if isinstance(o, scf.ExecuteRegionOp) and KERNEL_ATTR in o.attributes]:
+            for use in list(_kernel_uses(fn.body)):
                 attr = use.attributes[KERNEL_ATTR]
                 if not isinstance(attr, StringAttr):
                     raise PassFailedException(f"nnc-outline-kernels: {KERNEL_ATTR} is {attr}, expected a string")
                 name = attr.data
                 cast, body = _parts(use)
                 if name not in kernels:
+                    callees[name] = SymbolRefAttr(name)
                     if not body:
                         raise PassFailedException(f"nnc-outline-kernels: the first use of kernel {name} has no body")
                     _check_closed(name, cast, body)
@@ -136,6 +160,6 @@ class OutlineKernelsPass(ModulePass):
                 parent = use.parent_block()
                 assert parent is not None
                 args = [v if v.type == p.type else self._cast(v, p.type, casts) for v, p in zip(cast.inputs, cast.results)]
-                parent.insert_op_before(func.CallOp(name, args, []), use)
+                parent.insert_op_before(new_op(func.CallOp, args, (), {"callee": callees[name]}), use)
                 parent.erase_op(use, safe_erase=False)
         op.body.block.add_ops(f for f, _ in kernels.values())

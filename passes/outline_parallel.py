@@ -213,7 +213,7 @@ def outline(loop: scf.ForOp, name: str) -> func.FuncOp:
 def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: list[SSAValue]) -> func.FuncOp:
     """``func.func private @name(begin, end, passed...)`` running the loop's
     body for iterations k in [begin, end), i.e. ``i = lo + k * step``;
-    captured constants are cloned into it."""
+    captured constants are cloned into it, the body's operations move."""
     index = IndexType()
     lo, step = loop.lb, loop.step
     block = Block(arg_types=[index, index, *[v.type for v in passed]])
@@ -237,8 +237,15 @@ def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: lis
         inner.add_op(shifted)
         iv = shifted.result
     mapping[loop.body.block.args[0]] = iv
-    for op in loop.body.block.ops:
-        inner.add_op(op.clone(value_mapper=mapping))
+    # The body's operations move (the loop is erased next), reading the
+    # function's values where the clone xDSL's op.clone would make does.
+    body = list(loop.body.block.ops)
+    for top in body:
+        for op in top.walk():
+            if any(v in mapping for v in op.operands):
+                op.operands = [mapping.get(v, v) for v in op.operands]
+        top.detach()
+    inner.add_ops(body)
     block.add_op(scf.ForOp(begin, end, one.result, [], Region(inner)))
     block.add_op(func.ReturnOp())
     fn = func.FuncOp(name, ([index, index, *[v.type for v in passed]], []), Region(block), visibility="private")

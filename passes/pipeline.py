@@ -16,10 +16,11 @@ From an nnapi module with static input shapes to the llvm dialect:
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
 8. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
 9. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
-10. ``lower-affine``            (xDSL) affine.apply -> arith
+10. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
+                                expansion, in one walk)
 11. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
-12. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (xDSL's
-                                ``convert-scf-to-cf`` patterns, last loop first)
+12. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
+                                xDSL's ``convert-scf-to-cf``, in one walk)
 13. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
 14. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
@@ -62,6 +63,7 @@ from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
 from nnc.passes.llvm_printer import Unprintable, print_module
+from nnc.passes.lower_affine import LowerAffineApplyPass
 from nnc.passes.lower_scf_while import LowerScfWhilePass
 from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.outline_parallel import OutlineParallelPass
@@ -87,6 +89,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         ConvertLinalgToLoopsPass,
         SimplifyTrivialLoopsPass,
         LowerAffinePass,
+        LowerAffineApplyPass,
         LowerScfWhilePass,
         ConvertScfToCf,
         ConvertScfToCfPass,
@@ -107,7 +110,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnc-outline-parallel",
     "convert-linalg-to-loops",
     "nnc-simplify-trivial-loops",
-    "lower-affine",
+    "nnc-lower-affine",
     "nnc-lower-scf-while",
     "nnc-convert-scf-to-cf",
     "convert-nnc-to-llvm",

@@ -11,7 +11,9 @@ the square of its blocks), the LLVM IR translation and LLVM's loop passes
 those loops itself, but only after paying for them.
 
 This pass applies xDSL's ``SimplifyTrivialLoops`` pattern (the scf.for
-canonicalisation of MLIR): a loop whose constant bounds give one iteration
+canonicalisation of MLIR), without the pattern rewriter (whose worklist
+visited every operation of the module twice to rewrite a few hundred loops):
+a loop whose constant bounds give one iteration
 is replaced by its body with the induction variable set to the lower bound,
 and a loop of no iteration by its initial values.  The computation, and so
 every result bit, is the same: the same operations run in the same order.
@@ -24,10 +26,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker
-from xdsl.transforms.canonicalization_patterns.scf import SimplifyTrivialLoops
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
+
+from nnc.passes.build import replace_op
+
+
+def _simplify(op: scf.ForOp, dropped: set[Operation]) -> None:
+    """xDSL's ``SimplifyTrivialLoops`` on ``op`` (the operations of a dropped
+    loop go to ``dropped``)."""
+    lb, ub = const_evaluate_operand(op.lb), const_evaluate_operand(op.ub)
+    if lb is None or ub is None:
+        return
+    if ub - lb <= 0:  # no iteration: the results are the initial values
+        dropped.update(op.walk())
+        replace_op(op, (), op.iter_args)
+        return
+    step = const_evaluate_operand(op.step)
+    if step is None or step < ub - lb:
+        return
+    # one iteration: the body with the induction variable at the lower bound
+    block = op.body.block
+    terminator = block.last_op
+    assert terminator is not None
+    Rewriter.inline_block(block, InsertPoint.before(op), (op.lb, *op.iter_args))
+    replace_op(op, (), terminator.operands)
+    parent = terminator.parent
+    assert parent is not None
+    parent.erase_op(terminator)
 
 
 @dataclass(frozen=True)
@@ -37,4 +67,11 @@ class SimplifyTrivialLoopsPass(ModulePass):
     name = "nnc-simplify-trivial-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(SimplifyTrivialLoops()).rewrite_module(op)
+        # Outer loops first, as xDSL's walker visits them (an inlined outer
+        # loop's constant induction variable can make an inner loop trivial).
+        # A loop's bounds are defined before it and outside it, so no later
+        # rewrite changes them: one walk reaches the walker's fixed point.
+        dropped: set[Operation] = set()
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp)]:
+            if loop not in dropped:
+                _simplify(loop, dropped)

@@ -38,7 +38,8 @@ block) and ``nnc_parallel_for(@body, ctx, n)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -57,6 +58,8 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     StridedLayoutAttr,
+    StringAttr,
+    SymbolRefAttr,
     UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
@@ -69,6 +72,7 @@ from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from nnc.passes.build import i32_array, integer_attr, new_op, segment_sizes
 from nnc.passes.outline_kernels import NOALIAS_ATTR
 from nnc.passes.outline_parallel import BODY_ATTR, DISPATCH_ATTR, PARALLEL_FOR
 
@@ -131,24 +135,143 @@ def _successors(b: Block) -> list[Block]:
     return list(last.successors) if last is not None else []
 
 
-_INT_BIN: dict[type[Operation], Callable[..., Operation]] = {
-    arith.AddiOp: lambda a, b: llvm.AddOp(a, b),
-    arith.SubiOp: lambda a, b: llvm.SubOp(a, b),
-    arith.MuliOp: lambda a, b: llvm.MulOp(a, b),
-    arith.DivSIOp: lambda a, b: llvm.SDivOp(a, b),
-    arith.DivUIOp: lambda a, b: llvm.UDivOp(a, b),
-    arith.RemSIOp: lambda a, b: llvm.SRemOp(a, b),
-    arith.RemUIOp: lambda a, b: llvm.URemOp(a, b),
-    arith.AndIOp: lambda a, b: llvm.AndOp(a, b),
-    arith.OrIOp: lambda a, b: llvm.OrOp(a, b),
-    arith.XOrIOp: lambda a, b: llvm.XOrOp(a, b),
-    arith.ShLIOp: lambda a, b: llvm.ShlOp(a, b),
-    arith.ShRSIOp: lambda a, b: llvm.AShrOp(a, b),
-    arith.ShRUIOp: lambda a, b: llvm.LShrOp(a, b),
-    arith.AddfOp: lambda a, b: llvm.FAddOp(a, b),
-    arith.SubfOp: lambda a, b: llvm.FSubOp(a, b),
-    arith.MulfOp: lambda a, b: llvm.FMulOp(a, b),
-    arith.DivfOp: lambda a, b: llvm.FDivOp(a, b),
+# -- llvm op builders ------------------------------------------------------------------
+# Each builds exactly the op (operands, results, properties) that the llvm op
+# class's own constructor builds, through nnc.passes.build.new_op: the generic
+# IRDL constructor and fresh default attributes were most of this pass's time.
+
+#: properties of the llvm ops built here, shared (attributes are immutable)
+_NO_PROPS: dict[str, Attribute] = {}
+_NO_OVERFLOW = {"overflowFlags": integer_attr(0, 32)}
+_NO_FASTMATH = llvm.FastMathAttr(None)
+_ORDERING = integer_attr(0, i64)
+_UNIT = UnitAttr()
+_CCC = llvm.CallingConventionAttr("ccc")
+_NO_BUNDLES = i32_array(())
+
+
+@functools.lru_cache(maxsize=64)
+def _fastmath_props(flags: frozenset[llvm.FastMathFlag]) -> dict[str, Attribute]:
+    """The properties of float arithmetic with these fast-math flags."""
+    return {"fastmathFlags": llvm.FastMathAttr(flags) if flags else _NO_FASTMATH}
+
+
+@functools.lru_cache(maxsize=1024)
+def _symbol(name: str) -> SymbolRefAttr:
+    return SymbolRefAttr(name)
+
+
+def _binop(cls: type[Operation], a: SSAValue, b: SSAValue, props: dict[str, Attribute] = _NO_PROPS) -> Operation:
+    """A two-operand llvm op whose result has the operands' type."""
+    return new_op(cls, (a, b), (a.type,), props)
+
+
+def _add(a: SSAValue, b: SSAValue) -> Operation:
+    return _binop(llvm.AddOp, a, b, _NO_OVERFLOW)
+
+
+def _mul(a: SSAValue, b: SSAValue) -> Operation:
+    return _binop(llvm.MulOp, a, b, _NO_OVERFLOW)
+
+
+def _cast_op(cls: type[Operation], v: SSAValue, to: Attribute) -> Operation:
+    """A one-operand conversion (sext, trunc, sitofp, bitcast, ...)."""
+    return new_op(cls, (v,), (to,), _CAST_PROPS.get(cls, _NO_PROPS))
+
+
+#: the properties the conversion ops' constructors give (the others: none)
+_CAST_PROPS: dict[type[Operation], dict[str, Attribute]] = {
+    llvm.TruncOp: {"overflowFlags": llvm.OverflowAttr(None)},
+}
+
+
+def _constant_op(value: Attribute, t: Attribute) -> Operation:
+    return new_op(llvm.ConstantOp, (), (t,), {"value": value})
+
+
+def _gep(ptr: SSAValue, indices: list[int | SSAValue], elem: Attribute) -> Operation:
+    """``getelementptr inbounds elem, ptr, indices`` (constant and SSA indices,
+    as ``GEPOp.from_mixed_indices``)."""
+    raw = tuple(llvm.GEP_USE_SSA_VAL if isinstance(i, SSAValue) else i for i in indices)
+    props = {"rawConstantIndices": i32_array(raw), "elem_type": elem, "noWrapFlags": _NO_OVERFLOW["overflowFlags"], "inbounds": _UNIT}
+    return new_op(llvm.GEPOp, (ptr, *[i for i in indices if isinstance(i, SSAValue)]), (PTR,), props)
+
+
+def _load(ptr: SSAValue, t: Attribute, alignment: int | None = None) -> Operation:
+    props: dict[str, Attribute] = {"ordering": _ORDERING}
+    if alignment is not None:
+        props["alignment"] = integer_attr(alignment, i64)
+    return new_op(llvm.LoadOp, (ptr,), (t,), props)
+
+
+def _store(value: SSAValue, ptr: SSAValue, alignment: int | None = None) -> Operation:
+    props: dict[str, Attribute] = {"ordering": _ORDERING}
+    if alignment is not None:
+        props["alignment"] = integer_attr(alignment, i64)
+    return new_op(llvm.StoreOp, (value, ptr), (), props)
+
+
+def _call(callee: str, args: Sequence[SSAValue], ret: Attribute | None = None) -> Operation:
+    props = {
+        "callee": _symbol(callee),
+        "fastmathFlags": _NO_FASTMATH,
+        "CConv": _CCC,
+        "op_bundle_sizes": _NO_BUNDLES,
+        "operandSegmentSizes": segment_sizes(len(args), 0),
+    }
+    return new_op(llvm.CallOp, args, () if ret is None else (ret,), props)
+
+
+def _call_intrinsic(name: str | StringAttr, args: Sequence[SSAValue], results: Sequence[Attribute]) -> Operation:
+    props = {
+        "intrin": StringAttr(name) if isinstance(name, str) else name,
+        "op_bundle_sizes": _NO_BUNDLES,
+        "operandSegmentSizes": segment_sizes(len(args), 0),
+    }
+    return new_op(llvm.CallIntrinsicOp, args, results, props)
+
+
+def _icmp(pred: str, a: SSAValue, b: SSAValue) -> Operation:
+    t = a.type
+    result = VectorType(i1, t.shape) if isinstance(t, VectorType) else i1
+    return new_op(llvm.ICmpOp, (a, b), (result,), {"predicate": _ICMP_PREDICATES[pred]})
+
+
+def _fma(a: SSAValue, b: SSAValue, acc: SSAValue) -> Operation:
+    return new_op(llvm.FMAOp, (a, b, acc), (a.type,), _fastmath_props(frozenset()))
+
+
+def _select(cond: SSAValue, a: SSAValue, b: SSAValue) -> Operation:
+    return new_op(llvm.SelectOp, (cond, a, b), (a.type,))
+
+
+def _shuffle_op(v1: SSAValue, v2: SSAValue, mask: tuple[int, ...], t: Attribute) -> Operation:
+    return new_op(llvm.ShuffleVectorOp, (v1, v2), (t,), {"mask": i32_array(mask)})
+
+
+_INT_BIN: dict[type[Operation], tuple[type[Operation], dict[str, Attribute]]] = {
+    arith.AddiOp: (llvm.AddOp, _NO_OVERFLOW),
+    arith.SubiOp: (llvm.SubOp, _NO_OVERFLOW),
+    arith.MuliOp: (llvm.MulOp, _NO_OVERFLOW),
+    arith.DivSIOp: (llvm.SDivOp, _NO_PROPS),
+    arith.DivUIOp: (llvm.UDivOp, _NO_PROPS),
+    arith.RemSIOp: (llvm.SRemOp, _NO_PROPS),
+    arith.RemUIOp: (llvm.URemOp, _NO_PROPS),
+    arith.AndIOp: (llvm.AndOp, _NO_PROPS),
+    arith.OrIOp: (llvm.OrOp, _NO_PROPS),
+    arith.XOrIOp: (llvm.XOrOp, _NO_PROPS),
+    arith.ShLIOp: (llvm.ShlOp, _NO_OVERFLOW),
+    arith.ShRSIOp: (llvm.AShrOp, _NO_PROPS),
+    arith.ShRUIOp: (llvm.LShrOp, _NO_PROPS),
+}
+
+#: float arithmetic: its fast-math flags (``contract``: a multiply and an
+#: add LLVM may fuse) carry over
+_FLOAT_BIN: dict[type[Operation], type[Operation]] = {
+    arith.AddfOp: llvm.FAddOp,
+    arith.SubfOp: llvm.FSubOp,
+    arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
 }
 
 #: math ops that are LLVM intrinsics (name without the type suffix)
@@ -200,6 +323,8 @@ _FCMP_CODES = [
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
     "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
 ]  # fmt: skip
+#: llvm.icmp's predicate property per predicate name
+_ICMP_PREDICATES = {p: integer_attr(list(llvm.ICmpPredicateFlag).index(llvm.ICmpPredicateFlag(p)), 64) for p in _ICMP_CODES}
 
 
 @dataclass
@@ -235,13 +360,13 @@ class _FuncConverter:
         key = (value, t)
         known = self.constants.get(key)
         if known is None:
-            op = llvm.ConstantOp(value, t)
+            op = _constant_op(value, t)
             self.entry_ops.append(op)
             known = self.constants[key] = op.results[0]
         return known
 
     def const_i64(self, n: int) -> SSAValue:
-        return self.constant(IntegerAttr(n, i64), i64)
+        return self.constant(integer_attr(n, i64), i64)
 
     def extern(self, name: str, ret: Attribute, args: list[Attribute]) -> str:
         if name not in self.externs:
@@ -266,14 +391,14 @@ class _FuncConverter:
                 continue
             term = self.v(idx)
             if stride != 1:
-                term = self.emit(llvm.MulOp(term, self.const_i64(stride))).results[0]
-            lin = term if lin is None else self.emit(llvm.AddOp(lin, term)).results[0]
+                term = self.emit(_mul(term, self.const_i64(stride))).results[0]
+            lin = term if lin is None else self.emit(_add(lin, term)).results[0]
         if offset:
             static = self.const_i64(offset)
-            lin = static if lin is None else self.emit(llvm.AddOp(static, lin)).results[0]
+            lin = static if lin is None else self.emit(_add(static, lin)).results[0]
         if lin is None:
             return self.v(mem), elem
-        gep = self.emit(llvm.GEPOp.from_mixed_indices(self.v(mem), [lin], elem, inbounds=True))
+        gep = self.emit(_gep(self.v(mem), [lin], elem))
         return gep.results[0], elem
 
     # -- the walk ----------------------------------------------------------------
@@ -340,12 +465,16 @@ class _FuncConverter:
         if handler is not None:
             handler(self, op)
             return
-        if type(op) in _INT_BIN:
-            new = self.emit(_INT_BIN[type(op)](self.v(op.operands[0]), self.v(op.operands[1])))
-            flags = getattr(op, "fastmath", None)
-            if flags is not None and flags.data and isinstance(new, llvm.AbstractFloatArithOp):
-                # e.g. contract: a multiply and an add LLVM may fuse
-                new.fastmathFlags = llvm.FastMathAttr(list(flags.data))
+        int_bin = _INT_BIN.get(type(op))
+        if int_bin is not None:
+            cls, props = int_bin
+            new = self.emit(_binop(cls, self.v(op.operands[0]), self.v(op.operands[1]), props))
+            self.vmap[op.results[0]] = new.results[0]
+            return
+        float_bin = _FLOAT_BIN.get(type(op))
+        if float_bin is not None:
+            flags = op.fastmath.data  # type: ignore[attr-defined]
+            new = self.emit(_binop(float_bin, self.v(op.operands[0]), self.v(op.operands[1]), _fastmath_props(flags)))
             self.vmap[op.results[0]] = new.results[0]
             return
         if type(op) in _FLOAT_INTRINSIC:
@@ -359,14 +488,14 @@ class _FuncConverter:
     # -- parallel loops (nnc.passes.outline_parallel) -------------------------------------
     def slot(self, ctx: SSAValue, j: int) -> SSAValue:
         """The address of 8-byte slot ``j`` of a parallel body's context."""
-        return self.emit(llvm.GEPOp.from_mixed_indices(ctx, [j], i64, inbounds=True)).results[0]
+        return self.emit(_gep(ctx, [j], i64)).results[0]
 
     def _unpack_context(self, entry: Block) -> None:
         """A parallel body's parameters after (begin, end), loaded from ctx."""
         ctx = self.block_map[entry].args[2]
         for j, a in enumerate(entry.args[2:]):
             t = convert_type(a.type)
-            self.vmap[a] = self.emit(llvm.LoadOp(self.slot(ctx, j), t)).results[0]
+            self.vmap[a] = self.emit(_load(self.slot(ctx, j), t)).results[0]
 
     def dispatch(self, op: func.CallOp) -> None:
         """``@body(0, n, captures...)`` -> captures stored into a stack array,
@@ -383,16 +512,16 @@ class _FuncConverter:
         self.entry_ops += [size, alloca]
         ctx = alloca.results[0]
         for j, v in enumerate(captured):
-            self.emit(llvm.StoreOp(self.v(v), self.slot(ctx, j)))
-        body = self.emit(llvm.AddressOfOp(op.callee.root_reference.data, PTR)).results[0]
+            self.emit(_store(self.v(v), self.slot(ctx, j)))
+        body = self.emit(new_op(llvm.AddressOfOp, (), (PTR,), {"global_name": _symbol(op.callee.root_reference.data)})).results[0]
         self.extern(PARALLEL_FOR, llvm.LLVMVoidType(), [PTR, PTR, i64])
-        self.emit(llvm.CallOp(PARALLEL_FOR, body, ctx, self.v(op.arguments[1])))
+        self.emit(_call(PARALLEL_FOR, (body, ctx, self.v(op.arguments[1]))))
 
     def intrinsic(self, name: str, op: Operation) -> SSAValue:
         """Call the type-mangled float intrinsic ``name`` on ``op``'s operands."""
         t = convert_type(op.results[0].type)
         full = f"{name}.{_type_suffix(t)}"
-        call = self.emit(llvm.CallIntrinsicOp(full, [self.v(o) for o in op.operands], [t]))
+        call = self.emit(_call_intrinsic(full, [self.v(o) for o in op.operands], [t]))
         return call.results[0]
 
     # -- individual conversions -----------------------------------------------------
@@ -403,16 +532,16 @@ class _FuncConverter:
         if t != f32:  # compute half/double through float
             args = [self._fcast(a, f32) for a in args]
         self.extern(name, f32, [f32] * len(args))
-        call = self.emit(llvm.CallOp(name, *args, return_type=f32))
+        call = self.emit(_call(name, args, f32))
         res = call.results[0]
         self.vmap[op.results[0]] = res if t == f32 else self._fcast(res, t)
 
     def _fcast(self, v: SSAValue, to: Attribute) -> SSAValue:
         fw = {builtin.f16: 16, builtin.f32: 32, builtin.f64: 64}
         if fw[v.type] < fw[to]:  # type: ignore[index]
-            return self.emit(llvm.FPExtOp(v, to)).results[0]
+            return self.emit(_cast_op(llvm.FPExtOp, v, to)).results[0]
         if fw[v.type] > fw[to]:  # type: ignore[index]
-            return self.emit(llvm.FPTruncOp(v, to)).results[0]
+            return self.emit(_cast_op(llvm.FPTruncOp, v, to)).results[0]
         return v
 
 
@@ -428,28 +557,25 @@ def _h_constant(c: _FuncConverter, op: arith.ConstantOp) -> None:
     t = convert_type(op.result.type)
     value = op.value
     if isinstance(value, IntegerAttr):
-        value = IntegerAttr(value.value.data, t)
-    elif isinstance(value, FloatAttr):
+        value = integer_attr(value.value.data, t)
+    elif isinstance(value, FloatAttr) and value.type != t:
         value = FloatAttr(value.value.data, t)
     c.vmap[op.result] = c.constant(value, t)
 
 
 def _h_cmpi(c: _FuncConverter, op: arith.CmpiOp) -> None:
     pred = _ICMP_CODES[op.predicate.value.data]
-    code = llvm.ICmpPredicateFlag(pred)
-    attr = IntegerAttr(list(llvm.ICmpPredicateFlag).index(code), 64)
-    c.vmap[op.result] = c.emit(llvm.ICmpOp(c.v(op.lhs), c.v(op.rhs), attr)).results[0]
+    c.vmap[op.result] = c.emit(_icmp(pred, c.v(op.lhs), c.v(op.rhs))).results[0]
 
 
 def _h_cmpf(c: _FuncConverter, op: arith.CmpfOp) -> None:
     pred = _FCMP_CODES[op.predicate.value.data]
-    c.vmap[op.result] = c.emit(llvm.FCmpOp(c.v(op.lhs), c.v(op.rhs), pred)).results[0]
+    props = {"predicate": integer_attr(llvm.FCmpPredicateFlag(pred).to_int(), i64)}
+    c.vmap[op.result] = c.emit(new_op(llvm.FCmpOp, (c.v(op.lhs), c.v(op.rhs)), (i1,), props)).results[0]
 
 
 def _h_select(c: _FuncConverter, op: arith.SelectOp) -> None:
-    c.vmap[op.result] = c.emit(
-        llvm.SelectOp(c.v(op.cond), c.v(op.lhs), c.v(op.rhs))
-    ).results[0]
+    c.vmap[op.result] = c.emit(_select(c.v(op.cond), c.v(op.lhs), c.v(op.rhs))).results[0]
 
 
 def _int_width(t: Attribute) -> int:
@@ -464,9 +590,9 @@ def _h_int_resize(c: _FuncConverter, op: Operation, signed: bool) -> None:
     ws, wd = _int_width(src.type), _int_width(to)
     v = c.v(src)
     if wd > ws:
-        v = c.emit(llvm.SExtOp(v, to) if signed else llvm.ZExtOp(v, to)).results[0]
+        v = c.emit(_cast_op(llvm.SExtOp if signed else llvm.ZExtOp, v, to)).results[0]
     elif wd < ws:
-        v = c.emit(llvm.TruncOp(v, to)).results[0]
+        v = c.emit(_cast_op(llvm.TruncOp, v, to)).results[0]
     c.vmap[dst] = v
 
 
@@ -475,13 +601,13 @@ def _h_index_cast(c: _FuncConverter, op: arith.IndexCastOp) -> None:
 
 
 def _h_sitofp(c: _FuncConverter, op: arith.SIToFPOp) -> None:
-    c.vmap[op.result] = c.emit(llvm.SIToFPOp(c.v(op.input), convert_type(op.result.type))).results[0]
+    c.vmap[op.result] = c.emit(_cast_op(llvm.SIToFPOp, c.v(op.input), convert_type(op.result.type))).results[0]
 
 
 def _h_uitofp(c: _FuncConverter, op: arith.UIToFPOp) -> None:
     # llvm has no uitofp op in xDSL: widen with zext, then sitofp is exact.
-    v = c.emit(llvm.ZExtOp(c.v(op.input), builtin.IntegerType(_int_width(op.input.type) * 2))).results[0]
-    c.vmap[op.result] = c.emit(llvm.SIToFPOp(v, convert_type(op.result.type))).results[0]
+    v = c.emit(_cast_op(llvm.ZExtOp, c.v(op.input), builtin.IntegerType(_int_width(op.input.type) * 2))).results[0]
+    c.vmap[op.result] = c.emit(_cast_op(llvm.SIToFPOp, v, convert_type(op.result.type))).results[0]
 
 
 def _fp_to_int(c: _FuncConverter, op: Operation, signed: bool) -> None:
@@ -491,7 +617,7 @@ def _fp_to_int(c: _FuncConverter, op: Operation, signed: bool) -> None:
     to = convert_type(op.results[0].type)
     fname = {builtin.f16: "f16", builtin.f32: "f32", builtin.f64: "f64"}[src.type]  # type: ignore[index]
     name = f"llvm.fpto{'s' if signed else 'u'}i.sat.i{_int_width(to)}.{fname}"
-    c.vmap[op.results[0]] = c.emit(llvm.CallIntrinsicOp(name, [src], [to])).results[0]
+    c.vmap[op.results[0]] = c.emit(_call_intrinsic(name, [src], [to])).results[0]
 
 
 def _h_ext_trunc_f(c: _FuncConverter, op: Operation) -> None:
@@ -499,38 +625,37 @@ def _h_ext_trunc_f(c: _FuncConverter, op: Operation) -> None:
 
 
 def _h_bitcast(c: _FuncConverter, op: arith.BitcastOp) -> None:
-    c.vmap[op.result] = c.emit(llvm.BitcastOp(c.v(op.operands[0]), convert_type(op.result.type))).results[0]
+    c.vmap[op.result] = c.emit(_cast_op(llvm.BitcastOp, c.v(op.operands[0]), convert_type(op.result.type))).results[0]
 
 
 def _h_minmax(c: _FuncConverter, op: Operation) -> None:
     """Integer min/max: compare and select."""
     a, b = c.v(op.operands[0]), c.v(op.operands[1])
     pred = {arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt", arith.MinUIOp: "ult"}[type(op)]
-    cond = c.emit(llvm.ICmpOp(a, b, IntegerAttr(_ICMP_CODES.index(pred), 64))).results[0]
-    c.vmap[op.results[0]] = c.emit(llvm.SelectOp(cond, a, b)).results[0]
+    cond = c.emit(_icmp(pred, a, b)).results[0]
+    c.vmap[op.results[0]] = c.emit(_select(cond, a, b)).results[0]
 
 
 def _h_floordiv(c: _FuncConverter, op: Operation) -> None:
     """floordivsi (from lower-affine): sdiv rounded toward -inf."""
     a, b = c.v(op.operands[0]), c.v(op.operands[1])
     t = a.type
-    q = c.emit(llvm.SDivOp(a, b)).results[0]
-    r = c.emit(llvm.SRemOp(a, b)).results[0]
-    zero = c.emit(llvm.ConstantOp(IntegerAttr(0, t), t)).results[0]
-    ne = IntegerAttr(_ICMP_CODES.index("ne"), 64)
-    slt = IntegerAttr(_ICMP_CODES.index("slt"), 64)
-    has_rem = c.emit(llvm.ICmpOp(r, zero, ne)).results[0]
+    q = c.emit(_binop(llvm.SDivOp, a, b)).results[0]
+    r = c.emit(_binop(llvm.SRemOp, a, b)).results[0]
+    zero = c.emit(_constant_op(integer_attr(0, t), t)).results[0]
+    has_rem = c.emit(_icmp("ne", r, zero)).results[0]
     # signs differ <=> (r xor b) < 0
-    x = c.emit(llvm.XOrOp(r, b)).results[0]
-    neg = c.emit(llvm.ICmpOp(x, zero, slt)).results[0]
-    adjust = c.emit(llvm.AndOp(has_rem, neg)).results[0]
-    one = c.emit(llvm.ConstantOp(IntegerAttr(1, t), t)).results[0]
-    q1 = c.emit(llvm.SubOp(q, one)).results[0]
-    c.vmap[op.results[0]] = c.emit(llvm.SelectOp(adjust, q1, q)).results[0]
+    x = c.emit(_binop(llvm.XOrOp, r, b)).results[0]
+    neg = c.emit(_icmp("slt", x, zero)).results[0]
+    adjust = c.emit(_binop(llvm.AndOp, has_rem, neg)).results[0]
+    one = c.emit(_constant_op(integer_attr(1, t), t)).results[0]
+    q1 = c.emit(_binop(llvm.SubOp, q, one, _NO_OVERFLOW)).results[0]
+    c.vmap[op.results[0]] = c.emit(_select(adjust, q1, q)).results[0]
 
 
 def _h_negf(c: _FuncConverter, op: arith.NegfOp) -> None:
-    c.vmap[op.result] = c.emit(llvm.FNegOp(c.v(op.operand))).results[0]
+    a = c.v(op.operand)
+    c.vmap[op.result] = c.emit(new_op(llvm.FNegOp, (a,), (a.type,), _fastmath_props(frozenset()))).results[0]
 
 
 def _h_rsqrt(c: _FuncConverter, op: math.RsqrtOp) -> None:
@@ -541,22 +666,22 @@ def _h_rsqrt(c: _FuncConverter, op: math.RsqrtOp) -> None:
 
 
 def _h_fma(c: _FuncConverter, op: math.FmaOp) -> None:
-    c.vmap[op.result] = c.emit(llvm.FMAOp(c.v(op.a), c.v(op.b), c.v(op.c))).results[0]
+    c.vmap[op.result] = c.emit(_fma(c.v(op.a), c.v(op.b), c.v(op.c))).results[0]
 
 
 def _h_load(c: _FuncConverter, op: memref.LoadOp) -> None:
     ptr, elem = c.element_ptr(op.memref, list(op.indices))
-    c.vmap[op.res] = c.emit(llvm.LoadOp(ptr, elem)).results[0]
+    c.vmap[op.res] = c.emit(_load(ptr, elem)).results[0]
 
 
 def _h_store(c: _FuncConverter, op: memref.StoreOp) -> None:
     ptr, _ = c.element_ptr(op.memref, list(op.indices))
-    c.emit(llvm.StoreOp(c.v(op.value), ptr))
+    c.emit(_store(c.v(op.value), ptr))
 
 
 def _h_view(c: _FuncConverter, op: memref.ViewOp) -> None:
     # memref.view %buf[%byte_shift][] : memref<Nxi8> to memref<...>
-    gep = llvm.GEPOp.from_mixed_indices(c.v(op.source), [c.v(op.byte_shift)], builtin.i8, inbounds=True)
+    gep = _gep(c.v(op.source), [c.v(op.byte_shift)], builtin.i8)
     c.vmap[op.results[0]] = c.emit(gep).results[0]
 
 
@@ -571,11 +696,11 @@ def _h_subview(c: _FuncConverter, op: memref.SubviewOp) -> None:
 
 
 def _h_get_global(c: _FuncConverter, op: memref.GetGlobalOp) -> None:
-    c.vmap[op.memref] = c.emit(llvm.AddressOfOp(op.name_.root_reference, PTR)).results[0]
+    c.vmap[op.memref] = c.emit(new_op(llvm.AddressOfOp, (), (PTR,), {"global_name": _symbol(op.name_.root_reference.data)})).results[0]
 
 
 def _h_return(c: _FuncConverter, op: func.ReturnOp) -> None:
-    c.emit(llvm.ReturnOp(c.v(op.arguments[0]) if op.arguments else None))
+    c.emit(new_op(llvm.ReturnOp, (c.v(op.arguments[0]),) if op.arguments else ()))
 
 
 def _h_call(c: _FuncConverter, op: func.CallOp) -> None:
@@ -583,27 +708,21 @@ def _h_call(c: _FuncConverter, op: func.CallOp) -> None:
         c.dispatch(op)
         return
     rets = [convert_type(t) for t in op.result_types]
-    call = c.emit(
-        llvm.CallOp(op.callee.root_reference.data, *[c.v(a) for a in op.arguments], return_type=rets[0] if rets else None)
-    )
+    call = c.emit(_call(op.callee.root_reference.data, [c.v(a) for a in op.arguments], rets[0] if rets else None))
     for r, nr in zip(op.results, call.results):
         c.vmap[r] = nr
 
 
 def _h_br(c: _FuncConverter, op: cf.BranchOp) -> None:
-    c.emit(llvm.BrOp(c.block_map[op.successor], *[c.v(a) for a in op.arguments]))
+    c.emit(new_op(llvm.BrOp, [c.v(a) for a in op.arguments], successors=(c.block_map[op.successor],)))
 
 
 def _h_cond_br(c: _FuncConverter, op: cf.ConditionalBranchOp) -> None:
-    c.emit(
-        llvm.CondBrOp(
-            c.v(op.cond),
-            c.block_map[op.then_block],
-            [c.v(a) for a in op.then_arguments],
-            c.block_map[op.else_block],
-            [c.v(a) for a in op.else_arguments],
-        )
-    )
+    then_args = [c.v(a) for a in op.then_arguments]
+    else_args = [c.v(a) for a in op.else_arguments]
+    props = {"operandSegmentSizes": segment_sizes(1, len(then_args), len(else_args))}
+    successors = (c.block_map[op.then_block], c.block_map[op.else_block])
+    c.emit(new_op(llvm.CondBrOp, (c.v(op.cond), *then_args, *else_args), (), props, successors=successors))
 
 
 def _h_cast(c: _FuncConverter, op: UnrealizedConversionCastOp) -> None:
@@ -621,31 +740,31 @@ def _elem_bytes(t: Attribute) -> int:
 
 def _shuffle(c: _FuncConverter, v1: SSAValue, v2: SSAValue, mask: list[int]) -> SSAValue:
     vt = VectorType(v1.type.element_type, [len(mask)])  # type: ignore[attr-defined]
-    return c.emit(llvm.ShuffleVectorOp(v1, v2, DenseArrayBase.from_list(i32, mask), vt)).results[0]
+    return c.emit(_shuffle_op(v1, v2, tuple(mask), vt)).results[0]
 
 
 def _h_vector_load(c: _FuncConverter, op: vector.LoadOp) -> None:
     ptr, elem = c.element_ptr(op.base, list(op.indices))
-    c.vmap[op.result] = c.emit(llvm.LoadOp(ptr, op.result.type, alignment=_elem_bytes(elem))).results[0]
+    c.vmap[op.result] = c.emit(_load(ptr, op.result.type, _elem_bytes(elem))).results[0]
 
 
 def _h_vector_store(c: _FuncConverter, op: vector.StoreOp) -> None:
     ptr, elem = c.element_ptr(op.base, list(op.indices))
-    c.emit(llvm.StoreOp(c.v(op.vector), ptr, alignment=_elem_bytes(elem)))
+    c.emit(_store(c.v(op.vector), ptr, _elem_bytes(elem)))
 
 
 def _h_vector_broadcast(c: _FuncConverter, op: vector.BroadcastOp) -> None:
     vt = op.vector.type
     if isinstance(op.source.type, VectorType):
         raise PassFailedException("convert-nnc-to-llvm: vector.broadcast of a vector is not supported")
-    undef = c.emit(llvm.UndefOp(vt)).results[0]
-    zero = c.emit(llvm.ConstantOp(IntegerAttr(0, i32), i32)).results[0]
-    one = c.emit(llvm.InsertElementOp(undef, c.v(op.source), zero)).results[0]
+    undef = c.emit(new_op(llvm.UndefOp, (), (vt,))).results[0]
+    zero = c.emit(_constant_op(integer_attr(0, i32), i32)).results[0]
+    one = c.emit(new_op(llvm.InsertElementOp, (undef, c.v(op.source), zero), (vt,))).results[0]
     c.vmap[op.vector] = _shuffle(c, one, one, [0] * vt.get_shape()[0])
 
 
 def _h_vector_fma(c: _FuncConverter, op: vector.FMAOp) -> None:
-    c.vmap[op.res] = c.emit(llvm.FMAOp(c.v(op.lhs), c.v(op.rhs), c.v(op.acc))).results[0]
+    c.vmap[op.res] = c.emit(_fma(c.v(op.lhs), c.v(op.rhs), c.v(op.acc))).results[0]
 
 
 def _h_vector_shuffle(c: _FuncConverter, op: vector.ShuffleOp) -> None:
@@ -660,20 +779,20 @@ def _h_vector_extract(c: _FuncConverter, op: vector.ExtractOp) -> None:
     (k,) = op.static_position.get_values()
     src = c.v(op.vector)
     lane = _shuffle(c, src, src, [k])
-    c.vmap[op.result] = c.emit(llvm.BitcastOp(lane, op.result.type)).results[0]
+    c.vmap[op.result] = c.emit(_cast_op(llvm.BitcastOp, lane, op.result.type)).results[0]
 
 
 def _h_llvm_cast(c: _FuncConverter, op: Operation) -> None:
     """``llvm.sext`` / ``llvm.zext`` / ``llvm.trunc`` already in the input
     (integer vector casts of the quantised kernels, which arith cannot
     express on vectors): the same op on the converted operand."""
-    c.vmap[op.results[0]] = c.emit(type(op)(c.v(op.operands[0]), op.results[0].type)).results[0]
+    c.vmap[op.results[0]] = c.emit(_cast_op(type(op), c.v(op.operands[0]), op.results[0].type)).results[0]
 
 
 def _h_llvm_intrinsic(c: _FuncConverter, op: llvm.CallIntrinsicOp) -> None:
     """A target intrinsic already in the input (AArch64 ``sdot`` of the int8
     kernels' sdot form): the same call on the converted operands."""
-    call = c.emit(llvm.CallIntrinsicOp(op.intrin, [c.v(a) for a in op.args], [convert_type(r.type) for r in op.results]))
+    call = c.emit(_call_intrinsic(op.intrin, [c.v(a) for a in op.args], [convert_type(r.type) for r in op.results]))
     for old, new in zip(op.results, call.results, strict=True):
         c.vmap[old] = new
 
