@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import hashlib
 import io
 import os
@@ -251,6 +252,37 @@ def target_description(target: Target) -> TargetDescription:
     return TargetDescription.parse(target.triple, target.cpu, implied_features(target))
 
 
+_GC_LOCK = threading.Lock()
+_gc_pauses = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a module is lowered.
+
+    A lowering allocates hundreds of thousands of xDSL objects that live
+    until the module is translated (operations, values, attributes, uses),
+    so each collection of the oldest generation the allocations trigger
+    traverses all of them again: about 0.9 s of MobileNetV2's 5.7 s of
+    passes, for almost nothing freed.  The collector is restored when the
+    last concurrent lowering ends (and only if it was on), and the garbage
+    the passes left is collected by its next scheduled run."""
+    global _gc_pauses, _gc_was_enabled
+    with _GC_LOCK:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def lower_shaped(
     module: ModuleOp,
     weights: bytes,
@@ -271,10 +303,11 @@ def lower_shaped(
         dataclasses.replace(p, pool=pool, profile=profile) if isinstance(p, ConvertNNAPIToLinalgPass) else p
         for p in default_pipeline(description)[1:]
     ]
-    run_passes(module, passes, context(), _TIMINGS.get())
-    arena = module.attributes.get("nnc.arena_size")
-    with _stage("to-llvm-ir"):
-        llvm_ir = to_llvm_ir(module)
+    with gc_paused():
+        run_passes(module, passes, context(), _TIMINGS.get())
+        arena = module.attributes.get("nnc.arena_size")
+        with _stage("to-llvm-ir"):
+            llvm_ir = to_llvm_ir(module)
     return CompiledIR(
         llvm_ir,
         pool.contents(),
