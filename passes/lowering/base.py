@@ -20,6 +20,7 @@ one body serves several element types.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -665,9 +666,18 @@ class LoweringContext:
         """View a contiguous buffer's bytes with another element type and
         shape (``memref<4xf32>`` as ``memref<16xi8>``: hashing reads raw
         bytes, sequences take byte-offset views of their steps)."""
-        op = UnrealizedConversionCastOp.get([buf], [MemRefType(elem, list(shape))])
+        op = UnrealizedConversionCastOp.get([buf], [memref_of(elem, tuple(shape))])
         self.builder.insert(op)
         return op.results[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def memref_of(elem: Attribute, shape: tuple[int, ...]) -> MemRefType:
+    """``memref<shape x elem>``, built once per (element type, shape): xDSL's
+    MemRefType checks its shape argument against a type constraint it
+    builds anew at every construction (a tenth of a network's lowering
+    time), and types are immutable values, so one object serves every use."""
+    return MemRefType(elem, shape)
 
 
 def element_bytes(t: Attribute) -> int:
