@@ -48,7 +48,7 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 from nnc.enums import FuseCode
-from nnc.passes.lowering.base import ConstScope, Emitter, LoweringContext, Value
+from nnc.passes.lowering.base import ConstScope, Emitter, LoweringContext, Value, memref_of
 from nnc.passes.outline_kernels import KERNEL_ATTR
 from nnc.passes.outline_parallel import PARALLEL_ATTR
 
@@ -61,7 +61,7 @@ IndexOrInt = Value | int
 def any_length(t: MemRefType) -> MemRefType:
     """A kernel's parameter type for a buffer of type ``t``: one dimension of
     any length, the same element type (:data:`ANY_F32` for float32)."""
-    return MemRefType(t.element_type, [DYNAMIC_INDEX])
+    return memref_of(t.element_type, (DYNAMIC_INDEX,))
 
 
 def _index_const(ctx: LoweringContext, n: int) -> Value:
