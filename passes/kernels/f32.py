@@ -95,7 +95,7 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue:
         v = Vec(e)
         offs = offsets(ws)
         nw = len(ws)
-        bases = [v.ix(a_base, (a_rstride, r)) for r in range(rows)]
+        bases = series(v, a_base, a_rstride, rows)
         init = [v.load(bias, v.ix(n0, o), w) for o, w in zip(offs, ws)]
         accs = [init[j] for _ in range(rows) for j in range(nw)]
 
@@ -122,10 +122,12 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue:
             return inner
 
         accs = for_range(e, 0, lv[0][0], 1, level(0, 0, b_base), accs)
+        out_rows = series(v, out_base, ldo, rows)
+        cols = [v.ix(n0, o) for o in offs]  # the block's vectors' first channels
         for r in range(rows):
             for j, (o, w) in enumerate(zip(offs, ws)):
                 y = v.activation(accs[r * nw + j], act)
-                off = v.ix(out_base, (ldo, r), n0, o)
+                off = v.ix(out_rows[r], cols[j])
                 if epilogue is not None:
                     if res is not None:
                         y = e.op(arith.AddfOp(y, v.load(res, off, w)))
@@ -133,6 +135,17 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue:
                 v.store(y, out, off)
 
     return name, body
+
+
+def series(v: Vec, base: IndexOrInt, step: IndexOrInt, n: int) -> list[IndexOrInt]:
+    """``base + i * step`` for ``i < n``, each by one addition to the one
+    before (the offsets of a block's rows or pixels): no multiplication and
+    no constant per element, which LLVM would strength-reduce to the same
+    code anyway."""
+    out = [base]
+    for _ in range(n - 1):
+        out.append(v.ix(out[-1], step))
+    return out
 
 
 def row_blocks(n: int, most: int) -> list[tuple[int, int, int]]:
@@ -244,7 +257,7 @@ def gemm(
     kernel call, each an independent iteration of one loop
     (:func:`gemm_tiles`)."""
     tiles = ctx.tiles
-    e = ctx.e
+    e = ctx.shared_e()
     depth = 1
     for lv in levels:
         depth *= lv.size
@@ -405,7 +418,7 @@ def batch_gemm(
 
         rblocks = row_blocks(rows, tiles.gemm_rows(len(ws)))
         segments.append(_col_block_tiles(c0, c1, sum(ws), batches, run_at, rblocks, a_row, cols, call))
-    gemm_tiles(ctx.e, segments)
+    gemm_tiles(ctx.shared_e(), segments)
 
 
 # -- dot products: out[m, n] = act(bias[n] + sum_i a[m, i] * w[n, i]) --------------------------
@@ -457,7 +470,7 @@ def dot(
     much as the product.  Blocks of the policy's ``dot_units`` output
     channels share the input vector loads."""  # fmt: skip
     lanes, units_per_block = ctx.tiles.lanes, ctx.tiles.dot_units
-    e = ctx.e
+    e = ctx.shared_e()
     kfull = depth // lanes * lanes
     tails = tuple(widths(depth - kfull, lanes))
 
@@ -541,24 +554,31 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], a
 
         def block(e: Emitter, c0: IndexOrInt, width: int) -> None:
             v = Vec(e)
-            xb = [v.ix(x_base, (x_pix, q), c0) for q in range(npix)]
+            xb = series(v, v.ix(x_base, c0), x_pix, npix)
             acc = [v.load(bias, c0, width)] * npix
 
-            def tap(e: Emitter, kh: IndexOrInt, kw: IndexOrInt, acc: list[Value]) -> list[Value]:
+            def tap(e: Emitter, x_tap: IndexOrInt, w_tap: IndexOrInt, acc: list[Value]) -> list[Value]:
+                """One tap: its input at ``x_tap`` from each pixel's base, its weights at ``w_tap``."""
                 v = Vec(e)
-                wv = v.load(w, v.ix(c0, (kh, w_kh), (kw, chans)), width)
-                toff = v.ix(0, (kh, x_kh), (kw, x_kw))
-                return [v.fma(v.load(x, v.ix(xb[q], toff), width), wv, acc[q]) for q in range(npix)]
+                wv = v.load(w, v.ix(c0, w_tap), width)
+                return [v.fma(v.load(x, v.ix(xb[q], x_tap), width), wv, acc[q]) for q in range(npix)]
 
             if taps is not None:
+                # the window's offsets by additions: rows x_kh (w_kh) apart, columns x_kw (chans)
+                x_rows, w_rows = series(v, 0, x_kh, taps[0]), series(v, 0, w_kh, taps[0])
+                x_cols, w_cols = series(v, 0, x_kw, taps[1]), series(v, 0, chans, taps[1])
                 for kh in range(taps[0]):
                     for kw in range(taps[1]):
-                        acc = tap(e, kh, kw, acc)
+                        acc = tap(e, v.ix(x_rows[kh], x_cols[kw]), v.ix(w_rows[kh], w_cols[kw]), acc)
             else:
+                def clipped(e: Emitter, kh: IndexOrInt, kw: IndexOrInt, acc: list[Value]) -> list[Value]:
+                    v = Vec(e)
+                    return tap(e, v.ix(0, (kh, x_kh), (kw, x_kw)), v.ix(0, (kh, w_kh), (kw, chans)), acc)
+
                 acc = e.for_(kh0, kh1, lambda e2, kh, a2: e2.for_(
-                    kw0, kw1, lambda e3, kw, a3: tap(e3, kh, kw, list(a3)), list(a2)), acc)
-            for q in range(npix):
-                v.store(v.activation(acc[q], act), out, v.ix(out_base, (chans, q), c0))
+                    kw0, kw1, lambda e3, kw, a3: clipped(e3, kh, kw, list(a3)), list(a2)), acc)
+            for q, o in enumerate(series(v, v.ix(out_base, c0), chans, npix)):
+                v.store(v.activation(acc[q], act), out, o)
 
         each(e, 0, cfull, lanes, lambda e2, c0: block(e2, c0, lanes))
         for o, tw in zip(offsets(tails), tails):

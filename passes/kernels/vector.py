@@ -48,7 +48,7 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 from nnc.enums import FuseCode
-from nnc.passes.lowering.base import Emitter, LoweringContext, Value
+from nnc.passes.lowering.base import ConstScope, Emitter, LoweringContext, Value, memref_of
 from nnc.passes.outline_kernels import KERNEL_ATTR
 from nnc.passes.outline_parallel import PARALLEL_ATTR
 
@@ -61,17 +61,14 @@ IndexOrInt = Value | int
 def any_length(t: MemRefType) -> MemRefType:
     """A kernel's parameter type for a buffer of type ``t``: one dimension of
     any length, the same element type (:data:`ANY_F32` for float32)."""
-    return MemRefType(t.element_type, [DYNAMIC_INDEX])
+    return memref_of(t.element_type, (DYNAMIC_INDEX,))
 
 
 def _index_const(ctx: LoweringContext, n: int) -> Value:
     """``arith.constant n : index`` at the top level of the function ``ctx``
-    lowers into, made once: kernel arguments are mostly a few small sizes and
-    strides repeated at every use."""
-    consts = ctx.emission.index_constants.setdefault(ctx.builder.insertion_point.block, {})
-    if n not in consts:
-        consts[n] = ctx.e.index(n)
-    return consts[n]
+    lowers into, made once (the block's :class:`ConstScope`): kernel
+    arguments are mostly a few small sizes and strides repeated at every use."""
+    return ctx.shared_e().index(n)
 
 
 def kernel(
@@ -94,7 +91,8 @@ def kernel(
     vals = [_index_const(ctx, a) if isinstance(a, int) else a for a in args]
     types = [any_length(v.type) if isinstance(v.type, MemRefType) else v.type for v in vals]
     block = Block()
-    inner = Emitter(Builder(InsertPoint.at_end(block)))
+    builder = Builder(InsertPoint.at_end(block))
+    inner = Emitter(builder, ConstScope(builder))  # the body's own constants: it is outlined
     cast = UnrealizedConversionCastOp.get(vals, types)
     inner.b.insert(cast)
     emitted = ctx.emission.kernel_bodies.setdefault(ctx.builder.insertion_point.block, set())
@@ -200,7 +198,8 @@ class Vec:
 
     def const(self, value: float, width: int) -> Value:
         t = VectorType(f32, [width])
-        return self.e.op(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)] * width), t))
+        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)] * width), t)  # noqa: E731
+        return self.e.constant((t, repr(float(value))), attr)
 
     def activation(self, v: Value, code: int) -> Value:
         """The fused activation on a vector (the scalar
@@ -262,7 +261,8 @@ class IVec:
 
     def const(self, value: int, elem: IntegerType, width: int) -> Value:
         t = VectorType(elem, [width])
-        return self.e.op(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)] * width), t))
+        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)] * width), t)  # noqa: E731
+        return self.e.constant((t, repr(int(value))), attr)
 
     def splat(self, s: Value, width: int) -> Value:
         return self.e.op(vector.BroadcastOp(s, VectorType(s.type, [width])))
@@ -382,7 +382,7 @@ def parallel_each(
         each(e, lo, hi, step, body)  # nothing or one iteration: no loop
         return
     block = Block(arg_types=[IndexType()])
-    inner = Emitter(Builder(InsertPoint.at_end(block)))
+    inner = e.nested(Builder(InsertPoint.at_end(block)))
     body(inner, block.args[0])
     inner.op(scf.YieldOp())
     op = scf.ForOp(e.index(lo), e.index(hi), e.index(step), [], Region(block))

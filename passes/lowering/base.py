@@ -20,6 +20,7 @@ one body serves several element types.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -59,21 +60,73 @@ Value = SSAValue
 IndexLike = SSAValue | int
 
 
-class Emitter:
-    """Builds scalar arithmetic at one insertion point."""
+#: What identifies a constant in a :class:`ConstScope`: an ``index``
+#: constant by its value, any other by (type, value's repr) (so that 0.0
+#: and -0.0 stay two constants)
+ConstKey = int | tuple[Attribute, str]
 
-    def __init__(self, builder: Builder):
+
+@dataclass
+class ConstScope:
+    """Constants made once for a whole scope: every constant an
+    :class:`Emitter` of the scope asks for is built at the end of the
+    scope's outermost block (``builder``) the first time, and that value
+    serves every later use, in that block or in the loops and branches
+    nested in it.
+
+    Valid because nnc's builders construct a nested region completely
+    before inserting its op: a constant appended to the outer block while a
+    region is built lands in front of the op that holds the region, so it
+    dominates every use.  Lowerings otherwise emit the same small sizes,
+    strides and vector constants at every index computation (a third of a
+    convolution network's ops), which every later pass and LLVM then carry.
+    A scope never crosses into a region that must not capture values from
+    outside (a shared kernel's body has its own scope)."""
+
+    builder: Builder
+    table: dict[ConstKey, Value] = field(default_factory=dict)
+
+    def get(self, key: ConstKey, make: Callable[[], Operation]) -> Value:
+        v = self.table.get(key)
+        if v is None:
+            op = make()
+            self.builder.insert(op)
+            v = self.table[key] = op.results[0]
+        return v
+
+
+class Emitter:
+    """Builds scalar arithmetic at one insertion point.  With a ``scope``
+    (:class:`ConstScope`), constants are shared through it, and the
+    emitters of nested loops and branches (:meth:`for_`, :meth:`if_`) use
+    the same scope."""
+
+    def __init__(self, builder: Builder, scope: ConstScope | None = None):
         self.b = builder
+        self.scope = scope
 
     def op(self, op: Operation) -> Value:
         self.b.insert(op)
         return op.results[0] if op.results else None  # type: ignore[return-value]
 
+    def nested(self, builder: Builder) -> Emitter:
+        """An emitter of a region nested in this one's (same constant scope)."""
+        return Emitter(builder, self.scope)
+
     # -- constants --------------------------------------------------------------
+    def constant(self, key: ConstKey, make: Callable[[], Operation]) -> Value:
+        """The constant ``make()`` builds, identified by ``key``: through the
+        scope when there is one (built once), else built here."""
+        if self.scope is not None:
+            return self.scope.get(key, make)
+        return self.op(make())
+
     def const(self, value: float | int, type: Attribute) -> Value:
         if isinstance(type, AnyFloat):
-            return self.op(arith.ConstantOp(FloatAttr(float(value), type)))
-        return self.op(arith.ConstantOp(IntegerAttr(int(value), type)))
+            return self.constant((type, repr(float(value))), lambda: arith.ConstantOp(FloatAttr(float(value), type)))
+        if isinstance(type, IndexType):
+            return self.index(int(value))
+        return self.constant((type, repr(int(value))), lambda: arith.ConstantOp(IntegerAttr(int(value), type)))
 
     def f32(self, value: float) -> Value:
         return self.const(value, f32)
@@ -84,7 +137,8 @@ class Emitter:
     def index(self, value: IndexLike) -> Value:
         if isinstance(value, SSAValue):
             return value
-        return self.op(arith.ConstantOp(IntegerAttr(int(value), IndexType())))
+        n = int(value)
+        return self.constant(n, lambda: arith.ConstantOp(IntegerAttr(n, IndexType())))
 
     def like(self, value: float | int, other: Value) -> Value:
         """A constant of ``other``'s type."""
@@ -222,7 +276,7 @@ class Emitter:
 
         def region(fn: Callable[[Emitter], Sequence[Value]] | None) -> Region:
             block = Block()
-            e = Emitter(Builder(InsertPoint.at_end(block)))
+            e = self.nested(Builder(InsertPoint.at_end(block)))
             vals = fn(e) if fn is not None else ()
             e.op(scf.YieldOp(*vals))
             return Region(block)
@@ -241,7 +295,7 @@ class Emitter:
     ) -> list[Value]:
         """``scf.for``; ``body(e, iv, iter_args)`` returns the next iter_args."""
         block = Block(arg_types=[IndexType(), *[a.type for a in iter_args]])
-        e = Emitter(Builder(InsertPoint.at_end(block)))
+        e = self.nested(Builder(InsertPoint.at_end(block)))
         nxt = body(e, block.args[0], block.args[1:])
         e.op(scf.YieldOp(*nxt))
         op = scf.ForOp(self.index(lb), self.index(ub), self.index(step), list(iter_args), Region(block))
@@ -311,9 +365,10 @@ class EmissionState:
     #: shared kernels whose body was emitted (see
     #: :func:`nnc.passes.kernels.vector.kernel`): later uses are only a call
     kernel_bodies: dict[Block, set[str]] = field(default_factory=dict)
-    #: ``index`` constants at the top of the block, shared by every later
-    #: kernel use (they dominate everything emitted after them)
-    index_constants: dict[Block, dict[int, SSAValue]] = field(default_factory=dict)
+    #: constants at the top of the block (:class:`ConstScope`), shared by
+    #: every later operation's emitters and kernel uses (they dominate
+    #: everything emitted after them)
+    constants: dict[Block, ConstScope] = field(default_factory=dict)
 
 
 class ConstantSource(Protocol):
@@ -400,6 +455,16 @@ class LoweringContext:
     @property
     def e(self) -> Emitter:
         return Emitter(self.builder)
+
+    def shared_e(self) -> Emitter:
+        """An emitter at the builder whose constants (and those of the loops
+        and branches it builds) are the block's, made once
+        (:class:`ConstScope`) and shared with every later operation."""
+        block = self.builder.insertion_point.block
+        scope = self.emission.constants.get(block)
+        if scope is None:
+            scope = self.emission.constants[block] = ConstScope(self.builder)
+        return Emitter(self.builder, scope)
 
     # -- operands -------------------------------------------------------------------
     def input(self, i: int) -> Value:
@@ -601,9 +666,18 @@ class LoweringContext:
         """View a contiguous buffer's bytes with another element type and
         shape (``memref<4xf32>`` as ``memref<16xi8>``: hashing reads raw
         bytes, sequences take byte-offset views of their steps)."""
-        op = UnrealizedConversionCastOp.get([buf], [MemRefType(elem, list(shape))])
+        op = UnrealizedConversionCastOp.get([buf], [memref_of(elem, tuple(shape))])
         self.builder.insert(op)
         return op.results[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def memref_of(elem: Attribute, shape: tuple[int, ...]) -> MemRefType:
+    """``memref<shape x elem>``, built once per (element type, shape): xDSL's
+    MemRefType checks its shape argument against a type constraint it
+    builds anew at every construction (a tenth of a network's lowering
+    time), and types are immutable values, so one object serves every use."""
+    return MemRefType(elem, shape)
 
 
 def element_bytes(t: Attribute) -> int:

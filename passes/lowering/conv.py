@@ -580,7 +580,7 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
     whose windows see the same taps (:func:`_segments`), so border pixels
     skip the taps in the padding (which would add zeros) and no padded copy
     is made.  The interior uses the kernel with the window unrolled."""
-    e = ctx.e
+    e = ctx.shared_e()
     xf, wf, of = ctx.flat(x), ctx.flat(w), ctx.flat(out)
     C, H, W = g.out_c, g.in_h, g.in_w
     row_runs = _segments(g.out_h, H, g.stride_h, g.dilation_h, g.pad_top, g.filter_h)
@@ -589,29 +589,35 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
     cfull = C // lanes * lanes
     tails = tuple(widths(C - cfull, lanes))
 
-    def call(e: Emitter, n: IndexOrInt, oh: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int]) -> None:
+    def call(e: Emitter, x_row: IndexOrInt, o_row: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int], tail: bool = False) -> None:
+        """``npix`` pixels from output column ``ow0`` of the row whose column 0
+        reads the input from ``x_row`` and is written at ``o_row``.  A
+        ``tail`` (the few pixels after a run's full blocks) loops over its
+        taps even when they are the whole window, with the kernels of the
+        borders, instead of adding a large unrolled body per tail size for
+        a few pixels per row."""
         v = Vec(e)
-        whole = kh == (0, g.filter_h) and kw == (0, g.filter_w)
+        whole = not tail and kh == (0, g.filter_h) and kw == (0, g.filter_w)
         name, body = dw_kernel(npix, (g.filter_h, g.filter_w) if whole else None, tails, g.activation, lanes)
-        row = v.ix(0, (n, H), (oh, g.stride_h), -g.pad_top)
-        col = v.ix(0, (ow0, g.stride_w), -g.pad_left)
-        pix = v.ix(0, (n, g.out_h * g.out_w), (oh, g.out_w), ow0)
         args = [
-            xf, wf, b, of, cfull, C,
-            v.ix(0, (v.ix(col, (row, W)), C)), g.stride_w * C, g.dilation_h * W * C, g.dilation_w * C,
-            g.filter_w * C, *kh, *kw, v.ix(0, (pix, C)),
+            xf, wf, b, of, cfull, C, v.ix(x_row, (ow0, g.stride_w * C)), g.stride_w * C, g.dilation_h * W * C,
+            g.dilation_w * C, g.filter_w * C, *kh, *kw, v.ix(o_row, (ow0, C)),
         ]  # fmt: skip
         kernel(ctx, e, name, args, body)
 
     def image(e: Emitter, n: IndexOrInt) -> None:
         for r0, r1, kh0, kh1 in row_runs:
             def row(e: Emitter, oh: IndexOrInt, kh=(kh0, kh1)) -> None:
+                # the row's offsets once (output column 0's window may start in the padding)
+                v = Vec(e)
+                x_row = v.ix(0, (n, H * W * C), (oh, g.stride_h * W * C), -(g.pad_top * W + g.pad_left) * C)
+                o_row = v.ix(0, (n, g.out_h * g.out_w * C), (oh, g.out_w * C))
                 for q0, q1, kw0, kw1 in col_runs:
                     npix = min(ctx.tiles.dw_pixels, q1 - q0)
                     full = q0 + (q1 - q0) // npix * npix
-                    each(e, q0, full, npix, lambda e2, ow0, npix=npix, kw=(kw0, kw1): call(e2, n, oh, ow0, npix, kh, kw))
+                    each(e, q0, full, npix, lambda e2, ow0, npix=npix, kw=(kw0, kw1): call(e2, x_row, o_row, ow0, npix, kh, kw))
                     if q1 > full:
-                        call(e, n, oh, full, q1 - full, kh, (kw0, kw1))
+                        call(e, x_row, o_row, full, q1 - full, kh, (kw0, kw1), tail=True)
 
             # Rows are independent: each writes its own output row.
             parallel_each(e, r0, r1, 1, row)
