@@ -224,7 +224,12 @@ class Model:
         #: why finish failed (the INVALID state), None otherwise
         self._invalid: str | None = None
         self._lock = threading.Lock()
-        self._fingerprint: str | None = None
+        #: What this finished model was read from, when a reader can tell
+        #: (a hashable: the reader, the file's identity, the reader's options;
+        #: see :func:`nnc.modelfile.read_regular_file`): equal keys mean
+        #: equal models, so the compilation cache fingerprints such a model
+        #: once per process (:func:`nnc.runtime.cache.model_fingerprint`).
+        self.source_key: tuple | None = None
 
     # -- helpers --------------------------------------------------------------------
     @property

@@ -23,6 +23,7 @@ import base64
 import json
 import os
 import stat
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -129,10 +130,59 @@ def _from_dict(data: Any, new_model: Callable[[], Model]) -> Model:
     return model
 
 
+#: A file last changed less than this long before it was read may be changed
+#: again without its timestamps moving (file systems stamp with a coarse
+#: clock), so it gets no identity: git's rule for "racily clean" entries.
+RACY_NS = 2_000_000_000
+
+#: What identifies the bytes of a file read whole: (device, inode, size,
+#: modification time, status change time), each in its ``os.stat`` unit.
+FileIdentity = tuple[int, int, int, int, int]
+
+
+def _identity(st: os.stat_result) -> FileIdentity:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_regular_file(path: str) -> tuple[bytes, FileIdentity | None]:
+    """The contents of the regular file ``path`` (OSError as ``open`` raises
+    it; ValueError for a path that is not one) and their identity, or None
+    when the file may not be told apart from a later version by its status.
+
+    The identity lets a reader recognise a file it has read before without
+    reading or hashing it again (:attr:`nnc.Model.source_key`).  It is given
+    only when the file's status is the same before and after the read (no
+    write raced it) and the file last changed at least :data:`RACY_NS` before
+    the read started.  Then any later write gives another identity: it moves
+    the status change time, which no system call sets back (``utime`` sets
+    the modification time and moves the change time too), and a replaced
+    file has another inode or another change time.  Git trusts a file's
+    status in the same way (``core.trustctime``), Python its sources' size and
+    modification time."""
+    started = time.time_ns()
+    with open(path, "rb") as f:
+        before = os.fstat(f.fileno())
+        if not stat.S_ISREG(before.st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        data = f.read()
+        after = os.fstat(f.fileno())
+    key = _identity(before)
+    stable = key == _identity(after) and len(data) == before.st_size
+    old_enough = max(before.st_mtime_ns, before.st_ctime_ns) <= started - RACY_NS
+    return data, key if stable and old_enough else None
+
+
 def read_source(source: object, fn: str) -> tuple[bytes, str]:
-    """(contents, name) of a model ``source``: a path (str, bytes or
-    os.PathLike) naming a regular file, or a binary file object (anything
-    with ``read``; it is read, never closed).  A bare int is refused, not
+    """(contents, name) of a model ``source``: see :func:`read_identified_source`."""
+    raw, name, _ = read_identified_source(source, fn)
+    return raw, name
+
+
+def read_identified_source(source: object, fn: str) -> tuple[bytes, str, FileIdentity | None]:
+    """(contents, name, identity) of a model ``source``: a path (str, bytes or
+    os.PathLike) naming a regular file (identity: :func:`read_regular_file`),
+    or a binary file object (anything with ``read``; it is read, never
+    closed; no identity).  A bare int is refused, not
     taken as a file descriptor: reading one to EOF would block forever on a
     pipe or socket, and wrapping it would close the caller's descriptor.
     None is UNEXPECTED_NULL, anything else (or an unreadable file) BAD_DATA."""
@@ -145,18 +195,25 @@ def read_source(source: object, fn: str) -> tuple[bytes, str]:
             raise BadDataError(fn, f"cannot read the model file object: {e}") from None
         if not isinstance(raw, bytes | bytearray):
             raise BadDataError(fn, f"the file object must be opened in binary mode (read() gave {type(raw).__name__})")
-        return bytes(raw), getattr(source, "name", "<file object>")
+        return bytes(raw), getattr(source, "name", "<file object>"), None
     if not isinstance(source, str | bytes | os.PathLike):
         raise BadDataError(fn, f"expected a path or a binary file object, got {type(source).__name__}")
+    return read_path(source, fn)
+
+
+def read_path(source: str | bytes | os.PathLike, fn: str) -> tuple[bytes, str, FileIdentity | None]:
+    """(contents, path, identity) of the regular file ``source`` names
+    (:func:`read_regular_file`); BAD_DATA if it cannot be read or is not a
+    regular file (never opened then: opening a FIFO waits for a writer)."""
     try:
         path = os.fsdecode(os.fspath(source))
         regular = stat.S_ISREG(os.stat(path).st_mode)
-        if regular:  # never open a FIFO: that waits for a writer
-            with open(path, "rb") as f:
-                return f.read(), path
+        if regular:
+            raw, identity = read_regular_file(path)
+            return raw, path, identity
     except OSError as e:
         raise BadDataError(fn, f"cannot read {source!r}: {e.strerror}") from None
-    except (TypeError, ValueError) as e:  # an embedded NUL, an undecodable name, ...
+    except (TypeError, ValueError) as e:  # an embedded NUL, an undecodable name, a swapped file, ...
         raise BadDataError(fn, f"invalid path {source!r}: {e}") from None
     raise BadDataError(fn, f"{path} is not a regular file")
 
@@ -165,10 +222,13 @@ def load(source: object, new_model: Callable[[], Model]) -> Model:
     """Read and validate a model file (see :func:`read_source`), building it
     with ``new_model()`` (the :class:`nnc.Model` class: this module sits below
     it, which saves and loads through here)."""
-    raw, path = read_source(source, _LOAD)
+    raw, path, identity = read_identified_source(source, _LOAD)
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise BadDataError(_LOAD, f"{path} is not a valid model file: {e}") from None
-    return from_dict(data, new_model)
+    model = from_dict(data, new_model)
+    if identity is not None and model.finished:
+        model.source_key = ("nnc-model-file", identity)
+    return model
 

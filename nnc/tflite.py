@@ -45,7 +45,6 @@ the NNAPI operations it became (``nnc info``).
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +56,7 @@ from nnc.dialects.rules import RuleError, Unsupported
 from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
 from nnc.errors import BadDataError, NNError, OpFailedError, UnexpectedNullError
 from nnc.model import Model
+from nnc.modelfile import FileIdentity, read_path
 from nnc.operand_types import dtype_of
 from nnc.passes.lowering import unsupported_reason
 
@@ -1197,24 +1197,16 @@ def _signature_names(fb, sub_index: int, sub) -> tuple[dict[int, str], dict[int,
     return ins, outs
 
 
-def _load(source: str | os.PathLike | bytes) -> tuple[bytes, str]:
+def _load(source: str | os.PathLike | bytes) -> tuple[bytes, str, FileIdentity | None]:
+    """(contents, name, identity) of a TFLite source: bytes, or a path
+    (:func:`nnc.modelfile.read_path`)."""
     if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source), "<bytes>"
+        return bytes(source), "<bytes>", None
     if source is None:
         raise UnexpectedNullError(FN, "the model is null")
     if not isinstance(source, str | os.PathLike):
         raise BadDataError(FN, f"expected a path or bytes, got {type(source).__name__}")
-    try:
-        path = os.fsdecode(os.fspath(source))
-        regular = stat.S_ISREG(os.stat(path).st_mode)
-        if regular:  # never open a FIFO: that waits for a writer
-            with open(path, "rb") as f:
-                return f.read(), path
-    except OSError as e:
-        raise BadDataError(FN, f"cannot read {source!r}: {e.strerror}") from None
-    except ValueError as e:  # an embedded NUL
-        raise BadDataError(FN, f"invalid path {source!r}: {e}") from None
-    raise BadDataError(FN, f"{path} is not a regular file")
+    return read_path(source, FN)
 
 
 def is_tflite_file(path: str | os.PathLike) -> bool:
@@ -1296,13 +1288,16 @@ def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 
     be imported: it lists them with the others (BadDataError still for a file
     that is not a valid TFLite model)."""
     level = _feature_level(feature_level)
-    data, where = _load(source)
+    data, where, identity = _load(source)
     try:
-        return _import(data, where, level)
+        result = _import(data, where, level)
     except NNError:
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt flatbuffer fails in any reader
         raise BadDataError(FN, f"{where} is not a valid TFLite model: {type(e).__name__}: {e}") from None
+    if result.model is not None and identity is not None:
+        result.model.source_key = ("tflite", identity, level)
+    return result
 
 
 def _import(data: bytes, where: str, level: int) -> TFLiteTranslation:

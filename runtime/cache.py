@@ -236,12 +236,20 @@ class _Hasher:
 
 _FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _FP_LOCK = threading.Lock()
+#: Fingerprints by the models' ``source_key`` (what they were read from): a
+#: model read again from an unchanged file is not hashed again.  Bounded:
+#: past the limit the oldest half is forgotten (a miss only costs a hash).
+_SOURCE_FINGERPRINTS: dict[tuple, bytes] = {}
+_SOURCE_LIMIT = 256
 
 
 def model_fingerprint(model) -> bytes:
     """SHA-256 of everything in a finished model that affects its compilation
-    (memoised per model object: a finished model cannot change, so only a
-    new model object -- a new process, a model read again -- pays for it).
+    (memoised per model object: a finished model cannot change; and per
+    ``model.source_key``, the identity of the file a reader built it from
+    (:func:`nnc.modelfile.read_regular_file`), so a model read again from an
+    unchanged file is not hashed again either: only a new process, or a
+    model built through the API or read from a changed file, pays for it).
 
     Encoding: the SHA-256 of each operand value's bytes (all values are
     arrays; :func:`_value_digests`), in operand order, then one ``repr`` of
@@ -255,8 +263,13 @@ def model_fingerprint(model) -> bytes:
     time (MobileNetV2: 14 MB, 12 ms for SHA-256 with this CPU's SHA
     extensions on one core), which is why the values are digested one by
     one: :func:`_value_digests` spreads them over threads."""
+    source = getattr(model, "source_key", None) if model.finished else None
     with _FP_LOCK:
         fp = _FINGERPRINTS.get(model)
+        if fp is None and source is not None:
+            fp = _SOURCE_FINGERPRINTS.get(source)
+            if fp is not None:
+                _FINGERPRINTS[model] = fp
     if fp is not None:
         return fp
     h = hashlib.sha256(b"nnc-model-fingerprint-4\0")
@@ -282,6 +295,11 @@ def model_fingerprint(model) -> bytes:
     if model.finished:
         with _FP_LOCK:
             _FINGERPRINTS[model] = fp
+            if source is not None:
+                if len(_SOURCE_FINGERPRINTS) >= _SOURCE_LIMIT:
+                    for old in list(_SOURCE_FINGERPRINTS)[: _SOURCE_LIMIT // 2]:
+                        del _SOURCE_FINGERPRINTS[old]
+                _SOURCE_FINGERPRINTS[source] = fp
     return fp
 
 

@@ -299,6 +299,66 @@ def test_value_digests_do_not_depend_on_the_thread_split(monkeypatch):
         assert cache._value_digests(values) == one_thread
 
 
+def test_model_read_again_from_an_unchanged_file_is_not_hashed_again(tmp_path, monkeypatch):
+    """A model read again from a file whose identity (device, inode, size,
+    mtime, ctime) is unchanged gets the fingerprint of the first read without
+    hashing its weights; a changed file is hashed again."""
+    from nnc import modelfile
+
+    monkeypatch.setattr(modelfile, "RACY_NS", 0)  # the file was just written: not racy for this test
+    path = tmp_path / "conv.nnc"
+    conv_model(seed=0).save(path)
+    first = nnc.Model.load(path)
+    assert first.source_key is not None
+    fp = cache.model_fingerprint(first)
+    again = nnc.Model.load(path)
+    assert again is not first and again.source_key == first.source_key
+
+    def no_hashing(values):
+        raise AssertionError("the weights were hashed again")
+
+    with monkeypatch.context() as m:
+        m.setattr(cache, "_value_digests", no_hashing)
+        assert cache.model_fingerprint(again) == fp
+    conv_model(seed=5).save(path)  # other weights (saved by rename: another inode)
+    changed = nnc.Model.load(path)
+    assert changed.source_key != first.source_key
+    assert cache.model_fingerprint(changed) != fp
+
+
+def test_file_identity_sees_a_rewrite_with_a_forged_mtime(tmp_path, monkeypatch):
+    """Rewriting a file in place with bytes of the same size and setting its
+    modification time back still changes its identity (the status change
+    time moves); a file changed just before it is read has none."""
+    import time
+
+    from nnc import modelfile
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"a" * 64)
+    assert modelfile.read_regular_file(str(path)) == (b"a" * 64, None)  # racily new
+    monkeypatch.setattr(modelfile, "RACY_NS", 0)
+    data, before = modelfile.read_regular_file(str(path))
+    assert data == b"a" * 64 and before is not None
+    mtime = os.stat(path).st_mtime_ns
+    time.sleep(0.05)  # past the file system's timestamp granularity
+    with open(path, "r+b") as f:
+        f.write(b"b" * 64)
+    os.utime(path, ns=(mtime, mtime))
+    data, after = modelfile.read_regular_file(str(path))
+    assert data == b"b" * 64 and after is not None and after != before
+
+
+def test_tflite_model_read_twice_shares_its_fingerprint():
+    """Importing the same (old, unchanged) .tflite file twice gives equal
+    source keys, so the second model's fingerprint is the first's."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "models", "lstm_textcls_float32.tflite")
+    a, b = nnc.import_tflite(path), nnc.import_tflite(path)
+    assert a.source_key is not None and a.source_key == b.source_key
+    assert nnc.import_tflite(path, feature_level=7).source_key != a.source_key
+    assert cache.model_fingerprint(a) == cache.model_fingerprint(b)
+
+
 # -- corrupt, foreign, swapped, unreadable files -----------------------------------------------------
 
 
