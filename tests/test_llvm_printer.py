@@ -77,3 +77,16 @@ def test_unknown_operation_falls_back_to_xdsl(monkeypatch) -> None:
     with pytest.raises(Unprintable, match="inline_asm"):
         print_module(module, lambda f: False)
     assert "asm sideeffect" in pipeline.to_llvm_ir(module)
+
+
+def test_cold_functions_get_optsize_in_both_printers(monkeypatch) -> None:
+    """nnc-mark-cold's mark reaches LLVM as ``optsize`` (llvm.func's
+    passthrough), on the function and on nnc_run, which inlines main, from
+    the direct printer and from xDSL's backend alike."""
+    module = llvm_module(MODELS["softmax_f32"](), monkeypatch)
+    for text in (print_module(module, lambda f: f.no_inline is not None), pipeline._xdsl_llvm_ir(module)):
+        defines = {m.group(1): m.group(0) for m in re.finditer(r'^define .*@"?([\w.]+)"?\(.*$', text, re.MULTILINE)}
+        assert {"main", "nnc_run", "nnc_softmax_8_t4"} <= set(defines)
+        assert all("optsize" in line for line in defines.values()), defines
+    small = llvm_module(MODELS["tanh_f16"](), monkeypatch)  # under min-work: O2 as before
+    assert "optsize" not in print_module(small, lambda f: f.no_inline is not None)
