@@ -84,7 +84,7 @@ MIN_COLD_WORK = 512
 #: through: one unit of work each
 _STRAIGHT = frozenset({"arith", "math", "memref", "vector", "builtin", "index", "affine", "llvm"})
 #: terminators that cost nothing of their own
-_FREE = (scf.YieldOp, func.ReturnOp)
+_FREE = frozenset({scf.YieldOp, func.ReturnOp})
 
 
 #: an inclusive range of integer values; None: unknown
@@ -191,23 +191,30 @@ class _Work:
         return min(self.over, n * (1 + self.region(body)))
 
     def op(self, op: Operation) -> int:
-        if isinstance(op, _FREE):
+        kind = type(op)  # exact types: the common operations cost one lookup
+        if kind in _FREE:
             return 0
-        if isinstance(op, scf.ForOp):
+        if kind is scf.ForOp:
             return self.loop([(op.lb, op.ub, op.step)], [op.body.block.args[0]], op.body)
-        if isinstance(op, scf.ParallelOp):
+        if kind is scf.ParallelOp:
             bounds = list(zip(op.lowerBound, op.upperBound, op.step, strict=True))
             return self.loop(bounds, op.body.block.args, op.body)
-        if isinstance(op, scf.IfOp):
+        if kind is scf.IfOp:
             return min(self.over, 1 + max(self.region(op.true_region), self.region(op.false_region)))
-        if isinstance(op, func.CallOp):
+        if kind is func.CallOp:
             if DISPATCH_ATTR in op.attributes:  # runs in the thread pool
                 return self.over
             args = tuple(self.range(a) if isinstance(a.type, IndexType | IntegerType) else None for a in op.arguments)
             return min(self.over, 1 + self.function(op.callee.string_value(), args))
-        if op.regions or op.successors or op.name == "llvm.call" or op.dialect_name() not in _STRAIGHT:
-            return self.over
+        if kind not in _straight_kinds:
+            if op.regions or op.successors or op.name == "llvm.call" or op.dialect_name() not in _STRAIGHT:
+                return self.over
+            _straight_kinds.add(kind)
         return 1
+
+
+#: operation classes found to run straight through (no regions, successors)
+_straight_kinds: set[type[Operation]] = set()
 
 
 def cold_functions(module: ModuleOp, min_work: int = MIN_COLD_WORK, max_work: int = MAX_COLD_WORK) -> list[func.FuncOp]:
@@ -216,17 +223,22 @@ def cold_functions(module: ModuleOp, min_work: int = MIN_COLD_WORK, max_work: in
     ``[min_work, max_work]``, then every function all of whose callers
     are cold (its total work in a run is bounded by theirs)."""
     work = _Work(module, max_work)
+    defined = [f for f in work.functions.values() if not f.is_declaration]
+    # Every cold function is reached from an uncalled one within the band:
+    # evaluating each function with unknown arguments first (a hot one stops
+    # at its first long or unbounded loop) spares a real model's module the
+    # walk over all its operations that finding the callers takes.
+    roots = [
+        f for f in defined if min_work <= work.function(f.sym_name.data, (None,) * len(f.body.blocks[0].args)) <= max_work
+    ]
+    if not roots:
+        return []
     callers: dict[str, set[str]] = {name: set() for name in work.functions}
     for name, fn in work.functions.items():
         for op in fn.walk():
             if isinstance(op, func.CallOp):
                 callers[op.callee.string_value()].add(name)  # the verifier checked the symbol
-    defined = [f for f in work.functions.values() if not f.is_declaration]
-    cold = set()
-    for fn in defined:
-        name = fn.sym_name.data
-        if not callers[name] and min_work <= work.function(name, (None,) * len(fn.body.blocks[0].args)) <= max_work:
-            cold.add(name)
+    cold = {f.sym_name.data for f in roots if not callers[f.sym_name.data]}
     grew = True
     while grew:  # the least fixed point: a cycle of calls reached from no cold function stays hot
         grew = False
