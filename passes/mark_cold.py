@@ -40,10 +40,13 @@ optimised otherwise.  ``main`` is inlined into the entry point
 function attributes, so the two are cold together.
 
 Cold functions get the unit attribute ``nnc.cold`` (:data:`COLD_ATTR`),
-which ``convert-nnc-to-llvm`` turns into LLVM's ``optsize``.  Only compile
+which ``convert-nnc-to-llvm`` turns into LLVM's ``optsize``; a module (or
+part of one, :mod:`nnc.runtime.partition`) whose functions are all
+``optsize`` is also neither unrolled nor vectorised
+(:func:`nnc.runtime.jit.optimize`).  Only compile
 time and the cold code's speed change: ``optsize`` allows no
 transformation that O2 does not (no reassociation, the same contraction),
-so every result is bit for bit the same.
+nor does leaving loops scalar, so every result is bit for bit the same.
 
 Both bounds were measured over a sample of 150 conformance cases
 (LLVM's optimisation and code generation, one core): ``optsize`` saves
