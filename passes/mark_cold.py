@@ -50,9 +50,10 @@ nor does leaving loops scalar, so every result is bit for bit the same.
 
 Both bounds were measured over a sample of 150 conformance cases
 (LLVM's optimisation and code generation, one core): ``optsize`` saves
-a quarter to a half of LLVM's time on functions of W from 512 up (up to
-three quarters at W = 2^17), but costs about a tenth more below it, where
-O2's full unrolling leaves less code than the loops ``optsize`` keeps.
+7 % of LLVM's time on functions of W from 512 to 1023, a quarter to a
+third from 1024 to 65536 and more above, but costs about a tenth more
+below 512, where O2's full unrolling leaves less code than the loops
+``optsize`` keeps.
 """
 
 from __future__ import annotations
@@ -72,11 +73,12 @@ from nnc.passes.outline_parallel import DISPATCH_ATTR
 #: unit attribute on a func.func whose run is too short for its speed to matter
 COLD_ATTR = "nnc.cold"
 
-#: The most operations a cold function may execute: 65536 take tens of
-#: microseconds on any CPU nnc targets (about what a call of ``nnc_run``
-#: through the runtime costs), while one layer of a real model does
-#: millions (MobileNetV2's smallest, its final 1280 x 1000 FULLY_CONNECTED,
-#: 1.3 M multiply-adds).
+#: The most operations a cold function may execute.  W overestimates (a
+#: clamped window counts its widest trip everywhere): the corpus case of
+#: the largest W under it, a CONCATENATION of W = 63582, computes in 12 us
+#: through the Python API at optsize, 1 us more than at O2.  A real
+#: model's ``main`` is far above it (MobileNetV2's global average pool
+#: alone loads 7 x 7 x 1280 values), so nothing of a real model is cold.
 MAX_COLD_WORK = 65536
 #: The fewest: below about 512 operations O2 unrolls a function's loops
 #: into less code than ``optsize`` keeps, and compiles it faster (see the
