@@ -108,6 +108,9 @@ class AddEntryPointPass(ModulePass):
             linkage=llvm.LinkageAttr("external"),
             body=Region(block),
         )
+        # LLVM inlines main into nnc_run and optimises the result under
+        # nnc_run's attributes: main's (optsize when it is cold) carry over.
+        entry.passthrough = main.passthrough
         op.body.block.add_op(entry)
         _define_clock(op)
         _export_profile_layout(op)

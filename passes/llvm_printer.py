@@ -238,7 +238,8 @@ class _Printer:
             params.append(" ".join(words) + " " + name)
         if ft.is_variadic:
             params.append("...")
-        signature = f'{ret} @"{op.sym_name.data}"({", ".join(params)})' + (" noinline" if noinline else "")
+        fn_attrs = [*(["noinline"] if noinline else []), *function_attributes(op)]
+        signature = f'{ret} @"{op.sym_name.data}"({", ".join(params)})' + "".join(f" {w}" for w in fn_attrs)
         if entry is None:
             return f"declare {signature}\n"
         return _Body(self, names).print(op, f"define {signature}")
@@ -418,6 +419,21 @@ class _Body:
         out.append(f"  {self.result(o)} = {call}" if o.returned is not None else f"  {call}")
 
 
+def function_attributes(op: llvm.FuncOp) -> list[str]:
+    """The LLVM function attributes named in ``op``'s ``passthrough``
+    (``["optsize"]``, as nnc-mark-cold's mark becomes), as LLVM IR writes
+    them after the signature.  Unprintable for anything else (MLIR's
+    ``["key", "value"]`` pairs: nnc emits none)."""
+    if op.passthrough is None:
+        return []
+    words = []
+    for item in op.passthrough.data:
+        if not isinstance(item, StringAttr) or not item.data.replace("_", "").isalnum():
+            raise Unprintable(f"function attribute {item}")
+        words.append(item.data)
+    return words
+
+
 def _binary_flags(o: Operation) -> str:
     if isinstance(o, llvm.ArithmeticBinOpOverflow) and o.overflowFlags:
         return "".join(f" {f.value}" for f in llvm.OverflowAttr.from_int(o.overflowFlags.value.data).data)
@@ -432,6 +448,7 @@ def _binary_flags(o: Operation) -> str:
 
 def print_module(module: ModuleOp, noinline: Callable[[llvm.FuncOp], bool]) -> str:
     """``module`` (llvm.func and llvm.mlir.global at the top level) as LLVM
-    IR text; ``noinline(func)``: whether the function gets ``noinline``.
+    IR text; ``noinline(func)``: whether the function gets ``noinline``
+    (the attributes of its ``passthrough`` follow).
     Unprintable for anything outside what nnc emits."""
     return _Printer().module(module, noinline)

@@ -19,10 +19,12 @@ From an nnapi module with static input shapes to the llvm dialect:
 10. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
                                 expansion, in one walk)
 11. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
-12. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
+12. ``nnc-mark-cold``           functions whose run is a few ten thousand
+                                operations -> ``nnc.cold`` (LLVM: ``optsize``)
+13. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
                                 xDSL's ``convert-scf-to-cf``, in one walk)
-13. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-14. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+14. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+15. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR text (:func:`to_llvm_ir`: :mod:`nnc.passes.llvm_printer`, with
 xDSL's llvm backend for what that printer does not write).
@@ -62,9 +64,10 @@ from nnc.dialects.nnapi import NNAPI
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
-from nnc.passes.llvm_printer import Unprintable, print_module
+from nnc.passes.llvm_printer import Unprintable, function_attributes, print_module
 from nnc.passes.lower_affine import LowerAffineApplyPass
 from nnc.passes.lower_scf_while import LowerScfWhilePass
+from nnc.passes.mark_cold import MarkColdPass
 from nnc.passes.outline_kernels import OutlineKernelsPass
 from nnc.passes.outline_parallel import OutlineParallelPass
 from nnc.passes.parallel_generics import ParallelizeGenericsPass
@@ -91,6 +94,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         LowerAffinePass,
         LowerAffineApplyPass,
         LowerScfWhilePass,
+        MarkColdPass,
         ConvertScfToCf,
         ConvertScfToCfPass,
         ConvertNNCToLLVMPass,
@@ -112,6 +116,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnc-simplify-trivial-loops",
     "nnc-lower-affine",
     "nnc-lower-scf-while",
+    "nnc-mark-cold",
     "nnc-convert-scf-to-cf",
     "convert-nnc-to-llvm",
     "nnc-add-entry-point",
@@ -245,10 +250,14 @@ def _xdsl_llvm_ir(module: ModuleOp) -> str:
     from xdsl.backend.llvm.convert import convert_module
 
     ir_module = convert_module(module, fallback_target_triple=None)
-    # xDSL's translation drops llvm.func's no_inline; carry it over.
+    # xDSL's translation drops llvm.func's no_inline and passthrough
+    # attributes (nnc-mark-cold's optsize); carry them over.
     for op in module.ops:
         if isinstance(op, llvm.FuncOp) and op.no_inline is not None:
             ir_module.get_global(op.sym_name.data).attributes.add("noinline")
+        if isinstance(op, llvm.FuncOp) and op.passthrough is not None:
+            for word in function_attributes(op):
+                ir_module.get_global(op.sym_name.data).attributes.add(word)
         # It also writes `external` before a defined global (LLVM IR spells an
         # external definition without a linkage: `external` is a declaration).
         if isinstance(op, llvm.GlobalOp) and op.value is not None and op.linkage.linkage.data == "external":

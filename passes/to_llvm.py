@@ -25,7 +25,8 @@ element and an unaligned (element-aligned) vector load/store,
 arith on vectors maps like arith on scalars (intrinsics mangled ``v16f32``),
 and fast-math flags of float arith (``contract``) carry over.  Functions
 marked ``nnc.noalias`` (kernels outlined by nnc-outline-kernels) get
-``noalias`` pointer arguments and ``no_inline``.
+``noalias`` pointer arguments and ``no_inline``; functions marked
+``nnc.cold`` (:mod:`nnc.passes.mark_cold`) LLVM's ``optsize`` (``passthrough``).
 
 Parallel loops (the second step of :mod:`nnc.passes.outline_parallel`): a
 function marked ``nnc.parallel_body`` gets the thread pool's body signature
@@ -73,10 +74,13 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.passes.build import i32_array, integer_attr, new_op, segment_sizes
+from nnc.passes.mark_cold import COLD_ATTR
 from nnc.passes.outline_kernels import NOALIAS_ATTR
 from nnc.passes.outline_parallel import BODY_ATTR, DISPATCH_ATTR, PARALLEL_FOR
 
 PTR = llvm.LLVMPointerType()
+#: the LLVM function attributes of a function marked ``nnc.cold``
+COLD_PASSTHROUGH = ArrayAttr([StringAttr("optsize")])
 
 
 def convert_type(t: Attribute) -> Attribute:
@@ -458,6 +462,8 @@ class _FuncConverter:
             # Shared kernels stay functions: inlined at every call site they
             # would multiply the code LLVM compiles (to_llvm_ir passes this on).
             new.no_inline = UnitAttr()
+        if COLD_ATTR in fn.attributes:
+            new.passthrough = COLD_PASSTHROUGH
         return new
 
     def convert_op(self, op: Operation) -> None:

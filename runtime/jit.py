@@ -157,16 +157,29 @@ def optimize(
     mod.data_layout = str(tm.target_data)
     mod.verify()
     # Only the entry point (or ``exported``) stays external: everything else may be inlined away.
-    for fn in mod.functions:
-        if not fn.is_declaration and fn.name not in exported:
+    defined = [fn for fn in mod.functions if not fn.is_declaration]
+    for fn in defined:
+        if fn.name not in exported:
             fn.linkage = "internal"
+    # A module whose every function is optimised for size (nnc-mark-cold: a
+    # model whose whole run is microseconds, as most conformance cases) is
+    # neither unrolled nor vectorised either: under optsize alone LLVM still
+    # vectorises and fully unrolls small loops, and that is a tenth of the
+    # time it spends on such modules, for nothing any run would notice.
+    speed = not defined or not all(_for_size(fn) for fn in defined)
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = opt_level >= 2
-    pto.slp_vectorization = opt_level >= 2
+    pto.loop_vectorization = opt_level >= 2 and speed
+    pto.slp_vectorization = opt_level >= 2 and speed
+    pto.loop_unrolling = speed
     pb = llvm.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
     mpm.run(mod, pb)
     return mod
+
+
+def _for_size(fn: llvm.ValueRef) -> bool:
+    """Whether the function has LLVM's ``optsize`` attribute."""
+    return any(b"optsize" in attrs.split() for attrs in fn.attributes)
 
 
 def emit_object(mod: llvm.ModuleRef, target: Target) -> bytes:

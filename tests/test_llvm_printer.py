@@ -77,3 +77,48 @@ def test_unknown_operation_falls_back_to_xdsl(monkeypatch) -> None:
     with pytest.raises(Unprintable, match="inline_asm"):
         print_module(module, lambda f: False)
     assert "asm sideeffect" in pipeline.to_llvm_ir(module)
+
+
+def test_cold_functions_get_optsize_in_both_printers(monkeypatch) -> None:
+    """nnc-mark-cold's mark reaches LLVM as ``optsize`` (llvm.func's
+    passthrough), on the function and on nnc_run, which inlines main, from
+    the direct printer and from xDSL's backend alike."""
+    module = llvm_module(MODELS["softmax_f32"](), monkeypatch)
+    for text in (print_module(module, lambda f: f.no_inline is not None), pipeline._xdsl_llvm_ir(module)):
+        defines = {m.group(1): m.group(0) for m in re.finditer(r'^define .*@"?([\w.]+)"?\(.*$', text, re.MULTILINE)}
+        assert {"main", "nnc_run", "nnc_softmax_8_t4"} <= set(defines)
+        assert all("optsize" in line for line in defines.values()), defines
+    small = llvm_module(MODELS["tanh_f16"](), monkeypatch)  # under min-work: O2 as before
+    assert "optsize" not in print_module(small, lambda f: f.no_inline is not None)
+
+
+_SUM_LOOP = """
+define void @"main"(ptr noalias %a, ptr noalias %b){attrs}
+{{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%n, %loop]
+  %p = getelementptr float, ptr %a, i64 %i
+  %q = getelementptr float, ptr %b, i64 %i
+  %x = load float, ptr %p
+  %y = fadd float %x, %x
+  store float %y, ptr %q
+  %n = add i64 %i, 1
+  %c = icmp ult i64 %n, 256
+  br i1 %c, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+def test_module_of_cold_functions_is_not_vectorised() -> None:
+    """A module whose every function is optsize (nnc.cold) is compiled
+    without the vectorisers and unrolling (the same loop without optsize is
+    vectorised at O2)."""
+    target = Target.host()
+    hot = str(optimize(_SUM_LOOP.format(attrs=""), target, exported=("main",)))
+    cold = str(optimize(_SUM_LOOP.format(attrs=" optsize"), target, exported=("main",)))
+    assert re.search(r"fadd <\d+ x float>", hot)  # vectorised
+    assert not re.search(r"<\d+ x float>", cold) and "fadd float" in cold
