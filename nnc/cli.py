@@ -52,6 +52,7 @@ on bad usage (including a model that ``compile`` cannot take: see above).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -261,7 +262,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     name = os.path.basename(args.model)
     try:
         target = cpu_probe.target_for(args.target, args.target_cpu, args.target_features) if emit != "mlir" else None
-        with Progress(name) as progress, driver.timed() as timings:
+        # Timing counts the module's operations around every pass: only when asked.
+        timing = driver.timed() if args.timings else contextlib.nullcontext([])
+        with Progress(name) as progress, timing as timings:
             written = driver.compile_artifact(
                 model,
                 args.output,

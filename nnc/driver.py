@@ -46,6 +46,7 @@ import functools
 import gc
 import hashlib
 import io
+import itertools
 import os
 import sys
 import threading
@@ -423,7 +424,8 @@ def compile_model(
     if hit is not None:
         return hit
     if not IN_PROCESS:  # the workers start while the model is lowered
-        big = sum(1 for _ in module.walk()) >= PRESTART_ALL_OPS
+        # (counted up to the bar only: a whole-module walk is slow)
+        big = sum(1 for _ in itertools.islice(module.walk(), PRESTART_ALL_OPS)) >= PRESTART_ALL_OPS
         worker.POOL.prestart(worker.POOL.size if big else 1)
     exe = Executable(native_code(lower_shaped(module, weights, input_infos, target, profile), target, timeout_s))
     with _CACHE_LOCK:

@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.lower_affine import affine_expr_ops
 from xdsl.utils.exceptions import PassFailedException
 
-from nnc.passes.build import erase_dead_ops, replace_op
+from nnc.passes.build import erase_dead_ops, replace_op, walk_ops
 
 
 def _lower_apply(op: affine.ApplyOp) -> None:
@@ -49,7 +49,7 @@ class LowerAffineApplyPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         erase_dead_ops(op)
         applies: list[affine.ApplyOp] = []
-        for inner in op.walk():
+        for inner in walk_ops(op):
             if isinstance(inner, affine.ApplyOp):
                 applies.append(inner)
             elif inner.name.startswith("affine."):

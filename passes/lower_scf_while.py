@@ -15,6 +15,8 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from nnc.passes.build import walk_ops
+
 
 def _check_terminators(op: scf.WhileOp) -> None:
     """The condition region leaves through ``scf.condition`` and the body
@@ -81,7 +83,7 @@ class LowerScfWhilePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         while True:
-            loops = [o for o in op.walk() if isinstance(o, scf.WhileOp)]
+            loops = [o for o in walk_ops(op) if isinstance(o, scf.WhileOp)]
             if not loops:
                 return
             _lower_while_to_cf(loops[0])

@@ -61,6 +61,7 @@ from xdsl.transforms.lower_affine import LowerAffinePass
 from xdsl.utils.arg_spec import parse_pipeline
 
 from nnc.dialects.nnapi import NNAPI
+from nnc.passes.build import walk_ops
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
@@ -195,7 +196,7 @@ class StageTiming:
 
 def count_ops(module: ModuleOp) -> int:
     """Operations in ``module``, nested ones included (the module itself not)."""
-    return sum(1 for _ in module.walk()) - 1
+    return len(walk_ops(module)) - 1
 
 
 def run_passes(

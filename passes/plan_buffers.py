@@ -34,6 +34,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from nnc.passes.build import walk_ops
 from nnc.passes.counts import COUNTS_ATTR, counts_layout
 from nnc.passes.profile import PROFILE_ATTR, profile_layout
 
@@ -69,7 +70,7 @@ def _top_level(op: Operation, block) -> Operation:
 
 def live_ranges(fn: func.FuncOp) -> list[_Buffer]:
     block = fn.body.block
-    for op in fn.walk():
+    for op in walk_ops(fn):
         if isinstance(op, memref.AllocOp) and op.parent_block() is not block:
             # (lowerings hoist their temporaries; nothing later lowers an alloc)
             parent = op.parent_op()

@@ -33,7 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
-from nnc.passes.build import replace_op
+from nnc.passes.build import replace_op, walk_ops
 
 
 def _simplify(op: scf.ForOp, dropped: set[Operation]) -> None:
@@ -43,7 +43,7 @@ def _simplify(op: scf.ForOp, dropped: set[Operation]) -> None:
     if lb is None or ub is None:
         return
     if ub - lb <= 0:  # no iteration: the results are the initial values
-        dropped.update(op.walk())
+        dropped.update(walk_ops(op))
         replace_op(op, (), op.iter_args)
         return
     step = const_evaluate_operand(op.step)
@@ -72,6 +72,6 @@ class SimplifyTrivialLoopsPass(ModulePass):
         # A loop's bounds are defined before it and outside it, so no later
         # rewrite changes them: one walk reaches the walker's fixed point.
         dropped: set[Operation] = set()
-        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp)]:
+        for loop in [o for o in walk_ops(op) if isinstance(o, scf.ForOp)]:
             if loop not in dropped:
                 _simplify(loop, dropped)

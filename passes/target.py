@@ -26,6 +26,8 @@ This module imports nothing from nnc: the tile policy
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from enum import Enum
 
@@ -128,10 +130,13 @@ class TargetDescription:
     features: frozenset[str]
 
     @staticmethod
+    @functools.lru_cache(maxsize=64)
     def parse(triple: str, cpu: str, features: str) -> TargetDescription:
         """From LLVM's spelling: ``features`` as in a target machine's
         feature string (the complete list for the host; for a CPU name,
-        the list :func:`nnc.runtime.cpu_probe.implied_features` derives)."""
+        the list :func:`nnc.runtime.cpu_probe.implied_features` derives).
+        Parsed once per spelling (the lowering reads its target from its
+        options at every compilation; a description is immutable)."""
         return TargetDescription(triple, cpu, _closure(architecture(triple), parse_features(features)))
 
     @property

@@ -33,7 +33,6 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     UnrealizedConversionCastOp,
@@ -53,11 +52,22 @@ from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperationType
 from nnc.operand_types import FLOAT16_COMPUTE_TYPES, in_float32
 from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # noqa: F401 (re-exported: 8-bit asymmetric, stored as i8)
+from nnc.passes.build import integer_attr, new_op
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
 from nnc.passes.target import Int8Dot
 
 Value = SSAValue
 IndexLike = SSAValue | int
+
+_INDEX = IndexType()
+_I64 = IntegerType(64)
+
+
+def _binary(cls: type[Operation], a: Value, b: Value) -> Operation:
+    """``cls(a, b)`` for an arith binary operation (result of ``a``'s type,
+    default flags), built as :func:`~nnc.passes.build.new_op` builds: the
+    lowering emits thousands, and the IRDL constructor costs three times as much."""
+    return new_op(cls, (a, b), (a.type,))
 
 
 #: What identifies a constant in a :class:`ConstScope`: an ``index``
@@ -123,10 +133,10 @@ class Emitter:
 
     def const(self, value: float | int, type: Attribute) -> Value:
         if isinstance(type, AnyFloat):
-            return self.constant((type, repr(float(value))), lambda: arith.ConstantOp(FloatAttr(float(value), type)))
+            return self.constant((type, repr(float(value))), lambda: _constant(FloatAttr(float(value), type)))
         if isinstance(type, IndexType):
             return self.index(int(value))
-        return self.constant((type, repr(int(value))), lambda: arith.ConstantOp(IntegerAttr(int(value), type)))
+        return self.constant((type, repr(int(value))), lambda: _constant(integer_attr(int(value), type)))
 
     def f32(self, value: float) -> Value:
         return self.const(value, f32)
@@ -138,7 +148,7 @@ class Emitter:
         if isinstance(value, SSAValue):
             return value
         n = int(value)
-        return self.constant(n, lambda: arith.ConstantOp(IntegerAttr(n, IndexType())))
+        return self.constant(n, lambda: _constant(integer_attr(n, _INDEX)))
 
     def like(self, value: float | int, other: Value) -> Value:
         """A constant of ``other``'s type."""
@@ -150,40 +160,40 @@ class Emitter:
         return isinstance(v.type, AnyFloat)
 
     def add(self, a: Value, b: Value) -> Value:
-        return self.op(arith.AddfOp(a, b) if self.is_float(a) else arith.AddiOp(a, b))
+        return self.op(_binary(arith.AddfOp if self.is_float(a) else arith.AddiOp, a, b))
 
     def sub(self, a: Value, b: Value) -> Value:
-        return self.op(arith.SubfOp(a, b) if self.is_float(a) else arith.SubiOp(a, b))
+        return self.op(_binary(arith.SubfOp if self.is_float(a) else arith.SubiOp, a, b))
 
     def mul(self, a: Value, b: Value) -> Value:
-        return self.op(arith.MulfOp(a, b) if self.is_float(a) else arith.MuliOp(a, b))
+        return self.op(_binary(arith.MulfOp if self.is_float(a) else arith.MuliOp, a, b))
 
     def div(self, a: Value, b: Value) -> Value:
         """Float division; for integer tensor elements NNAPI's division: floor
         division where x // 0 is 0 and INT_MIN // -1 wraps, so no input can
         trap; for ``index`` values (loop arithmetic) plain signed division."""
         if self.is_float(a):
-            return self.op(arith.DivfOp(a, b))
+            return self.op(_binary(arith.DivfOp, a, b))
         if isinstance(a.type, IndexType):
             # Index arithmetic from lowerings divides by compile-time
             # constants; keep C semantics and the cheap instruction.
-            return self.op(arith.DivSIOp(a, b))
+            return self.op(_binary(arith.DivSIOp, a, b))
         zero, one, minus_one = self.like(0, a), self.like(1, a), self.like(-1, a)
         by_zero = self.cmp("eq", b, zero)
         by_minus_one = self.cmp("eq", b, minus_one)
         safe = self.select(self.or_(by_zero, by_minus_one), one, b)
-        q = self.op(arith.FloorDivSIOp(a, safe))
+        q = self.op(_binary(arith.FloorDivSIOp, a, safe))
         q = self.select(by_minus_one, self.sub(zero, a), q)
         return self.select(by_zero, zero, q)
 
     def rem(self, a: Value, b: Value) -> Value:
-        return self.op(arith.RemSIOp(a, b))
+        return self.op(_binary(arith.RemSIOp, a, b))
 
     def max(self, a: Value, b: Value) -> Value:
-        return self.op(arith.MaxnumfOp(a, b) if self.is_float(a) else arith.MaxSIOp(a, b))
+        return self.op(_binary(arith.MaxnumfOp if self.is_float(a) else arith.MaxSIOp, a, b))
 
     def min(self, a: Value, b: Value) -> Value:
-        return self.op(arith.MinnumfOp(a, b) if self.is_float(a) else arith.MinSIOp(a, b))
+        return self.op(_binary(arith.MinnumfOp if self.is_float(a) else arith.MinSIOp, a, b))
 
     def neg(self, a: Value) -> Value:
         if self.is_float(a):
@@ -208,13 +218,13 @@ class Emitter:
         return self.op(arith.CmpiOp(a, b, self._IPRED[pred]))
 
     def select(self, cond: Value, a: Value, b: Value) -> Value:
-        return self.op(arith.SelectOp(cond, a, b))
+        return self.op(new_op(arith.SelectOp, (cond, a, b), (a.type,)))
 
     def and_(self, a: Value, b: Value) -> Value:
-        return self.op(arith.AndIOp(a, b))
+        return self.op(_binary(arith.AndIOp, a, b))
 
     def or_(self, a: Value, b: Value) -> Value:
-        return self.op(arith.OrIOp(a, b))
+        return self.op(_binary(arith.OrIOp, a, b))
 
     # -- math ------------------------------------------------------------------------
     def exp(self, a: Value) -> Value:
@@ -259,10 +269,11 @@ class Emitter:
 
     # -- memory -------------------------------------------------------------------------
     def load(self, buf: Value, indices: Sequence[IndexLike]) -> Value:
-        return self.op(memref.LoadOp.get(buf, [self.index(i) for i in indices]))
+        assert isinstance(buf.type, MemRefType)
+        return self.op(new_op(memref.LoadOp, (buf, *[self.index(i) for i in indices]), (buf.type.element_type,)))
 
     def store(self, value: Value, buf: Value, indices: Sequence[IndexLike]) -> None:
-        self.op(memref.StoreOp.get(value, buf, [self.index(i) for i in indices]))
+        self.op(new_op(memref.StoreOp, (value, buf, *[self.index(i) for i in indices])))
 
     # -- structured control flow -----------------------------------------------------------
     def if_(
@@ -278,10 +289,10 @@ class Emitter:
             block = Block()
             e = self.nested(Builder(InsertPoint.at_end(block)))
             vals = fn(e) if fn is not None else ()
-            e.op(scf.YieldOp(*vals))
+            e.op(new_op(scf.YieldOp, tuple(vals)))
             return Region(block)
 
-        op = scf.IfOp(cond, list(result_types), region(then), region(otherwise))
+        op = new_op(scf.IfOp, (cond,), tuple(result_types), regions=(region(then), region(otherwise)))
         self.b.insert(op)
         return list(op.results)
 
@@ -297,10 +308,16 @@ class Emitter:
         block = Block(arg_types=[IndexType(), *[a.type for a in iter_args]])
         e = self.nested(Builder(InsertPoint.at_end(block)))
         nxt = body(e, block.args[0], block.args[1:])
-        e.op(scf.YieldOp(*nxt))
-        op = scf.ForOp(self.index(lb), self.index(ub), self.index(step), list(iter_args), Region(block))
+        e.op(new_op(scf.YieldOp, tuple(nxt)))
+        bounds = (self.index(lb), self.index(ub), self.index(step))
+        op = new_op(scf.ForOp, (*bounds, *iter_args), [a.type for a in iter_args], regions=(Region(block),))
         self.b.insert(op)
         return list(op.results)
+
+
+def _constant(value: Attribute) -> Operation:
+    """``arith.ConstantOp(value)``, built as :func:`_binary` builds."""
+    return new_op(arith.ConstantOp, (), (value.type,), {"value": value})  # type: ignore[attr-defined]
 
 
 def activation(e: Emitter, x: Value, code: int) -> Value:
@@ -598,13 +615,13 @@ class LoweringContext:
         elem_types = [_elem(b) for b, _ in (*ins, *outs)]
         block = Block(arg_types=elem_types)
         e = Emitter(Builder(InsertPoint.at_end(block)))
-        idx = [e.op(linalg.IndexOp(d)) for d in range(rank)]
+        idx = [e.op(new_op(linalg.IndexOp, (), (_INDEX,), {"dim": integer_attr(d, _I64)})) for d in range(rank)]
         results = body(e, list(block.args), idx)
         for op in [i.owner for i in idx]:
             if not op.results[0].uses:
                 op.detach()
                 op.erase()
-        e.op(linalg.YieldOp(*results))
+        e.op(new_op(linalg.YieldOp, tuple(results)))
         iterators = [
             IteratorTypeAttr(IteratorType.REDUCTION if d in reduction_dims else IteratorType.PARALLEL)
             for d in range(rank)
