@@ -51,7 +51,7 @@ from nnc.passes.lowering.control_flow import CLOCK_FUNCTION, LOOP_TIMEOUT_ARG_AT
 from nnc.passes.counts import COUNTS_ATTR, read_counts_layout
 from nnc.passes.profile import PROFILE_ATTR, read_layout
 from nnc.passes.build import integer_attr
-from nnc.passes.to_llvm import _call, _constant_op, _gep, _load, _store
+from nnc.passes.to_llvm import llvm_call, llvm_constant, llvm_gep, llvm_load, llvm_store
 from nnc.runtime.abi import ENTRY_NAME as ENTRY
 from nnc.runtime.abi import COUNTS_SYMBOL, PROFILE_SYMBOL
 
@@ -92,18 +92,18 @@ class AddEntryPointPass(ModulePass):
         for base, count in ((ins, n_in.data), (outs, n_out.data)):
             for i in range(count):
                 # (to_llvm's builders: the same ops as the constructors, a third of the cost)
-                gep = _gep(base, [i], PTR)
-                load = _load(gep.results[0], PTR)
+                gep = llvm_gep(base, [i], PTR)
+                load = llvm_load(gep.results[0], PTR)
                 block.add_ops([gep, load])
                 args.append(load.results[0])
-        one = _constant_op(integer_attr(1, i64), i64)
+        one = llvm_constant(integer_attr(1, i64), i64)
         status = llvm.AllocaOp(one, i32)
-        zero = _constant_op(integer_attr(0, i32), i32)
-        block.add_ops([one, status, zero, _store(zero.results[0], status.results[0])])
+        zero = llvm_constant(integer_attr(0, i32), i32)
+        block.add_ops([one, status, zero, llvm_store(zero.results[0], status.results[0])])
         tail = [weights, status.results[0], *([block.args[4]] if main_timeout else []), arena]
         args.extend(tail[: extra + (1 if main_timeout else 0)])
-        call = _call("main", args)
-        result = _load(status.results[0], i32)
+        call = llvm_call("main", args)
+        result = llvm_load(status.results[0], i32)
         block.add_ops([call, result, llvm.ReturnOp(result.results[0])])
         entry = llvm.FuncOp(
             ENTRY,
