@@ -449,6 +449,7 @@ class Compilation:
                 self.cache_token, self.model, infos,
                 preference=self.preference, priority=self.priority, target=target,
                 devices=[(d.name, d.version) for d in self.target_devices], profile=self.profiling,
+                index_dir=self.cache_dir,
             )  # fmt: skip
         except Exception as e:  # noqa: BLE001 - caching is best effort
             self._cache_event("disabled", "", f"{type(e).__name__}: {e}")

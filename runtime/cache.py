@@ -89,6 +89,25 @@ Data file (same format version)::
     52      W     constant pool, as passed to ``nnc_run``
     52+W    16    XXH3-128 of every preceding byte of the file
 
+Source index (same format version), one small file per model file read::
+
+    nnc-src-<first 32 hex digits of N>.source
+    0       8     magic b"NNCSRCI\0"
+    8       4     format version (u32)
+    12      32    N: SHA-256 of the compiler id and the model's source key
+    44      32    the model's fingerprint
+    76      16    XXH3-128 of every preceding byte of the file
+
+A model read from a file (``Model.load``, ``import_tflite``) carries the
+file's identity (device, inode, size, modification and status-change times;
+:attr:`nnc.Model.source_key`).  Fingerprinting it hashes every weight
+(MobileNetV2: 14 MB, about 6 ms on two cores here), which is a third of a
+hit in a new process; the index records the fingerprint under the
+identity, so a new process that reads the same unchanged file finds it
+instead.  Any write to the file changes its identity (another name, so
+another index file); a bad index file is ignored, and rewritten once the
+model has been hashed.
+
 Why the thread pool is in the entry: every process needs the pool before
 it loads its first model (:mod:`nnc.runtime.threadpool`), and compiling it
 from its IR costs about 0.1 s, more than the rest of a hit; a process whose
@@ -243,7 +262,7 @@ _SOURCE_FINGERPRINTS: dict[tuple, bytes] = {}
 _SOURCE_LIMIT = 256
 
 
-def model_fingerprint(model) -> bytes:
+def model_fingerprint(model, index_dir: str | os.PathLike | None = None) -> bytes:
     """SHA-256 of everything in a finished model that affects its compilation
     (memoised per model object: a finished model cannot change; and per
     ``model.source_key``, the identity of the file a reader built it from
@@ -263,15 +282,21 @@ def model_fingerprint(model) -> bytes:
     time (MobileNetV2: 14 MB, 10.5 ms for SHA-256 with this CPU's SHA
     extensions on one core), which is why the values are digested one by
     one: :func:`_start_value_digests` spreads them over threads, which
-    run while this thread encodes the scalars."""
+    run while this thread encodes the scalars.
+
+    ``index_dir`` (a cache directory): a model read from a file is looked up
+    in, and once hashed recorded in, that directory's source index
+    (:func:`_recall_source`), so a new process reading an unchanged file does
+    not hash its weights either."""
     source = getattr(model, "source_key", None) if model.finished else None
     with _FP_LOCK:
         fp = _FINGERPRINTS.get(model)
         if fp is None and source is not None:
             fp = _SOURCE_FINGERPRINTS.get(source)
-            if fp is not None:
-                _FINGERPRINTS[model] = fp
+    if fp is None and source is not None and index_dir is not None:
+        fp = _recall_source(index_dir, source)
     if fp is not None:
+        _memoise(model, source, fp)
         return fp
     h = hashlib.sha256(b"nnc-model-fingerprint-4\0")
     arrays = [None if o.value is None else _contiguous(o.value) for o in model.operands]
@@ -290,14 +315,72 @@ def model_fingerprint(model) -> bytes:
     h.update(struct.pack("<Q", len(text)))
     fp = h.digest()
     if model.finished:
-        with _FP_LOCK:
-            _FINGERPRINTS[model] = fp
-            if source is not None:
-                if len(_SOURCE_FINGERPRINTS) >= _SOURCE_LIMIT:
-                    for old in list(_SOURCE_FINGERPRINTS)[: _SOURCE_LIMIT // 2]:
-                        del _SOURCE_FINGERPRINTS[old]
-                _SOURCE_FINGERPRINTS[source] = fp
+        _memoise(model, source, fp)
+        if source is not None and index_dir is not None:
+            _remember_source(index_dir, source, fp)
     return fp
+
+
+def _memoise(model, source: tuple | None, fp: bytes) -> None:
+    """Remember a finished model's fingerprint, by object and by source."""
+    with _FP_LOCK:
+        _FINGERPRINTS[model] = fp
+        if source is not None and _SOURCE_FINGERPRINTS.get(source) != fp:
+            if len(_SOURCE_FINGERPRINTS) >= _SOURCE_LIMIT:
+                for old in list(_SOURCE_FINGERPRINTS)[: _SOURCE_LIMIT // 2]:
+                    del _SOURCE_FINGERPRINTS[old]
+            _SOURCE_FINGERPRINTS[source] = fp
+
+
+# -- source index ---------------------------------------------------------------------------------
+
+INDEX_MAGIC = b"NNCSRCI\0"
+INDEX_SUFFIX = ".source"
+_INDEX_SIZE = 8 + 4 + 32 + 32 + _DIGEST  # magic, version, name digest, fingerprint, checksum
+
+
+def _index_path(index_dir: str | os.PathLike, source: tuple) -> tuple[Path, str]:
+    """(path, name digest as hex) of ``source``'s index file.  The name
+    digest covers the compiler (:func:`compiler_id`: the readers that turn a
+    file into a model are part of it) and the source key (reader, file
+    identity, reader options); the file repeats it, so an index file copied
+    or renamed to another source's name is refused."""
+    digest = hashlib.sha256(b"nnc-source-index\0" + compiler_id().encode() + b"\0" + repr(source).encode())
+    name = digest.hexdigest()
+    return Path(index_dir) / f"nnc-src-{name[:32]}{INDEX_SUFFIX}", name
+
+
+def _recall_source(index_dir: str | os.PathLike, source: tuple) -> bytes | None:
+    """The fingerprint a source index file records for ``source``, or None
+    when there is no such file or it fails verification (length, magic,
+    version, name digest, checksum; then the model is hashed and the file
+    rewritten).
+
+    Why this is safe: the source key holds the file's identity, which any
+    write to the file changes (:func:`nnc.modelfile.read_regular_file`), so
+    an index file describes the bytes that were read; and whoever can write
+    the cache directory can already forge whole entries (see Integrity), so
+    trusting its index files adds nothing to trust."""
+    path, name = _index_path(index_dir, source)
+    try:
+        blob = _read_private(path, INDEX_MAGIC, limit=_INDEX_SIZE)
+        if len(blob) != _INDEX_SIZE:
+            raise CacheCorrupt(f"{path.name}: {len(blob)} bytes, expected {_INDEX_SIZE}")
+        _check_file(blob, INDEX_MAGIC, name, "source index")
+    except CacheMiss:
+        return None
+    return bytes(blob[44:76])
+
+
+def _remember_source(index_dir: str | os.PathLike, source: tuple, fp: bytes) -> None:
+    """Write ``source``'s index file (atomically; best effort: an unwritable
+    directory only means the next process hashes the model again)."""
+    path, name = _index_path(index_dir, source)
+    body = INDEX_MAGIC + struct.pack("<I", FORMAT_VERSION) + bytes.fromhex(name) + fp
+    try:
+        _write_atomic(path, body + _checksum(body).digest())
+    except OSError:
+        pass
 
 
 #: Below this many bytes of weights one thread hashes them all (a thread's
@@ -449,19 +532,22 @@ def cache_key(
     target: Target,
     devices: Sequence[tuple[str, str]] = (("nnc-cpu", ""),),
     profile: bool = False,
+    index_dir: str | os.PathLike | None = None,
 ) -> str:
     """The entry's key (64 hex digits); see the module docstring.
     ``devices`` are the (name, version) of the devices compiled for
     (Compilation passes its own; the default stands for nnc-cpu);
     ``profile``: the code records per-operation timestamps (another entry
-    than the same model's plain code)."""
+    than the same model's plain code); ``index_dir``: the cache directory,
+    whose source index spares hashing a model read from an unchanged file
+    (:func:`model_fingerprint`)."""
     token = bytes(token)
     if len(token) != 32:
         raise ValueError("the cache token must be 32 bytes")
     h = _Hasher(b"nnc-compilation-cache")
     h.put(FORMAT_VERSION)
     h.bytes(token)
-    h.bytes(model_fingerprint(model))
+    h.bytes(model_fingerprint(model, index_dir))
     h.put([int(preference), int(priority)])
     h.put([[str(name), str(version)] for name, version in devices])
     h.put(compiler_id())

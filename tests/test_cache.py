@@ -359,6 +359,95 @@ def test_tflite_model_read_twice_shares_its_fingerprint():
     assert cache.model_fingerprint(a) == cache.model_fingerprint(b)
 
 
+def _forget_fingerprints(monkeypatch) -> None:
+    """As in a new process: no fingerprint is remembered in memory."""
+    import weakref
+
+    monkeypatch.setattr(cache, "_FINGERPRINTS", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(cache, "_SOURCE_FINGERPRINTS", {})
+
+
+def _saved_model(path, seed: int = 0) -> nnc.Model:
+    conv_model(seed=seed).save(path)
+    return nnc.Model.load(path)
+
+
+def _index_files(cache_dir) -> list:
+    return sorted(p for p in cache_dir.iterdir() if p.suffix == cache.INDEX_SUFFIX)
+
+
+def test_source_index_spares_hashing_in_a_new_process(tmp_path, monkeypatch):
+    """A compilation with caching of a model read from a file records its
+    fingerprint in the cache directory's source index; a process that reads
+    the unchanged file again hits without hashing the weights."""
+    from nnc import modelfile
+
+    monkeypatch.setattr(modelfile, "RACY_NS", 0)  # the file was just written: not racy for this test
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    first = compile_cached(_saved_model(tmp_path / "conv.nnc"), cache_dir)
+    assert events(first) == ["miss", "saved"]
+    assert len(_index_files(cache_dir)) == 1
+    _forget_fingerprints(monkeypatch)
+
+    def no_hashing(values):
+        raise AssertionError("the weights were hashed again")
+
+    with monkeypatch.context() as m:
+        m.setattr(cache, "_start_value_digests", no_hashing)
+        again = compile_cached(nnc.Model.load(tmp_path / "conv.nnc"), cache_dir)
+    assert events(again) == ["hit"] and only_key(again) == only_key(first)
+    check_correct(again, conv_model())
+    # A model built through the API has no source: nothing is recorded for it.
+    compile_cached(conv_model(seed=3), cache_dir)
+    assert len(_index_files(cache_dir)) == 1
+
+
+@pytest.mark.parametrize("how", ["truncate", "extend", "flip-key", "flip-middle", "flip-checksum",
+                                 "zero-length", "foreign-binary", "format-version"])  # fmt: skip
+def test_corrupt_source_index_is_ignored_and_rewritten(tmp_path, monkeypatch, how):
+    """A bad index file is a miss of the index only: the model is hashed,
+    hits its entry and the index file is rewritten."""
+    from nnc import modelfile
+
+    monkeypatch.setattr(modelfile, "RACY_NS", 0)
+    path = tmp_path / "conv.nnc"
+    first = compile_cached(_saved_model(path), tmp_path)
+    (index,) = _index_files(tmp_path)
+    good = index.read_bytes()
+    CORRUPTIONS[how](index)
+    _forget_fingerprints(monkeypatch)
+    model = nnc.Model.load(path)
+    assert cache._recall_source(tmp_path, model.source_key) is None
+    again = compile_cached(model, tmp_path)
+    assert events(again) == ["hit"] and only_key(again) == only_key(first)
+    check_correct(again, conv_model())
+    assert index.read_bytes() == good
+
+
+def test_source_index_of_another_file_is_refused(tmp_path, monkeypatch):
+    """An index file copied over another source's name is refused (the
+    name digest inside it does not match): each model still gets its own
+    entry and its own results."""
+    from nnc import modelfile
+
+    monkeypatch.setattr(modelfile, "RACY_NS", 0)
+    a_path, b_path = tmp_path / "a.nnc", tmp_path / "b.nnc"
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    compile_cached(_saved_model(a_path, seed=0), cache_dir)
+    (a_index,) = _index_files(cache_dir)
+    b_key = only_key(compile_cached(_saved_model(b_path, seed=1), cache_dir))
+    (b_index,) = [p for p in _index_files(cache_dir) if p != a_index]
+    b_index.write_bytes(a_index.read_bytes())
+    _forget_fingerprints(monkeypatch)
+    b = nnc.Model.load(b_path)
+    assert cache._recall_source(cache_dir, b.source_key) is None
+    c = compile_cached(b, cache_dir)
+    assert events(c) == ["hit"] and only_key(c) == b_key
+    check_correct(c, conv_model(seed=1))
+
+
 # -- corrupt, foreign, swapped, unreadable files -----------------------------------------------------
 
 
