@@ -88,8 +88,8 @@ def test_cold_functions_get_optsize_in_both_printers(monkeypatch) -> None:
         defines = {m.group(1): m.group(0) for m in re.finditer(r'^define .*@"?([\w.]+)"?\(.*$', text, re.MULTILINE)}
         assert {"main", "nnc_run", "nnc_softmax_8_t4"} <= set(defines)
         assert all("optsize" in line for line in defines.values()), defines
-    small = llvm_module(MODELS["tanh_f16"](), monkeypatch)  # under min-work: O2 as before
-    assert "optsize" not in print_module(small, lambda f: f.no_inline is not None)
+    big = llvm_module(_model(Op.ADD, T.TENSOR_FLOAT32, [1024, 1024], [(T.INT32, 0)]), monkeypatch)  # over max-work
+    assert "optsize" not in print_module(big, lambda f: f.no_inline is not None)
 
 
 _SUM_LOOP = """
@@ -113,12 +113,68 @@ done:
 """
 
 
-def test_module_of_cold_functions_is_not_vectorised() -> None:
-    """A module whose every function is optsize (nnc.cold) is compiled
-    without the vectorisers and unrolling (the same loop without optsize is
-    vectorised at O2)."""
+def test_module_of_cold_functions_skips_the_middle_end() -> None:
+    """A module whose every function is optsize (nnc.cold) reaches code
+    generation as written (the same loop without optsize is vectorised at
+    O2); one hot function among cold ones optimises the whole module."""
     target = Target.host()
     hot = str(optimize(_SUM_LOOP.format(attrs=""), target, exported=("main",)))
     cold = str(optimize(_SUM_LOOP.format(attrs=" optsize"), target, exported=("main",)))
     assert re.search(r"fadd <\d+ x float>", hot)  # vectorised
-    assert not re.search(r"<\d+ x float>", cold) and "fadd float" in cold
+    assert not re.search(r"<\d+ x float>", cold)
+    assert "%y = fadd float %x, %x" in cold and "br i1 %c, label %loop, label %done" in cold  # untouched
+    mixed = _SUM_LOOP.format(attrs=" optsize") + _SUM_LOOP.format(attrs="").replace('@"main"', '@"other"')
+    assert re.search(r"fadd <\d+ x float>", str(optimize(mixed, target, exported=("main", "other"))))
+
+
+def _fully_connected(batch: int, n_in: int, n_out: int) -> nnc.Model:
+    """FULLY_CONNECTED float32 with constant weights and bias (a kernel of
+    vector multiply-adds that may contract into FMAs)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    m = nnc.Model()
+    x = m.add_operand(T.TENSOR_FLOAT32, [batch, n_in])
+    w = m.add_operand(T.TENSOR_FLOAT32, [n_out, n_in])
+    m.set_operand_value(w, rng.standard_normal((n_out, n_in)).astype(np.float32))
+    b = m.add_operand(T.TENSOR_FLOAT32, [n_out])
+    m.set_operand_value(b, rng.standard_normal(n_out).astype(np.float32))
+    act = m.add_operand(T.INT32)
+    m.set_operand_value(act, 0)
+    y = m.add_operand(T.TENSOR_FLOAT32, [batch, n_out])
+    m.add_operation(Op.FULLY_CONNECTED, [x, w, b, act], [y])
+    m.identify_inputs_and_outputs([x], [y])
+    m.finish()
+    return m
+
+
+@pytest.mark.parametrize("name", ["fully_connected", "softmax_f32", "tanh_f16"])
+def test_cold_code_computes_bit_for_bit_what_optimised_code_does(name: str, monkeypatch) -> None:
+    """A cold module (every function optsize: LLVM's middle end skipped)
+    computes exactly what the same IR optimised at O2 computes: the two
+    objects differ, their outputs do not, bit for bit."""
+    import numpy as np
+
+    from nnc.model import dtype_of
+    from nnc.runtime import jit
+    from nnc.runtime.executable import Executable, generate_code
+
+    model = _fully_connected(3, 40, 12) if name == "fully_connected" else MODELS[name]()
+    infos = [model.operands[i].info() for i in model.inputs]
+    ir = driver.lower_to_llvm(model, infos)
+    defines = re.findall(r"^define .*$", ir.llvm_ir, re.MULTILINE)
+    assert defines and all("optsize" in line for line in defines)  # all cold
+    target = Target.host()
+    cold = generate_code(ir, target)
+    with monkeypatch.context() as m:
+        m.setattr(jit, "_for_size", lambda fn: False)  # as if hot: the O2 pipeline
+        hot = generate_code(ir, target)
+    assert cold.object_code != hot.object_code
+    rng = np.random.default_rng(3)
+    inputs = [(rng.standard_normal(i.dims) * 3).astype(dtype_of(i.type)) for i in infos]
+    results = []
+    for code in (cold, hot):
+        outs = [np.zeros(o.dims, dtype_of(o.type)) for o in ir.outputs]
+        assert Executable(code).run(inputs, outs) == 0
+        results.append([o.view(np.uint8) for o in outs])
+    assert all(np.array_equal(a, b) for a, b in zip(*results, strict=True))
