@@ -24,6 +24,7 @@ with only what it imports itself).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import subprocess
 import sys
@@ -171,7 +172,11 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     return found
 
 
-GRAPH = import_graph()
+@functools.cache
+def graph() -> dict[str, dict[str, int]]:
+    """:func:`import_graph`, built once, by the first test that needs it (not
+    at collection, which every xdist worker pays)."""
+    return import_graph()
 
 
 def test_every_module_has_a_layer() -> None:
@@ -183,7 +188,7 @@ def test_imports_only_go_downwards() -> None:
     rank = {name: k for k, name in enumerate(LAYERS)}
     upward = [
         f"{MODULES[m].name}:{line}: {m} ({layer(m)}) imports {t} ({layer(t)})"
-        for m, edges in GRAPH.items()
+        for m, edges in graph().items()
         for t, line in edges.items()
         if rank[layer(t)] > rank[layer(m)]
     ]
@@ -195,7 +200,7 @@ def test_runtime_and_passes_never_import_the_api() -> None:
     forbidden = {"nnc", "nnc.compilation", "nnc.model", "nnc.importer", "nnc.driver"}
     bad = [
         f"{m} imports {t}"
-        for m, edges in GRAPH.items()
+        for m, edges in graph().items()
         if layer(m) in ("runtime", "passes", "dialects", "types")
         for t in edges
         if t in forbidden
@@ -204,7 +209,7 @@ def test_runtime_and_passes_never_import_the_api() -> None:
 
 
 def test_no_import_cycles() -> None:
-    found = cycles(GRAPH)
+    found = cycles(graph())
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
@@ -251,7 +256,7 @@ def test_layer_loads_in_isolation(which: str) -> None:
     layer is loaded with them."""
     rank = {name: k for k, name in enumerate(LAYERS)}
     members = [m for m in MODULES if layer(m) == which and m not in PACKAGES]
-    imported = {t for m in members for t in GRAPH[m]}
+    imported = {t for m in members for t in graph()[m]}
     leaves = [m for m in members if m not in imported]
     loaded = _load_isolated(leaves)
     assert set(members) <= set(loaded)
