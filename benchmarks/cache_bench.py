@@ -24,11 +24,13 @@ and CPU time (``time.process_time``) of ``Compilation.finish()``:
   processes: :mod:`nnc.runtime.worker`);
 * new-process hit: the first ``finish()`` of a process that has imported nnc
   and read the model (what an application restart pays: the model's
-  fingerprint, nnc's compiler id, reading and checking both files, loading
-  the thread pool and the model's object); ``--runs`` processes;
+  fingerprint, which the cache directory's source index holds for a model
+  file unchanged since the cold compilation, nnc's compiler id, reading and
+  checking both files, loading the thread pool and the model's object);
+  ``--runs`` processes;
 * in-process hit: in each of those processes, ``--hits`` more ``finish()``
-  calls, each of a model object read again from the file (fingerprint
-  computed again: what the issue calls a hit), and
+  calls, each of a model object read again from the file (a new object,
+  whose fingerprint the process remembers by the file's identity), and
 * same-model hit: ``--hits`` calls for the model object already compiled
   (fingerprint memoised: only the files are read, checked and loaded).
 

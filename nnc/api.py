@@ -142,7 +142,7 @@ def load_model(path) -> Model:
     the ``TFL3`` identifier) through :func:`nnc.import_tflite`, otherwise
     nnc's own model file format (:mod:`nnc.modelfile`).  A binary file
     object is read as a model file; a bare int is refused (see
-    :func:`nnc.modelfile.read_source`)."""
+    :func:`nnc.modelfile.read_identified_source`)."""
     fn = "nnc.load_model"
     if path is None:
         raise UnexpectedNullError(fn, "the model file is null")

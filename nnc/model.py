@@ -679,7 +679,7 @@ class Model:
     def load(source) -> Model:
         """Read, validate and finish a model file: a path or a binary file
         object (read, never closed), not a bare file descriptor (see
-        :func:`nnc.modelfile.read_source`); BadDataError if corrupt."""
+        :func:`nnc.modelfile.read_identified_source`); BadDataError if corrupt."""
         return modelfile.load(source, Model)
 
     # -- conveniences ------------------------------------------------------------------------

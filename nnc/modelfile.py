@@ -172,12 +172,6 @@ def read_regular_file(path: str) -> tuple[bytes, FileIdentity | None]:
     return data, key if stable and old_enough else None
 
 
-def read_source(source: object, fn: str) -> tuple[bytes, str]:
-    """(contents, name) of a model ``source``: see :func:`read_identified_source`."""
-    raw, name, _ = read_identified_source(source, fn)
-    return raw, name
-
-
 def read_identified_source(source: object, fn: str) -> tuple[bytes, str, FileIdentity | None]:
     """(contents, name, identity) of a model ``source``: a path (str, bytes or
     os.PathLike) naming a regular file (identity: :func:`read_regular_file`),
@@ -219,7 +213,7 @@ def read_path(source: str | bytes | os.PathLike, fn: str) -> tuple[bytes, str, F
 
 
 def load(source: object, new_model: Callable[[], Model]) -> Model:
-    """Read and validate a model file (see :func:`read_source`), building it
+    """Read and validate a model file (see :func:`read_identified_source`), building it
     with ``new_model()`` (the :class:`nnc.Model` class: this module sits below
     it, which saves and loads through here)."""
     raw, path, identity = read_identified_source(source, _LOAD)
