@@ -12,7 +12,6 @@ import stat
 
 import numpy as np
 
-from nnc import driver
 from nnc.compilation import Compilation
 from nnc.details import TensorDetails, bind_inputs
 from nnc.errors import BadDataError, OpFailedError, OutputInsufficientSizeError, UnexpectedNullError
@@ -197,6 +196,8 @@ def compile_artifact(
     Errors: BadDataError for a request that cannot be met (unknown triple,
     CPU or feature, inputs not fully specified), OpFailedError when a tool
     is missing or a file cannot be written, and the compilation's NNErrors."""
+    from nnc import driver  # the compiler (xDSL): only for a compilation, so that reading a model stays light
+
     fn = "nnc.compile_artifact"
     if model is None:
         raise UnexpectedNullError(fn, "model is null")

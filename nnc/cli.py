@@ -63,10 +63,8 @@ from typing import TextIO
 import numpy as np
 
 import nnc
-from nnc import bench, driver, dot, tflite
 from nnc.enums import OperationType
 from nnc.errors import NNError
-from nnc.passes.pipeline import format_timings
 from nnc.operand_types import dtype_of
 from nnc.runtime import cpu_probe
 from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
@@ -164,6 +162,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from nnc import bench  # the compiler: imported by the commands that compile (--help stays fast)
+
     if args.runs < 1 or args.warmup < 0 or (args.threads is not None and args.threads < 1):
         raise UsageError("--runs and --threads must be >= 1, --warmup >= 0")
     if args.top is not None and (args.top < 1 or not args.profile):
@@ -190,6 +190,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    from nnc import tflite
+
     if args.dot or args.svg:
         return _info_graph(args)
     if tflite.is_tflite_file(args.model):
@@ -200,6 +202,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def _info_graph(args: argparse.Namespace) -> int:
     """``--dot`` (DOT on stdout) and/or ``--svg FILE``."""
+    from nnc import dot
+
     model = _load(args.model)  # a TFLite operator nnc cannot import is an NNError (exit 1)
     text = dot.to_dot(model, os.path.basename(args.model))
     if args.dot:
@@ -216,6 +220,8 @@ def _info_graph(args: argparse.Namespace) -> int:
 def _info_tflite(path: str) -> int:
     """Each TFLite operator and the NNAPI operation(s) it became; then the
     imported model, or (exit status 1) the one report of every problem."""
+    from nnc import tflite
+
     result = tflite.translate_tflite(path)
     for o in result.operators:
         became = ", ".join(o.nnapi) or (f"({o.note})" if o.note else "-")
@@ -262,6 +268,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     name = os.path.basename(args.model)
     try:
         target = cpu_probe.target_for(args.target, args.target_cpu, args.target_features) if emit != "mlir" else None
+        # The compiler (xDSL) is imported once the arguments are known to be good.
+        from nnc import driver
+        from nnc.passes.pipeline import format_timings
+
         # Timing counts the module's operations around every pass: only when asked.
         timing = driver.timed() if args.timings else contextlib.nullcontext([])
         with Progress(name) as progress, timing as timings:

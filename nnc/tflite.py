@@ -58,7 +58,6 @@ from nnc.errors import BadDataError, NNError, OpFailedError, UnexpectedNullError
 from nnc.model import Model
 from nnc.modelfile import FileIdentity, read_path
 from nnc.operand_types import dtype_of
-from nnc.passes.lowering import unsupported_reason
 
 FN = "nnc.import_tflite"
 _LEVELS = list(FeatureLevel)
@@ -1371,6 +1370,10 @@ def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
 def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
     """Operators that map to NNAPI operations of a later feature level than
     the target, or that nnc cannot compile yet: {index: reason}."""
+    # The lowering table imports xDSL (about 0.8 s): only an import of a
+    # TFLite file pays it, not every reader of nnc's own model files.
+    from nnc.passes.lowering import unsupported_reason
+
     problems: dict[int, str] = {}
     for j, op in enumerate(imp.model.operations):
         k, _ = imp.op_index[j]
