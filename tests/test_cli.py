@@ -63,3 +63,22 @@ def test_compile_timings_list_every_pass_in_order(tmp_path):
     assert stages[0] == "import-model" and stages[-1] == "total" and "emit)" in stages
     rows = [line.split() for line in proc.stderr.splitlines() if line.strip().endswith("convert-nnapi-to-linalg")]
     assert len(rows) == 1 and int(rows[0][2]) < int(rows[0][3])  # the lowering adds operations
+
+
+def test_help_and_reading_an_nnc_model_import_no_compiler():
+    """``nnc --help``, argument errors and reading an .nnc model file never
+    import the compiler (xDSL and the passes: about a second of start-up);
+    only a compilation or a TFLite import does."""
+    code = (
+        "import sys, contextlib, io\n"
+        "import nnc, nnc.cli\n"
+        f"nnc.load_model({EXAMPLE!r})\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    nnc.cli.main(['--help'])\n"
+        "with contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    assert nnc.cli.main(['compile', {EXAMPLE!r}, '-o', '-', '--emit', 'obj']) == 2\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'xdsl' or m.startswith('nnc.passes')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
