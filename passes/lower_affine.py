@@ -1,6 +1,6 @@
 """``nnc-lower-affine``: ``affine.apply`` to index arithmetic, in one walk.
 
-``convert-linalg-to-loops`` leaves an ``affine.apply`` for each non-identity
+``nnc-convert-linalg-to-loops`` leaves an ``affine.apply`` for each non-identity
 indexing map of a ``linalg.generic``; nnc's IR has no other affine op.  Each
 becomes the ``arith`` ops xDSL's ``lower-affine`` builds for it (its
 ``affine_expr_ops``: a constant, ``muli``, ``addi``, ``remsi``,

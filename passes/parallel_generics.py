@@ -6,9 +6,9 @@ Lowerings that build on vector kernels mark their own loops
 (:func:`nnc.passes.kernels.vector.parallel_each`); everything else -- the
 element-wise operations, activations, pooling, padding copies, quantised
 depthwise convolutions and requantisation -- is a ``linalg.generic`` that
-``convert-linalg-to-loops`` turns into a serial nest.  This pass lowers such
-a generic to the same nest itself (xDSL's pattern, so the loops are exactly
-those ``convert-linalg-to-loops`` would make) and marks the loop of its
+``nnc-convert-linalg-to-loops`` turns into a serial nest.  This pass lowers
+such a generic to the same nest itself (with that pass's
+:func:`~nnc.passes.linalg_to_loops.lower_generic`) and marks the loop of its
 first dimension of extent above 1 with ``nnc.parallel`` when that is sound:
 
 * the dimension is a ``parallel`` iterator, and every output's indexing map
@@ -25,7 +25,7 @@ first dimension of extent above 1 with ``nnc.parallel`` when that is sound:
   scalar operations ``nnc-outline-parallel`` would count.
 
 Only generics at the top level of a function are taken (one per layer);
-the others are left to ``convert-linalg-to-loops``.
+the others are left to ``nnc-convert-linalg-to-loops``.
 """
 
 from __future__ import annotations
@@ -46,10 +46,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.transforms.convert_linalg_to_loops import LowerLinalgStructuredOpPattern
 from xdsl.utils.exceptions import PassFailedException
 
+from nnc.passes.linalg_to_loops import lower_generic
 from nnc.passes.outline_parallel import MIN_PARALLEL_WORK, PARALLEL_ATTR
 
 #: ops through which a buffer is the same memory seen differently
@@ -160,14 +159,10 @@ def split_dim(op: linalg.GenericOp) -> int | None:
     return dim
 
 
-def _nth_loop(first: Operation | None, stop: Operation | None, depth: int) -> scf.ForOp | None:
-    """The ``depth``-th nested ``scf.for`` of the nest inserted between
-    ``first`` and ``stop`` (0: the outermost)."""
-    op = first
-    while op is not None and op is not stop and not isinstance(op, scf.ForOp):
-        op = op.next_op
-    if not isinstance(op, scf.ForOp):
-        return None
+def _nth_loop(outer: scf.ForOp, depth: int) -> scf.ForOp | None:
+    """The ``depth``-th nested ``scf.for`` of the nest whose outermost loop
+    is ``outer`` (0: ``outer`` itself)."""
+    op = outer
     for _ in range(depth):
         inner = next((o for o in op.body.block.ops if isinstance(o, scf.ForOp)), None)
         if inner is None:
@@ -182,11 +177,8 @@ def parallelize(op: linalg.GenericOp) -> scf.ForOp | None:
     dim = split_dim(op)
     if dim is None:
         return None
-    before, after = op.prev_op, op.next_op
-    LowerLinalgStructuredOpPattern().match_and_rewrite(op, PatternRewriter(op))
-    block = after.parent_block() if after is not None else None
-    first = before.next_op if before is not None else (block.first_op if block is not None else None)
-    loop = _nth_loop(first, after, dim)
+    outer = lower_generic(op)
+    loop = _nth_loop(outer, dim) if outer is not None else None
     if loop is None:
         raise PassFailedException("nnc-parallelize-generics: the loop nest of a linalg.generic was not found")
     loop.attributes[PARALLEL_ATTR] = UnitAttr()

@@ -14,7 +14,8 @@ From an nnapi module with static input shapes to the llvm dialect:
                                 parallel outer loop is marked for the thread pool
 7. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
-8. ``convert-linalg-to-loops``  (xDSL) scf.for nests of loads and stores
+8. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
+                                IR of xDSL's ``convert-linalg-to-loops``)
 9. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
 10. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
                                 expansion, in one walk)
@@ -54,7 +55,6 @@ from xdsl.dialects import affine, arith, builtin, cf, func, linalg, llvm, math, 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
-from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.transforms.lower_affine import LowerAffinePass
@@ -65,6 +65,7 @@ from nnc.passes.build import walk_ops
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
+from nnc.passes.linalg_to_loops import ConvertLinalgToLoopsPass
 from nnc.passes.llvm_printer import Unprintable, function_attributes, print_module
 from nnc.passes.lower_affine import LowerAffineApplyPass
 from nnc.passes.lower_scf_while import LowerScfWhilePass
@@ -113,7 +114,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnc-outline-kernels",
     "nnc-parallelize-generics",
     "nnc-outline-parallel",
-    "convert-linalg-to-loops",
+    "nnc-convert-linalg-to-loops",
     "nnc-simplify-trivial-loops",
     "nnc-lower-affine",
     "nnc-lower-scf-while",

@@ -1,6 +1,6 @@
 """``nnc-simplify-trivial-loops``: loops of one iteration become their body.
 
-``convert-linalg-to-loops`` emits one ``scf.for`` per dimension of a
+``nnc-convert-linalg-to-loops`` emits one ``scf.for`` per dimension of a
 ``linalg.generic``'s domain, size-1 dimensions included, and most tensors of
 a model have some (the batch of 1, a 1 x 1 spatial extent, a channel of 1).
 Each such loop costs three blocks and a compare after ``convert-scf-to-cf``,
@@ -17,7 +17,7 @@ a loop whose constant bounds give one iteration
 is replaced by its body with the induction variable set to the lower bound,
 and a loop of no iteration by its initial values.  The computation, and so
 every result bit, is the same: the same operations run in the same order.
-It runs right after ``convert-linalg-to-loops``, when every loop exists and
+It runs right after ``nnc-convert-linalg-to-loops``, when every loop exists and
 none has been lowered to branches yet.
 """
 

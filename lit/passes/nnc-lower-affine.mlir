@@ -1,6 +1,6 @@
 // RUN: nnc-opt %s -p nnc-lower-affine | filecheck %s
 
-// affine.apply, as convert-linalg-to-loops leaves it for a non-identity
+// affine.apply, as nnc-convert-linalg-to-loops leaves it for a non-identity
 // indexing map, becomes xDSL's lower-affine expansion: a constant and a
 // muli per product, an addi per sum, in the order of the expression.  As in
 // xDSL's pass, trivially dead operations (the unused apply and constant)

@@ -1,7 +1,7 @@
 // RUN: nnc-opt %s -p nnc-parallelize-generics | filecheck %s
 
-// Top-level linalg.generic ops become the loop nests convert-linalg-to-loops
-// would make, with the loop of the first dimension of extent above 1 marked
+// Top-level linalg.generic ops become the loop nests nnc-convert-linalg-to-loops
+// makes, with the loop of the first dimension of extent above 1 marked
 // {nnc.parallel} when that dimension is a parallel iterator indexing every
 // output and no input overlaps an output (unless it is that output read
 // through the same map).  nnc-outline-parallel then decides with its work
@@ -80,7 +80,7 @@ builtin.module {
   }
 
   // Too little work to be worth a dispatch even before vectorisation
-  // (see WIDEST_LANES): left to convert-linalg-to-loops.
+  // (see WIDEST_LANES): left to nnc-convert-linalg-to-loops.
   func.func @small(%a: memref<64x64xf32>, %out: memref<64x64xf32>) {
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<64x64xf32>) outs(%out : memref<64x64xf32>) {
     ^bb0(%v: f32, %o: f32):

@@ -1,6 +1,6 @@
 // RUN: nnc-opt %s -p nnc-simplify-trivial-loops | filecheck %s
 
-// A copy over a 1 x 4 domain, as convert-linalg-to-loops leaves it: the
+// A copy over a 1 x 4 domain, as nnc-convert-linalg-to-loops leaves it: the
 // outer loop runs once, so it becomes its body with %i = 0; the inner loop
 // (four iterations) stays.  A loop of no iteration is dropped, its result
 // replaced by its initial value.
