@@ -178,3 +178,20 @@ def test_cold_code_computes_bit_for_bit_what_optimised_code_does(name: str, monk
         assert Executable(code).run(inputs, outs) == 0
         results.append([o.view(np.uint8) for o in outs])
     assert all(np.array_equal(a, b) for a, b in zip(*results, strict=True))
+
+
+def test_a_cold_module_reaches_code_generation_as_few_functions() -> None:
+    """In a cold module, O0's always-inliner folds ``main`` (and any other
+    internal function that may be inlined) into ``nnc_run``; the shared
+    kernels, ``noinline``, stay functions.  Code generation pays per
+    function, and cold modules are mostly ``main`` plus ``nnc_run``."""
+    from nnc.runtime.abi import ENTRY_NAME
+
+    model = MODELS["softmax_f32"]()
+    ir = driver.lower_to_llvm(model, [model.operands[i].info() for i in model.inputs])
+    names = re.findall(r'^define [^@]*@"?([\w.]+)"?\(.*$', ir.llvm_ir, re.MULTILINE)
+    assert "main" in names and ENTRY_NAME in names
+    kernels = [n for n in names if re.search(rf'^define [^@]*@"?{n}"?\(.*\bnoinline\b', ir.llvm_ir, re.MULTILINE)]
+    mod = optimize(ir.llvm_ir, Target.host())
+    defined = sorted(fn.name for fn in mod.functions if not fn.is_declaration)
+    assert defined == sorted([ENTRY_NAME, *kernels])
