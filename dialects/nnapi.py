@@ -29,6 +29,8 @@ is kept outside the IR so that printing and rewriting stay cheap.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
@@ -245,10 +247,19 @@ def memref_type(t: Attribute, what: str = "a value") -> MemRefType:
     the value in the error (an operation output, a function argument)."""
     if not isinstance(t, TensorType):
         raise PassFailedException(f"{what} is {t}, expected a ranked tensor")
-    shape = list(t.get_shape())
-    if any(d < 0 for d in shape):
+    if any(d < 0 for d in t.get_shape()):
         raise PassFailedException(f"{what} has shape {t}, not static: run nnapi-shape-inference first")
-    return MemRefType(element_storage_type(t), shape)
+    return _memref_of(t)
+
+
+@functools.lru_cache(maxsize=4096)
+def _memref_of(t: TensorType) -> MemRefType:
+    """The memref type of a static tensor type, made once per type: types
+    are immutable, and building and verifying a MemRefType (its shape an
+    ArrayAttr of IntAttr, the element type mapped through the operand
+    tables) costs more than the lookup; a model asks for the same few types
+    at every operation."""
+    return MemRefType(element_storage_type(t), t.get_shape())
 
 
 # ---------------------------------------------------------------------------------
