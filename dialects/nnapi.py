@@ -30,7 +30,6 @@ is kept outside the IR so that printing and rewriting stay cheap.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 

@@ -82,3 +82,23 @@ func.func @h(%a: memref<f32>, %o: memref<f32>) {
 // CHECK-NEXT:    %[[N:.*]] = arith.negf %[[X]] : f32
 // CHECK-NEXT:    memref.store %[[N]], %o[] : memref<f32>
 // CHECK-NEXT:    func.return
+
+// A dynamic size bounds its loop by memref.dim of the operand it comes from.
+func.func @d(%a: memref<?xf32>, %o: memref<?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : memref<?xf32>) outs(%o : memref<?xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @d(%a: memref<?xf32>, %o: memref<?xf32>)
+// CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[N:.*]] = memref.dim %a, %[[K0]] : memref<?xf32>
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    scf.for %[[I:.*]] = %[[C0]] to %[[N]] step %[[C1]] {
+// CHECK-NEXT:      %[[X:.*]] = memref.load %a[%[[I]]] : memref<?xf32>
+// CHECK-NEXT:      memref.store %[[X]], %o[%[[I]]] : memref<?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
