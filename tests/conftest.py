@@ -25,8 +25,15 @@ import os
 import sys
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+#: Every hypothesis test draws the same examples on every run, on every
+#: machine: the suite passes or fails on the code alone.  Exploring new
+#: examples is the job of the long fuzz runs (tests/fuzz/run.py).
+settings.register_profile("suite", derandomize=True, database=None)
+settings.load_profile("suite")
 
 _COUNTS: dict[str, int] = {}
 #: checklist item -> outcomes of the tests that cover it ("passed"/"failed"/"skipped")

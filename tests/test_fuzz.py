@@ -6,7 +6,12 @@ out-of-range run-time inputs.  Single bad calls only parse and validate, so
 they run in this process; every other kind runs its examples in one forked
 child per test (:func:`fuzz.generators.run_isolated`): native code runs
 there, so a crash or a hang fails the test with its seed instead of killing
-the run.  ``tests/fuzz/run.py`` runs the same trials for N minutes."""
+the run.  ``tests/fuzz/run.py`` runs the same trials for N minutes.
+
+The suite's seeds are derandomised (the hypothesis profile of conftest.py):
+a run of the suite passes or fails on the code alone, never on the seeds it
+happened to draw.  New seeds are the long runs' job; whatever they find gets
+a regression test."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from nnc import driver
 from nnc.passes import pipeline
 from nnc.passes.llvm_printer import Unprintable, print_module
 from nnc.runtime.jit import Target, emit_assembly, optimize
+from targets import X86_CPUS, description, x86_target
 
 
 def _model(op: Op, in_type: T, dims: list[int], extra: list[tuple[T, object]], **q) -> nnc.Model:
@@ -46,12 +47,12 @@ MODELS = {
 }
 
 
-def llvm_module(model: nnc.Model, monkeypatch) -> ModuleOp:
-    """The model's llvm-dialect module, as the driver hands it to to_llvm_ir."""
+def llvm_module(model: nnc.Model, monkeypatch, target: Target) -> ModuleOp:
+    """The model's llvm-dialect module for ``target``, as the driver hands it to to_llvm_ir."""
     seen: list[ModuleOp] = []
     monkeypatch.setattr(driver, "to_llvm_ir", lambda m: seen.append(m) or pipeline.to_llvm_ir(m))
     infos = [model.operands[i].info(with_value=False) for i in model.inputs]
-    driver.lower_to_llvm(model, infos)
+    driver.lower_to_llvm(model, infos, target)
     return seen[0]
 
 
@@ -60,16 +61,17 @@ def machine_code(ir_text: str, target: Target) -> str:
     return re.sub(r"(\.LBB|\.Lfunc_end|\.LCPI|\.Ltmp)\d+", r"\1N", asm)
 
 
+@pytest.mark.parametrize("cpu", ["haswell", "skylake-avx512"])
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_same_machine_code_as_xdsl_backend(name: str, monkeypatch) -> None:
-    module = llvm_module(MODELS[name](), monkeypatch)
-    target = Target.host()
+def test_same_machine_code_as_xdsl_backend(name: str, cpu: str, monkeypatch) -> None:
+    target = x86_target(cpu)
+    module = llvm_module(MODELS[name](), monkeypatch, target)
     direct = print_module(module, lambda f: f.no_inline is not None)
     assert machine_code(direct, target) == machine_code(pipeline._xdsl_llvm_ir(module), target)
 
 
 def test_unknown_operation_falls_back_to_xdsl(monkeypatch) -> None:
-    module = llvm_module(MODELS["add_f32"](), monkeypatch)
+    module = llvm_module(MODELS["add_f32"](), monkeypatch, x86_target("haswell"))
     main = next(op for op in module.ops if isinstance(op, llvm.FuncOp) and op.body.blocks)
     block = main.body.blocks.first
     assert block is not None
@@ -79,16 +81,22 @@ def test_unknown_operation_falls_back_to_xdsl(monkeypatch) -> None:
     assert "asm sideeffect" in pipeline.to_llvm_ir(module)
 
 
-def test_cold_functions_get_optsize_in_both_printers(monkeypatch) -> None:
+@pytest.mark.parametrize("cpu", X86_CPUS)
+def test_cold_functions_get_optsize_in_both_printers(cpu: str, monkeypatch) -> None:
     """nnc-mark-cold's mark reaches LLVM as ``optsize`` (llvm.func's
     passthrough), on the function and on nnc_run, which inlines main, from
-    the direct printer and from xDSL's backend alike."""
-    module = llvm_module(MODELS["softmax_f32"](), monkeypatch)
+    the direct printer and from xDSL's backend alike.  The softmax row
+    kernel is named by the target's float32 lanes and the row's tail (the
+    model's rows have 20 elements)."""
+    target = x86_target(cpu)
+    module = llvm_module(MODELS["softmax_f32"](), monkeypatch, target)
+    lanes = description(target).lanes("f32")
+    kernel = f"nnc_softmax_{lanes}_t{20 % lanes}"
     for text in (print_module(module, lambda f: f.no_inline is not None), pipeline._xdsl_llvm_ir(module)):
         defines = {m.group(1): m.group(0) for m in re.finditer(r'^define .*@"?([\w.]+)"?\(.*$', text, re.MULTILINE)}
-        assert {"main", "nnc_run", "nnc_softmax_8_t4"} <= set(defines)
+        assert {"main", "nnc_run", kernel} <= set(defines)
         assert all("optsize" in line for line in defines.values()), defines
-    big = llvm_module(_model(Op.ADD, T.TENSOR_FLOAT32, [1024, 1024], [(T.INT32, 0)]), monkeypatch)  # over max-work
+    big = llvm_module(_model(Op.ADD, T.TENSOR_FLOAT32, [1024, 1024], [(T.INT32, 0)]), monkeypatch, target)  # over max-work
     assert "optsize" not in print_module(big, lambda f: f.no_inline is not None)
 
 

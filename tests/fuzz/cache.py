@@ -27,39 +27,75 @@ from .graphs import build, check
 
 
 def _damage(rng: random.Random, directory: Path, foreign: list[bytes]) -> str:
-    """Damage one file of the cache directory; says what it did."""
+    """Damage one file of the cache directory; says what it did.
+
+    Concurrent writers (:func:`_concurrent_writers`) may ``os.replace`` a
+    fresh file into place at any moment, so every damage that can be is one
+    atomic rename too: the damaged bytes or the FIFO are made under a
+    temporary name and renamed over the entry.  A directory cannot be
+    renamed over a file, so that damage removes the file and creates the
+    directory, and when a writer's file lands between the two it tries
+    again (a few times; then the writer has won and the damage is "lost")."""
     files = sorted(p for p in directory.iterdir() if p.name.startswith("nnc-") and p.is_file())
     if not files:
         return "nothing to damage"
     path = rng.choice(files)
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return f"{path.name}: gone before it was read"
     how = rng.randrange(8)
     if how == 0:
-        path.write_bytes(data[: rng.randrange(len(data) + 1)])
+        _replace(path, data[: rng.randrange(len(data) + 1)])
     elif how == 1:
         buf = bytearray(data)
         for _ in range(rng.randint(1, 4)):
             if buf:
                 buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
-        path.write_bytes(bytes(buf))
+        _replace(path, bytes(buf))
     elif how == 2:
         at = rng.randrange(max(1, len(data)))
-        path.write_bytes(data[:at] + os.urandom(rng.randint(1, 64)) + data[at + 64 :])
+        _replace(path, data[:at] + os.urandom(rng.randint(1, 64)) + data[at + 64 :])
     elif how == 3:  # the other file of the entry (model <-> data)
         other = [p for p in files if p != path]
         if other:
-            shutil.copyfile(rng.choice(other), path)
+            try:
+                _replace(path, rng.choice(other).read_bytes())
+            except (FileNotFoundError, IsADirectoryError):
+                return f"{path.name}: its twin was gone"
     elif how == 4 and foreign:
-        path.write_bytes(rng.choice(foreign))
+        _replace(path, rng.choice(foreign))
     elif how == 5:
-        path.unlink()
+        path.unlink(missing_ok=True)
     elif how == 6:
-        path.unlink()
-        os.mkfifo(path)
-    else:
-        path.unlink()
-        path.mkdir()
+        fifo = path.with_name(f".{path.name}.fifo")
+        os.mkfifo(fifo)
+        os.replace(fifo, path)
+    elif not _directory_in_place(path):
+        return f"{path.name}: damage {how} lost to a writer"
     return f"{path.name}: damage {how}"
+
+
+def _replace(path: Path, blob: bytes) -> None:
+    """``path`` now holds ``blob``, in one rename (a concurrent reader sees
+    the old file or the new one, as it would see a writer's)."""
+    tmp = path.with_name(f".{path.name}.damage")
+    tmp.write_bytes(blob)
+    os.replace(tmp, path)
+
+
+def _directory_in_place(path: Path, tries: int = 5) -> bool:
+    """Put a directory where the file ``path`` is; False if a concurrent
+    writer put its file back every time."""
+    for _ in range(tries):
+        path.unlink(missing_ok=True)
+        try:
+            path.mkdir()
+            return True
+        except FileExistsError:
+            if path.is_dir():
+                return True
+    return False
 
 
 def _clear_fifos(directory: Path) -> None:
