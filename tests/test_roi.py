@@ -175,14 +175,16 @@ def _reference_heatmap(heatmap: np.ndarray, boxes: np.ndarray, tol: float = 1e-5
 
 
 @lru_cache(maxsize=None)
-def heatmap_model(nchw: bool, t: T = T.TENSOR_FLOAT32) -> nnc.CompiledModel:
+def heatmap_model(nchw: bool, t: T = T.TENSOR_FLOAT32, shape: tuple[int, int, int, int] = (3, 5, 5, 4)) -> nnc.CompiledModel:
+    """HEATMAP_MAX_KEYPOINT of an NHWC ``shape`` (num, size, size, keypoints), laid out as ``nchw`` says."""
+    num, kp = shape[0], shape[3]
     m = nnc.Model()
-    h = m.add_operand(t, _layout((3, 5, 5, 4), nchw))
-    boxes = m.add_operand(t, [3, 4])
+    h = m.add_operand(t, _layout(shape, nchw))
+    boxes = m.add_operand(t, [num, 4])
     layout = m.add_operand(T.BOOL)
     m.set_operand_value(layout, nchw)
-    scores = m.add_operand(t, [3, 4])
-    points = m.add_operand(t, [3, 4, 2])
+    scores = m.add_operand(t, [num, kp])
+    points = m.add_operand(t, [num, kp, 2])
     m.add_operation(Op.HEATMAP_MAX_KEYPOINT, [h, boxes, layout], [scores, points])
     m.identify_inputs_and_outputs([h, boxes], [scores, points])
     m.finish()
@@ -200,6 +202,20 @@ def test_heatmap_max_keypoint_float32(nchw: bool) -> None:
     x = HEATMAP.transpose(0, 3, 1, 2).copy() if nchw else HEATMAP
     scores, points = heatmap_model(nchw).run(x, HEAT_BOXES)
     want_scores, want_points = _reference_heatmap(HEATMAP, HEAT_BOXES)
+    np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(points, want_points, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(1, 2, 2, 1), (1, 2, 2, 3), (2, 2, 2, 1), (1, 3, 3, 1)])
+def test_heatmap_max_keypoint_edge_sizes(shape: tuple[int, int, int, int]) -> None:
+    """The smallest heatmaps (2 x 2: every 3 x 3 neighbourhood is mirrored)
+    and one box and keypoint: one item, so the parallel loop over items runs
+    once and its body gets a Python int for an index (an internal compiler
+    error once)."""
+    x = np.random.default_rng(5).normal(size=shape).astype(np.float32)
+    boxes = np.tile(np.array([[1, 2, 9, 6]], np.float32), (shape[0], 1))
+    scores, points = heatmap_model(False, T.TENSOR_FLOAT32, shape).run(x, boxes)
+    want_scores, want_points = _reference_heatmap(x, boxes)
     np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(points, want_points, rtol=1e-6, atol=1e-5)
 

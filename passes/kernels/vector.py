@@ -350,8 +350,16 @@ def for_range(
 ) -> list[Value]:
     """``for i in range(lo, hi, step)`` carrying ``carried`` through ``body(e,
     i, carried) -> carried``: an scf.for, or with constant bounds nothing or
-    the body inline (``i`` a Python int) when it runs at most once.  With
-    constant bounds ``hi - lo`` is a multiple of ``step``."""
+    the body inline when it runs at most once.  With constant bounds ``hi -
+    lo`` is a multiple of ``step``.
+
+    The rule for every body of :func:`for_range`, :func:`each` and
+    :func:`parallel_each`: ``i`` is an :data:`IndexOrInt`, an index value
+    inside a loop and the Python int ``lo`` when the body is inlined, so
+    address arithmetic on a single iteration folds while the IR is built.
+    A body accepts both: it passes ``i`` to what takes an IndexOrInt
+    (:class:`Vec`'s ``ix``, ``load``, ``store``), or makes it a value first
+    with ``e.index(i)`` before handing it to an operation's constructor."""
     if isinstance(lo, int) and isinstance(hi, int):
         if hi <= lo:
             return list(carried)
@@ -361,7 +369,7 @@ def for_range(
 
 
 def each(e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[Emitter, IndexOrInt], None]) -> None:
-    """:func:`for_range` without carried values."""
+    """:func:`for_range` without carried values (its rule for ``body``'s index)."""
     for_range(e, lo, hi, step, lambda e2, i, _: (body(e2, i), [])[1])
 
 
@@ -377,7 +385,8 @@ def parallel_each(
     another iteration writes, each output element is computed by exactly one
     iteration, and the body writes no shared state (no status flag).  Any
     split of ``[lo, hi)`` into contiguous chunks, run in any order, then gives
-    bit-identical results."""
+    bit-identical results.  ``body``'s index follows :func:`for_range`'s
+    rule (a Python int when it runs once)."""
     if isinstance(lo, int) and isinstance(hi, int) and hi - lo <= step:
         each(e, lo, hi, step, body)  # nothing or one iteration: no loop
         return

@@ -66,7 +66,7 @@ from xdsl.dialects.builtin import f32, i1, i32
 from nnc.dialects.rules.roi import BOX_SCALE, roi_params
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.kernels.vector import parallel_each
+from nnc.passes.kernels.vector import IndexOrInt, parallel_each
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, lowering
 from nnc.passes.lowering.float16 import FLOAT16_ORIGIN
@@ -496,7 +496,8 @@ def heatmap_max_keypoint(ctx: LoweringContext) -> None:
             return e.select(e.cmp("ge", e.add(v, e.index(1)), e.index(size)), e.index(size - 2), e.add(v, e.index(1)))
         return v
 
-    def one(e: Emitter, item: Value) -> None:
+    def one(e: Emitter, item: IndexOrInt) -> None:
+        item = e.index(item)
         n = e.op(arith.DivUIOp(item, e.index(keypoints)))
         k = e.op(arith.RemUIOp(item, e.index(keypoints)))
 
