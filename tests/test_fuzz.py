@@ -1,8 +1,9 @@
-"""Fuzzing in the suite (issue 17), in bounded time: hypothesis draws seeds
-for the five kinds of trials of tests/fuzz/ -- bad API arguments (one call,
+"""Fuzzing in the suite (issues 17 and 33), in bounded time: hypothesis draws
+seeds for the kinds of trials of tests/fuzz/ -- bad API arguments (one call,
 and random call sequences), random float32 and quant8 graphs against numpy,
 mutated model files, a damaged compilation cache (and concurrent writers),
-out-of-range run-time inputs.  Single bad calls only parse and validate, so
+out-of-range run-time inputs, conformance models at edge sizes compiled
+for two targets at two thread counts.  Single bad calls only parse and validate, so
 they run in this process; every other kind runs its examples in one forked
 child per test (:func:`fuzz.generators.run_isolated`): native code runs
 there, so a crash or a hang fails the test with its seed instead of killing
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 from fuzz.cache import _concurrent_writers
-from fuzz.common import guarded
+from fuzz.common import guarded, is_finding
 from fuzz.generators import TRIALS, run_isolated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
 #: examples per test, by kind (a few seconds each on a loaded 2-core machine)
-EXAMPLES = {"api-sequence": 40, "graph": 6, "file": 60, "cache": 2, "runtime-input": 12}
+EXAMPLES = {"api-sequence": 40, "graph": 6, "file": 60, "cache": 2, "runtime-input": 12, "edges": 16}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -47,7 +48,7 @@ def test_fuzz_kind_in_a_child(kind: str) -> None:
 
     draw()
     results = run_isolated(TRIALS[kind], seeds, hang_s=120)
-    failures = [f"{kind} seed {s}: {o[0]}: {o[1]}" for s, o in results if o is not None]
+    failures = [f"{kind} seed {s}: {o[0]}: {o[1]}" for s, o in results if is_finding(o)]
     assert not failures, "\n".join(failures)
     assert len(results) == len(seeds)
 

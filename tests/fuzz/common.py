@@ -11,8 +11,19 @@ from nnc import OperandType as T
 from nnc import OperationType as Op
 
 #: None when nnc behaved (an NNError or a correct result), else (kind, message)
-#: with kind "crash", "hang", "unexpected" or "wrong"
+#: with kind "crash", "hang", "unexpected", "wrong", "ice" (an internal
+#: compiler error on a model the model API accepted), "mismatch" (two
+#: compilations of one model disagree) or "rejected" (no finding: the
+#: operation's rules refused a generated model, an NNError as it should be)
 Outcome = tuple[str, str] | None
+
+#: outcome kinds that are not findings
+NOT_FINDINGS = frozenset({"rejected"})
+
+
+def is_finding(outcome: Outcome) -> bool:
+    """Whether ``outcome`` reports a bug (of nnc or of the trial)."""
+    return outcome is not None and outcome[0] not in NOT_FINDINGS
 
 
 class Finding(Exception):

@@ -1,7 +1,8 @@
-"""The fuzz trials of issue 17 and how to run one without risking the caller.
+"""The fuzz trials and how to run one without risking the caller.
 
 Each trial takes a seed and returns None when nnc behaved (an NNError or a
-correct result) or ``(kind, message)``; the five kinds of the issue:
+correct result) or ``(kind, message)`` (:data:`fuzz.common.Outcome`; the kind
+"rejected" is no finding, see :func:`fuzz.common.is_finding`).  The kinds:
 
 * ``api``, ``api-sequence`` (:mod:`fuzz.api`): bad arguments, one call or a
   random sequence of calls over every object of the runtime API;
@@ -9,7 +10,9 @@ correct result) or ``(kind, message)``; the five kinds of the issue:
   a numpy reference;
 * ``file`` (:mod:`fuzz.files`): mutated ``.nnc`` files and ``.tflite`` bytes;
 * ``cache`` (:mod:`fuzz.cache`): a damaged compilation cache, concurrent writers;
-* ``runtime-input`` (:mod:`fuzz.runtime_inputs`): out-of-range indices and shapes.
+* ``runtime-input`` (:mod:`fuzz.runtime_inputs`): out-of-range indices and shapes;
+* ``edges`` (:mod:`fuzz.edges`): conformance models moved to edge sizes,
+  compiled for the host and generic x86-64 at 1 and 2 threads, compared.
 
 A trial that kills or hangs the process is a crash: :func:`run_isolated`
 runs trials in a forked child and reports the seed that was running.
@@ -28,6 +31,7 @@ from collections.abc import Callable, Sequence
 from .api import api_sequence_trial, api_trial
 from .cache import cache_trial
 from .common import Outcome, add_model
+from .edges import edge_trial
 from .files import file_trial
 from .graphs import graph_trial
 from .runtime_inputs import runtime_input_trial
@@ -41,6 +45,7 @@ TRIALS: dict[str, Callable[[int], Outcome]] = {
     "file": file_trial,
     "cache": cache_trial,
     "runtime-input": runtime_input_trial,
+    "edges": edge_trial,
 }
 
 #: seconds one trial may take before it counts as a hang (compilations share 2 busy cores)

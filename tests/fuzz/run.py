@@ -1,13 +1,16 @@
-"""Run the fuzz trials of tests/fuzz/ for N minutes (issue 17).
+"""Run the fuzz trials of tests/fuzz/ for N minutes.
 
     .venv/bin/python tests/fuzz/run.py [--minutes N] [--seed S] [--kinds api,graph,...]
 
 The kinds take turns, a batch of consecutive seeds at a time, each batch in
 one forked child (a crash or a hang is counted with its seed, never fatal;
 the batch goes on after it in a new child).  The script ends with ``fuzz: T
-trials, C crashes, E unexpected exceptions, W wrong results`` (hangs count as
-crashes), the seed range and the first findings with their kind and seed; exit
-status 1 if any.  Reproduce one with ``--kinds KIND --seed SEED --trials 1``.
+trials, C crashes, I internal compiler errors, M mismatches, E unexpected
+exceptions, W wrong results`` (hangs count as crashes), how many generated
+models the rules rejected, trials per kind (and, for a kind whose trial has
+a ``family``, per operation family), the seed range and the first findings
+with their kind and seed; exit status 1 if any.  Reproduce one with
+``--kinds KIND --seed SEED --trials 1``.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/ (tflite_builder)
 
+from fuzz.common import is_finding
 from fuzz.generators import TRIALS, run_isolated
 
 #: seeds per child, by kind (cheap kinds in longer batches)
-BATCH = {"api": 50, "api-sequence": 20, "file": 20, "graph": 16, "runtime-input": 10, "cache": 3}
+BATCH = {"api": 50, "api-sequence": 20, "file": 20, "graph": 16, "runtime-input": 10, "cache": 3, "edges": 10}
 
 
 def main() -> int:
@@ -41,6 +45,8 @@ def main() -> int:
     counts: collections.Counter[str] = collections.Counter()
     per_kind: collections.Counter[str] = collections.Counter()
     findings: list[str] = []
+    #: (kind, family) -> [trials, rejected] for kinds whose trial names a family
+    families: collections.defaultdict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
     trials, seed, turn = 0, args.seed, 0
     while time.monotonic() < end and (not args.trials or trials < args.trials):
         kind = kinds[turn % len(kinds)]
@@ -52,14 +58,24 @@ def main() -> int:
             trials += 1
             per_kind[kind] += 1
             seed = s + 1
+            family = getattr(TRIALS[kind], "family", None)
+            if family is not None:
+                tally = families[kind, family(s)]
+                tally[0] += 1
+                tally[1] += outcome is not None and not is_finding(outcome)
             if outcome is not None:
                 counts[outcome[0]] += 1
+            if is_finding(outcome):
                 findings.append(f"{kind} seed {s}: {outcome[0]}: {outcome[1]}")
                 print(findings[-1], flush=True)
     crashes = counts["crash"] + counts["hang"]
-    print(f"fuzz: {trials} trials, {crashes} crashes, {counts['unexpected']} unexpected exceptions, "
+    print(f"fuzz: {trials} trials, {crashes} crashes, {counts['ice']} internal compiler errors, "
+          f"{counts['mismatch']} mismatches, {counts['unexpected']} unexpected exceptions, "
           f"{counts['wrong']} wrong results")  # fmt: skip
+    print(f"generated models the rules rejected (no finding): {counts['rejected']}")
     print(f"seeds {args.seed}..{seed - 1}; per kind: " + ", ".join(f"{k} {per_kind[k]}" for k in kinds))
+    for (kind, fam), (n, rejected) in sorted(families.items()):
+        print(f"  {kind} {fam}: {n} trials ({n - rejected} compiled and compared, {rejected} rejected)")
     for line in findings[:20]:
         print("  " + line)
     return 1 if findings else 0
