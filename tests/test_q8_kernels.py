@@ -225,11 +225,10 @@ def test_pair_products_become_the_targets_dot_instruction(cpu: str, instruction:
     assert "pmulld" not in loop.group(0)
 
 
-def test_results_do_not_depend_on_the_thread_count() -> None:
-    """The column blocks of the GEMM and the rows of the depthwise kernel run
-    on the thread pool: each output element is computed by one iteration,
-    so 1, 2 and 3 threads give the same bits."""
-    rng = np.random.default_rng(5)
+def conv_then_depthwise(rng: np.random.Generator) -> tuple[nnc.Model, np.ndarray]:
+    """A per-channel int8 1x1 CONV_2D (16 -> 48 channels) into a 3x3
+    DEPTHWISE_CONV_2D on a 12 x 12 image, and an input for it: the q8 GEMM
+    and the q8 depthwise kernel, both on the thread pool."""
     t = SIGNED
     c = Case(t, True, 48, FuseCode.RELU6, rng)
     m = nnc.Model()
@@ -247,11 +246,18 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
     m.add_operation(Op.DEPTHWISE_CONV_2D, [mid, dw, db, *c.ints(m, 1, 1, 1, 1, 0)], [out])
     m.identify_inputs_and_outputs([xi], [out])
     m.finish()
+    return m, _rand(rng, t, (1, 12, 12, 16))
+
+
+def test_results_do_not_depend_on_the_thread_count() -> None:
+    """The column blocks of the GEMM and the rows of the depthwise kernel run
+    on the thread pool: each output element is computed by one iteration,
+    so 1, 2 and 3 threads give the same bits."""
+    m, x = conv_then_depthwise(np.random.default_rng(5))
     # both loops go to the pool (not vacuous): two outlined parallel bodies
     assert len(set(re.findall(r"nnc_par_\d+", lower(m, static_input_infos(m)).llvm_ir))) >= 2
     comp = nnc.Compilation(m)
     comp.finish()
-    x = _rand(rng, t, (1, 12, 12, 16))
     results = []
     for n in (1, 2, 3):
         y = np.zeros((1, 12, 12, 48), np.int8)
