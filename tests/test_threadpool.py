@@ -17,6 +17,7 @@ import ctypes
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -31,6 +32,7 @@ from nnc.enums import ResultCode
 from nnc.errors import BadDataError, BadStateError
 from nnc.runtime import threadpool
 from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize
+from targets import runnable_cpus
 
 #: ctx = {i64 *out, i64 *counts, i64 *log (3 per chunk: begin, end, thread), i64 *log_len, i64 width}
 KERNEL_IR = r"""
@@ -129,10 +131,11 @@ _RUN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
 
 
 class Kernel:
-    """The test IR loaded in this process (``from_object``: through an object file)."""
+    """The test IR loaded in this process (``from_object``: through an object
+    file), compiled for ``target`` (default: the host)."""
 
-    def __init__(self, from_object: bool):
-        target = Target.host()
+    def __init__(self, from_object: bool, target: Target | None = None):
+        target = target or Target.host()
         threadpool.install()
         with LLVM_LOCK:
             mod = optimize(KERNEL_IR, target, exported=("run", "run_nested", "body", "row", "rows"))
@@ -196,6 +199,39 @@ def test_every_element_once_in_fixed_chunks(kernel, threads, n, t):
     assert sorted((b, e) for b, e, _ in log) == expected_chunks(n, t)
     if t == 1 or n == 1:
         assert len(log) == 1 and log[0][2] == threading.get_ident()  # called directly, in the caller
+
+
+#: run in a fresh interpreter: the pool compiled for CPU argv[1] is the first
+#: one the process loads, and the test kernel is compiled for it too
+_POOL_FOR_CPU = r"""
+import sys
+sys.path.insert(0, sys.argv[2])
+from nnc.runtime import threadpool
+from targets import runnable_target
+target = runnable_target(sys.argv[1])
+threadpool.install(threadpool.in_process_object(target))
+import test_threadpool as tp
+kernel = tp.Kernel(from_object=True, target=target)
+for t in (1, 2, 8):
+    threadpool.set_num_threads(t)
+    for n in (1, 7, 1000):
+        out, counts, log = kernel.call(n)
+        tp.check(out, counts, n)
+        assert sorted((b, e) for b, e, _ in log) == tp.expected_chunks(n, t), (t, n, log)
+assert threadpool.install().object_code == threadpool.in_process_object(target)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("cpu", runnable_cpus())
+def test_pool_compiled_for_each_runnable_target(cpu: str) -> None:
+    """The pool and a kernel compiled for each x86-64 path the host can run
+    (:func:`targets.runnable_cpus`) split the work into the defined chunks
+    and touch every element once, at 1, 2 and 8 threads."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    done = subprocess.run([sys.executable, "-c", _POOL_FOR_CPU, cpu, tests], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["ok"]
 
 
 def test_workers_run_chunks_on_other_threads(kernel, threads):
