@@ -40,7 +40,18 @@ from nnc.passes.profile import PROFILE_ATTR, profile_layout
 
 ALIGN = 64
 
-_ALIASING = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, UnrealizedConversionCastOp, memref.SubviewOp)
+#: operations whose results alias their memref operand: a use of a result is
+#: a use of the buffer (``memref.view`` and ``reinterpret_cast`` included: the
+#: recurrent lowerings view their gate blocks and time steps that way)
+_ALIASING = (
+    memref.CollapseShapeOp,
+    memref.ExpandShapeOp,
+    memref.CastOp,
+    UnrealizedConversionCastOp,
+    memref.SubviewOp,
+    memref.ViewOp,
+    memref.ReinterpretCastOp,
+)
 
 
 def byte_size(t: MemRefType) -> int:

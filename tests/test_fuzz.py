@@ -57,3 +57,18 @@ def test_concurrent_cache_writers() -> None:
     """Three processes compile one model into one damaged cache directory at once."""
     results = run_isolated(guarded(_concurrent_writers), [17], hang_s=120)
     assert results == [(17, None)]
+
+
+#: edge trials that once found a bug, with what it was
+EDGE_REGRESSIONS = {
+    # LSTM, batch 17, run-time weights: the GEMM's weight panels were placed
+    # over the gate temporary (nnc-plan-buffers did not follow memref.view)
+    1005358: "LSTM float16 at batch 17",
+}
+
+
+def test_edge_trials_that_found_bugs() -> None:
+    seeds = sorted(EDGE_REGRESSIONS)
+    results = run_isolated(TRIALS["edges"], seeds, hang_s=120)
+    assert [(s, o) for s, o in results if is_finding(o)] == []
+    assert [s for s, _ in results] == seeds

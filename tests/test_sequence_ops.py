@@ -254,6 +254,36 @@ def test_lstm_layouts_and_output_counts(time_major, n_outputs):
         check_close(got[2], ref_c)
 
 
+@pytest.mark.parametrize("batch", [3, 4, 9])
+def test_lstm_step_with_run_time_weights_and_a_batch(batch: int) -> None:
+    """LSTM (one step) whose input weights come at run time: they are
+    transposed into panels in the arena for the GEMM (a batch of 4 or more
+    rows), the input products land in a temporary, and the recurrent
+    products read it through views of its gate blocks.  Those views keep
+    the temporary alive: the panels must not be placed over it (they were,
+    and the gates and outputs came out wrong)."""
+    rng = np.random.default_rng(21)
+    n_input, n_cell = 16, 16  # deeper than a vector on every x86-64 target: both products use the kernels
+    w = LstmWeights.random(rng, n_input, n_cell, scale=0.3)
+    b = _Builder()
+    x = b.tensor(T.TENSOR_FLOAT32, [batch, n_input])
+    h_in, c_in = (b.tensor(T.TENSOR_FLOAT32, [batch, n_cell]) for _ in range(2))
+    fed = [(b.tensor(T.TENSOR_FLOAT32, w.w_in[g].shape), w.w_in[g]) for g in GATES]
+    ins = [x, *(i for i, _ in fed), *(b.const(w.w_rec[g]) for g in GATES), *(b.none(1) for _ in range(3))]
+    ins += [b.const(w.bias[g]) for g in GATES] + [b.none(2), b.none(1), h_in, c_in]
+    ins += [b.scalar(T.INT32, TANH), b.scalar(T.FLOAT32, 0.0), b.scalar(T.FLOAT32, 0.0)]
+    outs = [b.tensor(T.TENSOR_FLOAT32, [batch, 4 * n_cell])] + [b.tensor(T.TENSOR_FLOAT32, [batch, n_cell]) for _ in range(3)]
+    b.m.add_operation(Op.LSTM, ins, outs)
+    b.m.identify_inputs_and_outputs([x, h_in, c_in, *(i for i, _ in fed)], outs[1:])
+    b.m.finish()
+    xs = rng.uniform(-1, 1, (1, batch, n_input)).astype(np.float32)
+    h0, c0 = (rng.uniform(-1, 1, (batch, n_cell)).astype(np.float32) for _ in range(2))
+    h, c, out = nnc.compile(b.m).run(xs[0], h0, c0, *(v for _, v in fed))
+    _, want_h, want_c = lstm_reference(xs, w, h0, c0, 0.0)
+    for got, want in ((h, want_h), (c, want_c), (out, want_h)):
+        check_close(got, want)
+
+
 def _lowered(model: nnc.Model) -> str:
     from nnc.importer import import_model
     from nnc.passes.pipeline import run_passes
