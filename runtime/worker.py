@@ -7,7 +7,7 @@ that runs it -- the application embedding nnc.  The LLVM stage of a
 compilation (optimising the LLVM IR and emitting the object file,
 :func:`nnc.runtime.jit.optimize` and :func:`~nnc.runtime.jit.emit_object`)
 therefore runs in a worker process owned by nnc; the object comes back as
-bytes and the caller loads it as before (MCJIT, after the thread pool's
+bytes and the caller loads it itself (MCJIT, after the thread pool's
 symbols are installed).  A worker that dies, or does not answer within the
 time it is given, is killed and forgotten: the caller gets
 :class:`WorkerCrash` and the next compilation starts a fresh worker.
