@@ -287,7 +287,7 @@ class Execution:
     """ANeuralNetworksExecution: bind inputs/outputs, compute, read shapes."""
 
     def __init__(self, compilation: Compilation):
-        self.compilation = require_usable(compilation, _CREATE)  # a strong reference: the compilation lives as long as its executions
+        self.compilation = require_usable(compilation, _CREATE)  # strong: lives as long as its executions
         self.model = compilation.model
         self._inputs: dict[int, _Binding] = {}
         self._outputs: dict[int, _Binding] = {}
