@@ -47,7 +47,7 @@ flags), the load average, the host's float32 FMA peak per core (measured,
 * the ratio nnc / LiteRT of the median latencies per model and thread count,
   and their geometric mean (below 1 means nnc is faster).
 
-``--markdown`` prints the table as the README's markdown table.
+``--markdown`` prints the table as markdown (the format of benchmarks/RESULTS.md).
 """
 from __future__ import annotations
 
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON (- for stdout)")
-    ap.add_argument("--markdown", action="store_true", help="print the table as the README's markdown table")
+    ap.add_argument("--markdown", action="store_true", help="print the table as markdown (as in benchmarks/RESULTS.md)")
     ap.add_argument("--cache", action="store_true",
                     help="add cold compile, new-process and in-process cache hits, each in fresh processes (slow)")
     ap.add_argument("--cache-runs", type=int, default=3, help="with --cache: processes of each kind per model")

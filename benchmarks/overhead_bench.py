@@ -10,8 +10,8 @@ bookkeeping around it (state machine, argument checks, the ctypes call).
 Three ways of running it:
 
 * reusable: one execution, ``set_reusable(True)``, bound once, then
-  ``compute()`` again and again (what a serving loop does; issue 11 asks
-  at most 10 us here);
+  ``compute()`` again and again (what a serving loop does; the target
+  is at most 10 us here);
 * one-shot: a new execution per computation, bound and computed (what
   NNAPI code without setReusable does);
 * native: :meth:`nnc.runtime.executable.Executable.run` alone, the floor.
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, ns in result.items():
         print(f"  {name:9s} {ns / 1e3:8.2f} us")
     verdict = "met" if result["reusable"] <= TARGET_NS else "NOT met"
-    print(f"target for a reusable execution (issue 11): <= {TARGET_NS / 1e3:.0f} us: {verdict}")
+    print(f"target for a reusable execution: <= {TARGET_NS / 1e3:.0f} us: {verdict}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Soak: many executions of MobileNetV1 must not grow memory or descriptors (issue 17).
+"""Soak: many executions of MobileNetV1 must not grow memory or descriptors.
 
 Runs ``--n`` executions (default 10,000) of the zoo's MobileNetV1 (float32,
 0.5 x 160) in four modes taking turns in rounds -- a fresh Execution each

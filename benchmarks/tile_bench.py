@@ -1,7 +1,7 @@
 """The tile policy's effect on a whole model: the same model compiled twice
 for this machine, once with the kernels blocked for its own target
 description and once with the blocking of another description (default:
-AVX-512, nnc's blocking before the target reached the lowering), timed in
+AVX-512, the description the lowering assumes without options), timed in
 the same process run.
 
 Run from the repository root::

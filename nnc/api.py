@@ -127,7 +127,7 @@ class CompiledModel:
         return [np.zeros(s, dtype=dtype_of(self.model.operands[i].type)) for s, i in zip(shapes, self.model.outputs)]
 
     def _output_shapes(self, inputs) -> list[list[int]]:
-        # One element each: a zero-length buffer is BAD_DATA (checklist C118).
+        # One element each: a zero-length buffer is BAD_DATA.
         probe = [np.zeros(1, dtype=dtype_of(self.model.operands[i].type)) for i in self.model.outputs]
         try:
             ex = self._execute(inputs, probe)

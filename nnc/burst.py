@@ -5,10 +5,10 @@ A burst serves executions of one compilation, one at a time
 each compiled variant between computations, so a sequence of burst
 computations allocates its working memory once; that is the state Android's
 bursts keep on the driver side.  It caches no memory objects, so freeing a
-memory before or after the burst that used it is always safe (C161).
+memory before or after the burst that used it is always safe.
 
 A second computation started while one is running on the same burst is
-refused with BAD_STATE (C160), as the runtime's ``tryLock`` does.
+refused with BAD_STATE, as the runtime's ``tryLock`` does.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the code) make ``finish`` check support and defer code generation to the first
 execution with each distinct input signature, which is then compiled once and
 reused (:meth:`Compilation.executable`).
 
-State machine (api-behaviour-checklist section 3.1): UNFINISHED after
+State machine: UNFINISHED after
 creation (the setters work only here), then FINISHED-OK or FINISHED-FAILED
 after :meth:`Compilation.finish`; executions, bursts, memory roles and the
 preferred alignment/padding queries need FINISHED-OK.
@@ -16,7 +16,7 @@ Devices: ``Compilation(model)`` (ANeuralNetworksCompilation_create) compiles
 for nnc's CPU device and leaves :attr:`Compilation.devices` None;
 :meth:`Compilation.for_devices` (createForDevices) records the chosen devices
 and never falls back: an operation none of them supports fails ``finish`` with
-BAD_DATA (C87), where ``Compilation(model)`` reports it as
+BAD_DATA, where ``Compilation(model)`` reports it as
 :class:`UnsupportedOperationError` (OP_FAILED).  Only a ``for_devices``
 compilation with exactly one device accepts :meth:`Compilation.set_timeout`.
 
@@ -171,7 +171,7 @@ def _variant_key(infos: Sequence[OperandInfo]) -> tuple:
 
 def require_usable(compilation: object, fn: str) -> Compilation:
     """The checks every object built on a compilation makes first (Execution,
-    Burst: C80-C83): not None, an nnc Compilation, finished successfully and
+    Burst): not None, an nnc Compilation, finished successfully and
     not closed."""
     if compilation is None:
         raise UnexpectedNullError(fn, "the compilation is null")
@@ -193,7 +193,7 @@ class Compilation:
     @classmethod
     def for_devices(cls, model: Model, devices) -> Compilation:
         """ANeuralNetworksCompilation_createForDevices, with Android's checks
-        in Android's order (C85, C86): a None model or device list or a None
+        in Android's order: a None model or device list or a None
         entry is UNEXPECTED_NULL; an empty list, a device listed twice or an
         object that is not one of :func:`nnc.get_devices` is BAD_DATA; an
         unfinished or invalid model is BAD_STATE."""
@@ -251,14 +251,14 @@ class Compilation:
 
     @ndk("ANeuralNetworksCompilation_setPreference")
     def set_preference(self, preference: Preference | int) -> None:
-        """ANeuralNetworksCompilation_setPreference: 0, 1 or 2 (C90)."""
+        """ANeuralNetworksCompilation_setPreference: 0, 1 or 2."""
         fn = "ANeuralNetworksCompilation_setPreference"
         self._preparing(fn)
         self.preference = enum_arg(fn, Preference, preference, "preference")
 
     @ndk("ANeuralNetworksCompilation_setPriority")
     def set_priority(self, priority: Priority | int) -> None:
-        """ANeuralNetworksCompilation_setPriority: 90, 100 or 110 (C91)."""
+        """ANeuralNetworksCompilation_setPriority: 90, 100 or 110."""
         fn = "ANeuralNetworksCompilation_setPriority"
         self._preparing(fn)
         self.priority = enum_arg(fn, Priority, priority, "priority")
@@ -266,8 +266,8 @@ class Compilation:
     @ndk("ANeuralNetworksCompilation_setTimeout")
     def set_timeout(self, duration_ns: int) -> None:
         """ANeuralNetworksCompilation_setTimeout: only on a for_devices
-        compilation with exactly one device (else BAD_DATA, C92); 0 means no
-        timeout; any uint64 is accepted (C94)."""
+        compilation with exactly one device (else BAD_DATA); 0 means no
+        timeout; any uint64 is accepted."""
         fn = "ANeuralNetworksCompilation_setTimeout"
         self._preparing(fn)
         if self.devices is None or len(self.devices) != 1:
@@ -279,11 +279,11 @@ class Compilation:
     @ndk("ANeuralNetworksCompilation_setCaching")
     def set_caching(self, cache_dir: str, token: bytes) -> None:
         """ANeuralNetworksCompilation_setCaching: records the directory and
-        the token only; nothing is read or written before finish (C217).
+        the token only; nothing is read or written before finish.
 
         The token must be a bytes-like object of exactly
         ``BYTE_SIZE_OF_CACHE_TOKEN`` (32) bytes; anything else is BAD_DATA,
-        ``None`` UNEXPECTED_NULL (C215)."""
+        ``None`` UNEXPECTED_NULL."""
         fn = "ANeuralNetworksCompilation_setCaching"
         if cache_dir is None or token is None:
             raise UnexpectedNullError(fn, "cache directory and token must not be null")
@@ -336,7 +336,7 @@ class Compilation:
     def _check_support(self) -> None:
         """Compilation(model): UnsupportedOperationError (OP_FAILED).  A
         for_devices compilation has no fallback device: BAD_DATA, as Android
-        reports an operation none of the chosen devices supports (C87).
+        reports an operation none of the chosen devices supports.
 
         Checked once, by ``finish``: before compiling its variant (so not on
         a cache hit: an entry exists only for a model, devices and compiler
@@ -356,7 +356,7 @@ class Compilation:
 
     # -- preferred memory alignment and padding (feature level 5) -------------------------------
     def _preferred(self, fn: str, index: object, roles: list[int], what: str, attr: str) -> int:
-        """C96-C99: BAD_STATE unless FINISHED-OK, BAD_DATA for an index out of
+        """BAD_STATE unless FINISHED-OK, BAD_DATA for an index out of
         range; the largest value any target device prefers (a power of 2)."""
         if self.closed or not self.finished:
             raise BadStateError(fn, "the compilation is not finished, or its finish failed")
@@ -415,7 +415,7 @@ class Compilation:
     def _prepare(self, infos: Sequence[OperandInfo], fn: str, deadline: Deadline | None = None):
         """Load the variant from the cache directory, or compile it (and save
         it there).  Cache problems are misses: they never fail the call.  The
-        deadline covers the lookup as well as the compilation (C242)."""
+        deadline covers the lookup as well as the compilation."""
         entry = self._cache_entry(infos)
         if entry is not None:
             exe = self._cache_load(*entry)

@@ -39,7 +39,7 @@ level 5 (Android 12: reusable executions, padding, preferred alignment,
 and 12 differ; levels 6 to 8 added operations and operand types only (the NDK
 reference marks no function "available since NNAPI feature level 6" or
 later), and nnc implements every one of them, so the runtime is at level 8.
-It is at least every device's feature level, as NNAPI requires (C211): the
+It is at least every device's feature level, as NNAPI requires: the
 device's level is computed from the operation records and reaches 8 only
 when every operation is implemented in every type.
 """
@@ -76,7 +76,7 @@ class DeviceInfo:
 
     ``cache_files`` is the HAL's ``getNumberOfCacheFilesNeeded`` query:
     (model-cache files, data-cache files).  A back-end whose query fails or
-    answers more than ``MAX_NUMBER_OF_CACHE_FILES`` is not offered (C224).
+    answers more than ``MAX_NUMBER_OF_CACHE_FILES`` is not offered.
     ``unsupported_reason`` says why an operation cannot run (None: it can).
     """
 
@@ -124,7 +124,7 @@ class Device:
     @ndk("ANeuralNetworksDevice_getType")
     def type(self) -> DeviceType | int:
         """ANeuralNetworksDevice_getType.  A negative type is an internal fault
-        of the back-end and is reported as OP_FAILED, never passed on (C213)."""
+        of the back-end and is reported as OP_FAILED, never passed on."""
         t = int(self._info.type)
         if t < 0:
             raise OpFailedError("ANeuralNetworksDevice_getType", f"device {self.name} reports type {t}")
@@ -137,7 +137,7 @@ class Device:
     @ndk("ANeuralNetworksDevice_getFeatureLevel")
     def feature_level(self) -> FeatureLevel | int:
         """ANeuralNetworksDevice_getFeatureLevel (a FeatureLevelCode, not an API
-        level).  A negative level is an internal fault: BAD_STATE (C213)."""
+        level).  A negative level is an internal fault: BAD_STATE."""
         level = int(self._info.feature_level)
         if level < 0:
             raise BadStateError(

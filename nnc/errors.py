@@ -4,7 +4,7 @@ Every failure a user can cause is an :class:`NNError` carrying the NNAPI
 ``ResultCode`` and the name of the NDK function whose contract was broken, so
 that code ported from the C API can map exceptions back to return values.
 
-The hierarchy follows section 11 of the API behaviour checklist::
+The hierarchy::
 
     NNError(Exception)                     .code  .function  .message
     ├── OutOfMemoryError            (1)    also a MemoryError
@@ -28,7 +28,7 @@ The hierarchy follows section 11 of the API behaviour checklist::
 ``MissedDeadlineError(fn, msg)`` and ``ResourceExhaustedError(fn, msg)`` stay
 usable directly (transient by default, ``code=`` for the persistent one);
 :func:`error_for` always builds the most specific class.  A code nnc does not
-know (C1) becomes a plain :class:`NNError` that keeps the raw number: it is a
+know becomes a plain :class:`NNError` that keeps the raw number: it is a
 failure, never mistaken for success.
 """
 
@@ -57,7 +57,7 @@ class NNError(Exception):
             try:
                 self.code = ResultCode(code)
             except ValueError:
-                self.code = int(code)  # unknown code: kept as is, still a failure (C1)
+                self.code = int(code)  # unknown code: kept as is, still a failure
         self.function = function
         self.message = message
         name = self.code.name if isinstance(self.code, ResultCode) else f"result code {self.code}"
@@ -193,7 +193,7 @@ class UnsupportedOperationError(OpFailedError):
         )
 
 
-#: The most specific class for each result code (section 11: one class per code).
+#: The most specific class for each result code (one class per code).
 _BY_CODE: dict[ResultCode, type[NNError]] = {
     cls.code: cls
     for cls in (
@@ -217,7 +217,7 @@ _BY_CODE: dict[ResultCode, type[NNError]] = {
 
 def error_for(code: ResultCode | int, function: str, message: str) -> NNError:
     """The NNError subclass that matches ``code``.  A code nnc does not know
-    gives a plain NNError carrying that number (C1: unknown is failure)."""
+    gives a plain NNError carrying that number (unknown is failure)."""
     try:
         rc = ResultCode(code)
     except ValueError:
@@ -228,7 +228,7 @@ def error_for(code: ResultCode | int, function: str, message: str) -> NNError:
 
 
 def check(code: ResultCode | int, function: str, message: str = "") -> None:
-    """The one central check of section 11: return on NO_ERROR, raise the
+    """The one central check: return on NO_ERROR, raise the
     matching NNError for anything else, including codes nnc does not know."""
     if int(code) != ResultCode.NO_ERROR:
         raise error_for(int(code), function, message or "the call failed")
@@ -253,10 +253,10 @@ def ndk(function: str, *, free: bool = False) -> Callable[[F], F]:
 
     C's ``ANeuralNetworksX_f(NULL, ...)`` is ``nnc.X.f(None, ...)`` in
     Python: it raises UnexpectedNullError before anything else is looked at
-    (C2: the NULL check comes before state and data).  A method called on an
+    (the NULL check comes before state and data).  A method called on an
     object that was closed (freed) raises BadStateError instead of touching
     released resources.  A ``free`` method (``close``) accepts both: freeing
-    NULL does nothing (C3) and closing twice is harmless.
+    NULL does nothing and closing twice is harmless.
     """
 
     def wrap(method: F) -> F:

@@ -4,8 +4,8 @@ An event is created by :meth:`Execution.start_compute`,
 :meth:`Execution.start_compute_with_dependencies` or
 :meth:`Event.from_sync_fence_fd`.  It is signalled when its computation ends;
 :meth:`Event.wait` then returns (NO_ERROR) or raises the computation's error,
-as ``ANeuralNetworksEvent_wait`` returns its result code (C165).  Any number
-of threads may wait on one event (C7).
+as ``ANeuralNetworksEvent_wait`` returns its result code.  Any number
+of threads may wait on one event.
 
 Sync fences on Linux
 --------------------
@@ -21,7 +21,7 @@ onto plain pollable descriptors:
   good, and the status can be read with ``recv(1, MSG_PEEK)`` without
   consuming it.  :meth:`Event.get_sync_fence_fd` returns a new duplicate that
   the caller owns and must close.  Events from ``start_compute`` have no
-  fence: BAD_DATA (C168, the Android 12 behaviour; Android 11 said OP_FAILED).
+  fence: BAD_DATA (the Android 12 behaviour; Android 11 said OP_FAILED).
 * :meth:`Event.from_sync_fence_fd` accepts any pollable descriptor -- such a
   socket, an ``eventfd``, the read end of a pipe -- and duplicates it (the
   caller keeps its own).  The event counts as signalled once ``poll`` reports
@@ -32,7 +32,7 @@ onto plain pollable descriptors:
   ``eventfd`` stays signalled as long as nobody reads it.
 
 Closing an event (``ANeuralNetworksEvent_free``) waits for it first, as
-Android's does (C169); closing twice is harmless.  The computation itself
+Android's does; closing twice is harmless.  The computation itself
 keeps its event, execution and buffers alive until it ends, so dropping the
 last reference to an event early never frees anything in use.
 """

@@ -22,8 +22,8 @@ second is BAD_STATE.
 
 Where Android 11 and 12 differ nnc follows Android 12: a computation whose
 arguments fail validation (e.g. an unset input) has *started* and completed
-with that error, so a non-reusable execution cannot be computed again (C111);
-and ``get_sync_fence_fd`` on an event without a fence is BAD_DATA (C168, see
+with that error, so a non-reusable execution cannot be computed again;
+and ``get_sync_fence_fd`` on an event without a fence is BAD_DATA (see
 :mod:`nnc.event`).
 
 Errors of a computation are raised by the call that reports its status: the
@@ -48,7 +48,7 @@ exactly one device (``Compilation.for_devices(model, [device])``), as in
 NNAPI.  :meth:`~Execution.set_loop_timeout` bounds each WHILE loop (default
 2 s, values above 15 s are lowered to 15 s): the compiled loop reads the
 monotonic clock every iteration, stops once it has run longer, and the
-computation fails with MISSED_DEADLINE_TRANSIENT (C149, C151).
+computation fails with MISSED_DEADLINE_TRANSIENT.
 
 Per-operation profile (nnc extension): an execution of a compilation made
 with ``Compilation.set_profiling(True)`` keeps the timestamps its code
@@ -65,12 +65,12 @@ and make the native call; inputs whose values select the variant, and device
 memories, are looked up again every time (see ``Execution._plan_for``).
 ``benchmarks/overhead_bench.py`` measures it.
 
-Thread safety (C7): executions of one compilation may run on any number of
+Thread safety: executions of one compilation may run on any number of
 threads at once (each native call gets its own scratch memory, see
 :mod:`nnc.runtime.executable`).  One execution must not be modified by two
 threads at once; it refuses a second simultaneous computation with BAD_STATE
 instead of misbehaving.  Closing an execution while it computes is deferred
-until the computation ends (C112).
+until the computation ends.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ class _Plan:
 class OutputDimensions(list):
     """The dimensions of an output, with the NDK's result code: ``code`` is
     NO_ERROR, or OUTPUT_INSUFFICIENT_SIZE when the output's buffer was too
-    small (the dimensions are still the real ones, C135)."""
+    small (the dimensions are still the real ones)."""
 
     code: ResultCode
     sufficient: bool
@@ -249,7 +249,7 @@ def resolve_dims(
     fn: str, operand: Operand, dims, what: str, allow_unspecified: bool = True
 ) -> tuple[int, ...] | None:
     """NNAPI's checkDimensionInfo: the execution-time dimensions ``dims``
-    (None: the model's) against the model operand (C116, C120-C125)."""
+    (None: the model's) against the model operand."""
     if dims is None:
         return operand.dims
     try:
@@ -287,7 +287,7 @@ class Execution:
     """ANeuralNetworksExecution: bind inputs/outputs, compute, read shapes."""
 
     def __init__(self, compilation: Compilation):
-        self.compilation = require_usable(compilation, _CREATE)  # strong references: see checklist section 11, rule 6
+        self.compilation = require_usable(compilation, _CREATE)  # strong: lives as long as its executions
         self.model = compilation.model
         self._inputs: dict[int, _Binding] = {}
         self._outputs: dict[int, _Binding] = {}
@@ -370,7 +370,7 @@ class Execution:
     @ndk(_LOOP_TIMEOUT)
     def set_loop_timeout(self, duration_ns: int) -> None:
         """ANeuralNetworksExecution_setLoopTimeout: values above the maximum
-        (15 s) are lowered to it, not rejected (C148)."""
+        (15 s) are lowered to it, not rejected."""
         with self._lock:
             self._preparing(_LOOP_TIMEOUT)
             duration = _uint64(_LOOP_TIMEOUT, duration_ns, "the loop timeout")
@@ -389,7 +389,7 @@ class Execution:
     def enable_input_and_output_padding(self, enable: bool) -> None:
         """ANeuralNetworksExecution_enableInputAndOutputPadding: buffers and
         regions may then be longer than the data (the rest is left alone).
-        BAD_STATE once any input or output is set (C127)."""
+        BAD_STATE once any input or output is set."""
         with self._lock:
             self._preparing(_PADDING)
             if self._has_bindings:
@@ -425,11 +425,11 @@ class Execution:
         return self.model.operands[roles[int(index)]]
 
     def _check_length(self, fn: str, what: str, have: int, dims: tuple[int, ...] | None, itemsize: int) -> None:
-        """The exact size, or at least it with padding enabled (C114, C125, C128)."""
+        """The exact size, or at least it with padding enabled."""
         if have == 0:
             raise BadDataError(fn, f"{what}: a buffer of length 0 (pass None to omit an optional argument)")
         if not fully_known(dims):
-            return  # an output shaped by the computation: any size now (C126)
+            return  # an output shaped by the computation: any size now
         need = _product(dims) * itemsize
         if have < need or (have != need and not self._padding):
             padding = " (padding is enabled)" if self._padding else ""
@@ -513,7 +513,7 @@ class Execution:
     def _bind_memory(self, fn: str, io: str, index, memory, offset, length, dimensions) -> None:
         """setInputFromMemory / setOutputFromMemory, in the runtime's order of
         checks: NULL, state, index, dimensions, the memory's own rules
-        (range, roles), already set, length (C115-C130, C175, C176)."""
+        (range, roles), already set, length."""
         if memory is None:
             raise UnexpectedNullError(fn, "memory is null")
         with self._lock:
@@ -569,7 +569,7 @@ class Execution:
 
     # -- starting computations -------------------------------------------------------------------------
     def _begin(self, fn: str) -> None:
-        """PREPARATION (or COMPLETED if reusable) -> COMPUTATION, atomically (C109)."""
+        """PREPARATION (or COMPLETED if reusable) -> COMPUTATION, atomically."""
         with self._lock:
             if self._state is State.COMPUTATION:
                 raise BadStateError(fn, "a computation is already running on this execution")
@@ -593,7 +593,7 @@ class Execution:
     def _fail(self, error: NNError) -> _Outcome:
         """The outcome of a failed computation.  OUTPUT_INSUFFICIENT_SIZE keeps
         its shapes, and its error carries ``.execution`` (this execution) so
-        the caller can query them (section 11, rule 4)."""
+        the caller can query them."""
         if isinstance(error, OutputInsufficientSizeError) and error.output_shapes:
             error.execution = self  # type: ignore[attr-defined]
             return _Outcome(error, error.output_shapes, error.sufficient)
@@ -604,8 +604,8 @@ class Execution:
 
     def _validate_start(self, fn: str) -> None:
         """What the runtime checks when a computation starts, in every mode:
-        every argument bound (omitted counts, C133), and device-memory inputs
-        initialised with the shape of their last producer (C173, C177).
+        every argument bound (omitted counts), and device-memory inputs
+        initialised with the shape of their last producer.
         Nothing to do with a kept plan: it exists only after a computation
         found every argument bound, and arguments can no longer change, and
         only when no device memory is bound."""
@@ -646,8 +646,8 @@ class Execution:
     @ndk(_BURST)
     def burst_compute(self, burst: Burst) -> None:
         """ANeuralNetworksExecution_burstCompute: run synchronously on
-        ``burst``, which must come from the same compilation (C159) and not be
-        running another computation (C160)."""
+        ``burst``, which must come from the same compilation and not be
+        running another computation."""
         fn = _BURST
         if burst is None:
             raise UnexpectedNullError(fn, "burst is null")
@@ -687,7 +687,7 @@ class Execution:
         for none; ``None`` is UNEXPECTED_NULL).  ``duration`` (ns, 0 = none)
         bounds the computation after the dependencies are signalled and
         needs a single-device compilation.  Every output must have fully
-        specified dimensions (C153).  The returned event has a sync fence."""
+        specified dimensions.  The returned event has a sync fence."""
         fn = _START_DEPS
         if events is None:
             raise UnexpectedNullError(fn, "the dependency list is null (pass [] for none)")
@@ -723,7 +723,7 @@ class Execution:
 
     def _check_fenced_outputs(self, fn: str) -> None:
         """A fenced computation cannot report shapes: outputs must be fully
-        specified by the model and the set call (C153)."""
+        specified by the model and the set call."""
         for k in range(len(self.model.outputs)):
             if not fully_known(self._outputs[k].dims):
                 raise BadDataError(fn, f"output {k} has dimensions {self._outputs[k].dims} that are not fully "
@@ -784,7 +784,7 @@ class Execution:
 
     def _variant(self, fn: str, infos: list[OperandInfo]):
         """The compiled variant for these input shapes.  Shapes that do not
-        fit the model are OP_FAILED at execution (C134), as the CPU executor
+        fit the model are OP_FAILED at execution, as the CPU executor
         reports them."""
         try:
             return self.compilation.executable(infos, fn)
@@ -879,7 +879,7 @@ class Execution:
         dimensions (from the counts the run left in its arena), each such
         output's actual rows (a prefix of the bound-sized array the code
         wrote) copied into the caller's buffer, or OUTPUT_INSUFFICIENT_SIZE
-        with the actual dimensions when it is too small (C135)."""
+        with the actual dimensions when it is too small."""
         call = plan.call
         shapes = call.executable.actual_output_shapes(call.counts())
         sufficient = list(plan.outcome.sufficient or [True] * len(shapes))
@@ -936,7 +936,7 @@ class Execution:
 
     def _raise_status(self, fn: str, status: int) -> None:
         """The error for a nonzero native status: a WHILE loop past the loop
-        timeout (C149, C151), or operation k's invalid run-time data."""
+        timeout, or operation k's invalid run-time data."""
         if status == LOOP_TIMEOUT_STATUS:
             raise MissedDeadlineTransientError(
                 fn, f"a WHILE loop ran longer than the loop timeout ({self._loop_timeout_ns} ns) and was stopped"
@@ -948,7 +948,7 @@ class Execution:
 
     # -- results --------------------------------------------------------------------------------------------
     def _completed(self, fn: str) -> _Outcome:
-        """The last computation's outcome if it may be queried (C103-C105)."""
+        """The last computation's outcome if it may be queried."""
         outcome = self._outcome
         if self._state is not State.COMPLETED or outcome is None:
             raise BadStateError(fn, f"the execution is in the {self._state.value} state, not completed")
@@ -967,7 +967,7 @@ class Execution:
     @ndk(_RANK)
     def get_output_operand_rank(self, index: int) -> OutputRank:
         """ANeuralNetworksExecution_getOutputOperandRank of the last computation.
-        Also after OUTPUT_INSUFFICIENT_SIZE: then ``.code`` says so (C135)."""
+        Also after OUTPUT_INSUFFICIENT_SIZE: then ``.code`` says so."""
         shape, ok = self._output_shape(_RANK, index)
         return OutputRank(len(shape), ok)
 
@@ -975,7 +975,7 @@ class Execution:
     def get_output_operand_dimensions(self, index: int) -> OutputDimensions:
         """ANeuralNetworksExecution_getOutputOperandDimensions of the last
         computation (a list; ``.code`` is OUTPUT_INSUFFICIENT_SIZE if that
-        output's buffer was too small, C135).  BAD_DATA for a scalar output."""
+        output's buffer was too small).  BAD_DATA for a scalar output."""
         shape, ok = self._output_shape(_DIMS, index)
         if self.model.operands[self.model.outputs[int(index)]].type.is_scalar:
             raise BadDataError(_DIMS, f"output {index} is a scalar: it has no dimensions")
@@ -984,7 +984,7 @@ class Execution:
     @ndk(_DURATION)
     def get_duration(self, code: DurationCode | int) -> int:
         """ANeuralNetworksExecution_getDuration in nanoseconds, of the last
-        computation; BAD_STATE unless it succeeded with timing measured (C107)."""
+        computation; BAD_STATE unless it succeeded with timing measured."""
         fn = _DURATION
         try:
             code = DurationCode(code) if is_int(code) else None
@@ -1026,7 +1026,7 @@ class Execution:
     @ndk(_FREE, free=True)
     def close(self) -> None:
         """ANeuralNetworksExecution_free: idempotent, never raises; while a
-        computation runs the release is deferred until it ends (C112)."""
+        computation runs the release is deferred until it ends."""
         with self._lock:
             if self._closed:
                 return
@@ -1059,7 +1059,7 @@ def _reported_by(error: NNError, fn: str) -> NNError:
 
 
 def _check_no_overlap(fn: str, ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-    """An output may not share memory with an input or another output (C131):
+    """An output may not share memory with an input or another output:
     the generated code assumes distinct buffers (LLVM noalias)."""
     for k, out in enumerate(outs):
         if out.size == 0:

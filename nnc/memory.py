@@ -18,14 +18,14 @@ Two kinds of :class:`Memory`, as in NNAPI:
   when it is the output of a successful computation or the destination of a
   successful :meth:`Memory.copy`; a failed computation or copy writing it
   makes it uninitialised again.  Its shape is the descriptor's, refined by
-  whichever output or copy last wrote it (C177, C200).
+  whichever output or copy last wrote it.
 
 AHardwareBuffer does not exist on Linux: :meth:`Memory.from_ahardware_buffer`
 always raises BadDataError saying so.
 
 Data of an element type must be aligned to its size inside a memory (NNAPI
 requires it and the generated code relies on it); nnc checks this where it
-binds a region (C50).
+binds a region.
 
 Closing (the NDK's ``_free``) is idempotent and never frees bytes under a
 running computation: executions and models that bound a region hold views of
@@ -76,7 +76,7 @@ def fully_known(dims: tuple[int, ...] | None) -> bool:
 
 @dataclass(frozen=True)
 class OperandMeta:
-    """What every role of a descriptor must agree on (C195, C196)."""
+    """What every role of a descriptor must agree on."""
 
     type: OperandType
     scale: float
@@ -175,7 +175,7 @@ class Memory(ConstantMemory):
     def from_desc(desc: MemoryDesc) -> Memory:
         """ANeuralNetworksMemory_createFromDesc: device memory for a finished
         descriptor.  nnc allocates it itself (there is no other allocator to
-        fall back to); a failed allocation is OP_FAILED (C178).  A descriptor
+        fall back to); a failed allocation is OP_FAILED.  A descriptor
         with unknown dimensions is allowed: the buffer is sized by each
         output that writes it."""
         fn = _CREATE_DESC
@@ -202,7 +202,7 @@ class Memory(ConstantMemory):
 
         AHardwareBuffer is an Android graphics allocation; Linux has none, so
         nothing passed here can be one.  ``None`` is UNEXPECTED_NULL (the
-        NULL check comes first, C2); anything else is BAD_DATA."""
+        NULL check comes first); anything else is BAD_DATA."""
         if ahwb is None:
             raise UnexpectedNullError(_CREATE_AHWB, "the AHardwareBuffer is null")
         raise BadDataError(
@@ -238,8 +238,8 @@ class Memory(ConstantMemory):
     ) -> memoryview:
         """The live bytes ``[offset, offset + length)`` of client memory (read
         only unless mapped with PROT_WRITE).  BAD_DATA for device memory
-        (C49: it has no client-visible bytes), offset 0 with length 0
-        (C49/C130: the size cannot be implied), or a range past the end;
+        (it has no client-visible bytes), offset 0 with length 0
+        (the size cannot be implied), or a range past the end;
         UNMAPPABLE when the region cannot be read."""
         self._check_open(function)
         if self.kind != "fd":
@@ -292,7 +292,7 @@ class Memory(ConstantMemory):
         self._check_range(fn, offset, length)
         offset, length = int(offset), int(length)
         if offset % dtype.itemsize:
-            raise BadDataError(fn, f"offset {offset} is not aligned to the element size {dtype.itemsize} (C50)")
+            raise BadDataError(fn, f"offset {offset} is not aligned to the element size {dtype.itemsize}")
         need = mmap.PROT_READ if io == INPUT else mmap.PROT_READ | mmap.PROT_WRITE
         if self.protect & need != need:
             what = "PROT_READ" if io == INPUT else "PROT_READ | PROT_WRITE"
@@ -306,7 +306,7 @@ class Memory(ConstantMemory):
         dims: tuple[int, ...] | None,
     ) -> None:
         """DeviceMemoryValidator::validate at set*FromMemory: a declared role,
-        offset and length 0 (the whole memory), compatible dimensions (C175, C176)."""
+        offset and length 0 (the whole memory), compatible dimensions."""
         if (id(compilation), io, index) not in self._roles:
             raise BadDataError(fn, f"the device memory was not described with this compilation's {io} {index} role")
         if not (is_int(offset) and is_int(length) and int(offset) == 0 and int(length) == 0):  # type: ignore
@@ -319,7 +319,7 @@ class Memory(ConstantMemory):
             raise BadDataError(fn, f"dimensions incompatible with the device memory's: {e}") from None
 
     def _input_array(self, fn: str, dims: tuple[int, ...]) -> np.ndarray:
-        """The device memory's bytes as an input of shape ``dims`` (C173, C177)."""
+        """The device memory's bytes as an input of shape ``dims``."""
         with self._lock:
             if not self._initialized or self._data is None:
                 raise OpFailedError(fn, "the device memory used as an input is uninitialised")
@@ -359,11 +359,11 @@ class Memory(ConstantMemory):
     def copy(src: Memory, dst: Memory) -> None:
         """ANeuralNetworksMemory_copy: copy ``src``'s bytes into ``dst``.
 
-        Client <-> any: equal logical sizes (C180).  Device -> device:
-        compatible shapes and equal operand types (C183); ``dst`` takes
-        ``src``'s shape.  An uninitialised device source is BAD_DATA (C181).
-        A failed copy leaves a device ``dst`` uninitialised (C182); a
-        successful one initialises it.  ``copy(m, m)`` does nothing (C185)."""
+        Client <-> any: equal logical sizes.  Device -> device:
+        compatible shapes and equal operand types; ``dst`` takes
+        ``src``'s shape.  An uninitialised device source is BAD_DATA.
+        A failed copy leaves a device ``dst`` uninitialised; a
+        successful one initialises it.  ``copy(m, m)`` does nothing."""
         fn = _COPY
         if src is None or dst is None:
             raise UnexpectedNullError(fn, "source and destination must not be null")
@@ -503,7 +503,7 @@ class MemoryDesc:
     OPEN after creation: :meth:`add_input_role`, :meth:`add_output_role` and
     :meth:`set_dimensions` build it; :meth:`finish` makes it FINISHED, after
     which :meth:`Memory.from_desc` accepts it and modifications are
-    BAD_STATE.  A failed call leaves the descriptor unchanged (C6).  The
+    BAD_STATE.  A failed call leaves the descriptor unchanged.  The
     descriptor may be closed as soon as its memories are created.
     """
 
@@ -534,7 +534,7 @@ class MemoryDesc:
         self._add_role("ANeuralNetworksMemoryDesc_addOutputRole", compilation, OUTPUT, index, frequency)
 
     def _add_role(self, fn: str, compilation, io: str, index: int, frequency: float) -> None:
-        """MemoryBuilder::addRole, checks in the runtime's order (C188-C196)."""
+        """MemoryBuilder::addRole, checks in the runtime's order."""
         if compilation is None:
             raise UnexpectedNullError(fn, "the compilation is null")
         if self._finished:
@@ -592,7 +592,7 @@ class MemoryDesc:
 
     @ndk("ANeuralNetworksMemoryDesc_finish")
     def finish(self) -> None:
-        """BAD_DATA without any role, BAD_STATE the second time (C199)."""
+        """BAD_DATA without any role, BAD_STATE the second time."""
         fn = "ANeuralNetworksMemoryDesc_finish"
         if self._finished:
             raise BadStateError(fn, "the memory descriptor is already finished")

@@ -5,19 +5,19 @@ NDK's argument checks and result codes at each call, in Android's order: a
 ``None`` where C takes a required pointer first (UNEXPECTED_NULL), then the
 model's state (BAD_STATE), then the data (BAD_DATA).
 
-State machine (api-behaviour-checklist section 2.1):
+State machine:
 
 * BUILDING after construction: only this state accepts modifications.  A
   modifier that fails with BAD_DATA leaves the model unchanged, so a corrected
-  call afterwards succeeds (C6).
+  call afterwards succeeds.
 * FINISHED after :meth:`Model.finish` succeeded: immutable, may be shared by
   threads, compiled and queried.
 * INVALID after :meth:`Model.finish` failed validation: sticky; every later
-  modifier, ``finish`` and ``Compilation`` creation is BAD_STATE (C18).
+  modifier, ``finish`` and ``Compilation`` creation is BAD_STATE.
 
 :meth:`Model.add_operation` checks an operation's signature as far as nnc's
 rules can judge it when it is added (operand types, ranks, counts, IF/WHILE
-subgraph compatibility: C58, C75, C76); :meth:`Model.finish` validates the
+subgraph compatibility); :meth:`Model.finish` validates the
 whole graph (every operation's rule with all constants known, shapes, graph
 well-formedness) and sorts the operations topologically, remembering the
 order they were added in (:attr:`Model.operations_as_added`).
@@ -134,9 +134,9 @@ def enum_arg(fn: str, enum_type, x: object, what: str):
 
 
 def _check_operand_type(fn: str, t: OperandType, dims, scale: float, zp: int) -> None:
-    """NNAPI's validateOperandType: dimensions, scale and zero point per type
-    (C24-C29).  TENSOR_INT32 is deliberately lenient about scale and zero
-    point, as in Android (quantised biases carry a scale)."""
+    """NNAPI's validateOperandType: dimensions, scale and zero point per
+    type.  TENSOR_INT32 is deliberately lenient about scale and zero point, as
+    in Android (quantised biases carry a scale)."""
 
     def bad(msg: str) -> BadDataError:
         return BadDataError(fn, f"{t.name}: {msg}")
@@ -168,7 +168,7 @@ def _check_operand_type(fn: str, t: OperandType, dims, scale: float, zp: int) ->
 
 def _check_byte_size(fn: str, t: OperandType, dims: tuple[int, ...] | None) -> None:
     """The value's byte size (element size x the known dimensions) must fit a
-    uint32 (C30)."""
+    uint32."""
     if t == T.MODEL or not dims:
         return
     n = element_bytes(t)
@@ -254,7 +254,7 @@ class Model:
         return self.operands[int(index)]  # type: ignore[arg-type]
 
     def _indices(self, fn: str, indices: object, what: str) -> list[int]:
-        """A list of operand indices, each in range (C57, C64)."""
+        """A list of operand indices, each in range."""
         if not is_sequence(indices):
             raise BadDataError(fn, f"{what} must be a sequence of operand indices, got {indices!r}")
         result = []
@@ -276,7 +276,7 @@ class Model:
 
         ``type=None`` is the NDK's NULL operand type (UNEXPECTED_NULL).
         ``dimensions`` None or ``[]`` leaves a tensor's rank unknown; a 0 in a
-        dimension leaves that dimension unknown (C32)."""
+        dimension leaves that dimension unknown."""
         fn = "ANeuralNetworksModel_addOperand"
         if type is None:
             raise UnexpectedNullError(fn, "operand type is null")
@@ -307,12 +307,12 @@ class Model:
     @ndk("ANeuralNetworksModel_setOperandValue")
     def set_operand_value(self, index: int, value) -> None:
         """ANeuralNetworksModel_setOperandValue; ``None`` omits an optional
-        operand (the NDK's NULL buffer with length 0, C42).
+        operand (the NDK's NULL buffer with length 0).
 
-        Values of at most 128 bytes are copied now (C45).  nnc also copies
+        Values of at most 128 bytes are copied now.  nnc also copies
         larger values now, where Android keeps a reference until finish: the
         NDK leaves changes after the call undefined, and a copy means the
-        caller need not keep the buffer alive (C46)."""
+        caller need not keep the buffer alive."""
         fn = "ANeuralNetworksModel_setOperandValue"
         self._mutable(fn)
         op = self._operand(fn, index)
@@ -328,8 +328,8 @@ class Model:
 
     @staticmethod
     def _coerce(fn: str, op: Operand, value) -> np.ndarray:
-        """A private numpy array of the operand's type holding ``value``
-        (C40, C43, C44); nothing is copied before the size is known good."""
+        """A private numpy array of the operand's type holding ``value``;
+        nothing is copied before the size is known good."""
         dtype = dtype_of(op.type)
         expected = op.byte_size()
         if expected is None:
@@ -359,7 +359,7 @@ class Model:
 
     @ndk("ANeuralNetworksModel_setOperandValueFromMemory")
     def set_operand_value_from_memory(self, index: int, memory, offset: int, length: int) -> None:
-        """ANeuralNetworksModel_setOperandValueFromMemory (C47-C50).
+        """ANeuralNetworksModel_setOperandValueFromMemory.
 
         ``length`` must be the operand's exact byte size and ``[offset,
         offset + length)`` must lie inside the memory; device memory (from
@@ -367,7 +367,7 @@ class Model:
         read when the model is finished (as Android's driver reads them when
         it compiles); the memory must stay open until then.  NNAPI requires
         data in a memory to be aligned to its element size; Android does not
-        check it, nnc does (BAD_DATA, C50), as for execution arguments."""
+        check it, nnc does (BAD_DATA), as for execution arguments."""
         fn = "ANeuralNetworksModel_setOperandValueFromMemory"
         if memory is None:
             raise UnexpectedNullError(fn, "memory is null")
@@ -399,8 +399,8 @@ class Model:
     def set_operand_value_from_model(self, index: int, model: Model) -> None:
         """ANeuralNetworksModel_setOperandValueFromModel (IF/WHILE bodies).
 
-        The referenced model must be finished (BAD_STATE otherwise, C51/C52);
-        it is kept alive by this model (C53)."""
+        The referenced model must be finished (BAD_STATE otherwise);
+        it is kept alive by this model."""
         fn = "ANeuralNetworksModel_setOperandValueFromModel"
         if model is None:
             raise UnexpectedNullError(fn, "model is null")
@@ -416,7 +416,7 @@ class Model:
 
     @ndk("ANeuralNetworksModel_setOperandSymmPerChannelQuantParams")
     def set_operand_symm_per_channel_quant_params(self, index: int, scales: Sequence[float], channel_dim: int) -> None:
-        """ANeuralNetworksModel_setOperandSymmPerChannelQuantParams (C35-C37).
+        """ANeuralNetworksModel_setOperandSymmPerChannelQuantParams.
 
         The NDK's params struct is spread over ``scales`` and ``channel_dim``;
         ``scales=None`` is the struct's NULL ``scales`` pointer, which Android
@@ -450,10 +450,10 @@ class Model:
         """ANeuralNetworksModel_addOperation.
 
         ``None`` for ``inputs`` or ``outputs`` is UNEXPECTED_NULL; an empty list
-        is a count of 0, judged by the operation's signature (C54/C55).  The
-        signature is checked now, as far as nnc's rules can with what is known
-        (C58): counts, operand types and ranks, output types, and for IF/WHILE
-        the referenced models (C75/C76).  What needs constants that are not set
+        is a count of 0, judged by the operation's signature.  The
+        signature is checked now, as far as nnc's rules can with what is
+        known: counts, operand types and ranks, output types, and for IF/WHILE
+        the referenced models.  What needs constants that are not set
         yet, and output shapes, is checked by finish()."""
         fn = "ANeuralNetworksModel_addOperation"
         if inputs is None or outputs is None:
@@ -515,7 +515,7 @@ class Model:
             raise BadDataError(fn, f"{what} must be TENSOR_BOOL8 of shape [1], got {op.type.name}{dims}")
 
     def _check_if(self, fn: str, ins: list[int], outs: list[int]) -> None:
-        """Android's validateIfOperation (C75)."""
+        """Android's validateIfOperation."""
         self._condition_operand(fn, self.operands[ins[0]], "IF condition (input 0)")
         for pos, branch in ((1, "then"), (2, "else")):
             sub = self._subgraph(fn, ins[pos], f"IF {branch} model")
@@ -529,7 +529,7 @@ class Model:
             ])  # fmt: skip
 
     def _check_while(self, fn: str, ins: list[int], outs: list[int]) -> None:
-        """Android's validateWhileOperation (C76): m = len(outs) input-output
+        """Android's validateWhileOperation: m = len(outs) input-output
         operands, k state-only and n input-only ones."""
         cond = self._subgraph(fn, ins[0], "WHILE condition model")
         self._check_count(fn, "WHILE condition model", len(cond.inputs), 2, len(ins), "WHILE")
@@ -559,8 +559,8 @@ class Model:
 
         Every listed operand must still be a plain temporary: one that has a
         value, is omitted, is a subgraph reference, or is already an input or
-        output (listed twice, in both lists, or in an earlier call) is BAD_DATA
-        (C62-C64), and a failed call changes nothing."""
+        output (listed twice, in both lists, or in an earlier call) is
+        BAD_DATA, and a failed call changes nothing."""
         fn = "ANeuralNetworksModel_identifyInputsAndOutputs"
         if inputs is None or outputs is None:
             raise UnexpectedNullError(fn, "inputs and outputs must not be null")
@@ -602,8 +602,8 @@ class Model:
     def finish(self) -> None:
         """ANeuralNetworksModel_finish: validate and freeze the model.
 
-        A second call is BAD_STATE (C9).  A validation failure is BAD_DATA and
-        leaves the model INVALID for good (C18); so does a constant that can
+        A second call is BAD_STATE.  A validation failure is BAD_DATA and
+        leaves the model INVALID for good; so does a constant that can
         no longer be read from its memory (closed: BAD_STATE, unmappable:
         UNMAPPABLE, as the memory reports it)."""
         fn = "ANeuralNetworksModel_finish"
@@ -641,11 +641,12 @@ class Model:
         """ANeuralNetworksModel_getSupportedOperationsForDevices.
 
         One flag per operation, in the order the operations were added (not
-        execution order): True when at least one of ``devices`` can run it
-        (C78).  nnc answers from its own tables, exactly as
+        execution order): True when at least one of ``devices`` can run it.
+        nnc answers from its own tables, exactly as
         ``Compilation.finish`` will decide: the operation has a lowering for
         these operand types and parameters.  The model must be finished and
-        valid (C20); the device list follows C77."""
+        valid; the device list is checked as the NDK checks it (None or a
+        None entry: UNEXPECTED_NULL; empty or a device twice: BAD_DATA)."""
         fn = "ANeuralNetworksModel_getSupportedOperationsForDevices"
         items = device_list(fn, devices)
         if self.closed or not self.finished or self._invalid is not None:
@@ -705,7 +706,7 @@ class Model:
 
 
 def validate_graph(model: Model, fn: str) -> None:
-    """Graph rules of Model.finish (C66-C74, C38); sorts operations
+    """Graph rules of Model.finish; sorts operations
     topologically in place."""
     if not model.operations:
         raise BadDataError(fn, "the model has no operations")

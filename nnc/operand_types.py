@@ -172,7 +172,7 @@ NEW_COUNT = -1
 
 @dataclass(frozen=True)
 class DynamicDim:
-    """A data-dependent dimension (issue 15): the operand's static ``dims``
+    """A data-dependent dimension: the operand's static ``dims``
     hold the BOUND at ``axis`` (the most it can be), and its actual size
     there is ``factor * counts[count]``, where ``counts`` is the small int32
     buffer the generated code writes at run time (one entry per operation

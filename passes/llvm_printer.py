@@ -12,7 +12,7 @@ instructions; block arguments become ``phi`` nodes fed by the branches.
 
 Anything else raises :class:`Unprintable`, and
 :func:`nnc.passes.pipeline.to_llvm_ir` then uses xDSL's backend for the
-module: an operation new to the lowering is translated as before, only
+module: an operation new to the lowering is still translated, only
 slower.
 """
 

@@ -521,7 +521,7 @@ def header_text(
     embedded: bool,
     weights_file: str | None,
 ) -> str:
-    """The C header of an artifact (see README.md, "Native artifacts")."""
+    """The C header of an artifact (see docs/artifacts.md)."""
     guard = "NNC_" + re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_"
     weights_size = len(code.weights)
     arena = -(-code.arena_size // ALIGNMENT) * ALIGNMENT

@@ -14,7 +14,7 @@ it returns 0, ``k + 1`` when operation ``k`` met invalid run-time data, or
 :data:`~nnc.runtime.abi.LOOP_TIMEOUT_STATUS` when a WHILE loop ran longer
 than the loop timeout.
 
-Thread safety (C7): an Executable is immutable once loaded and shared by every
+Thread safety: an Executable is immutable once loaded and shared by every
 execution of its compilation (and, through the in-process cache, by equal
 models).  Its constant pool is only read by the native code; each call gets
 its own scratch arena (a fresh one per call, or the caller's: a burst keeps

@@ -1,12 +1,13 @@
 """LLVM in a worker process: a crash in LLVM never takes the caller down.
 
-llvmlite's LLVM is built with assertions on, so an LLVM bug (an assertion in
-the loop vectorizer's cost model, issue 17) calls ``abort()`` and kills the
-process that runs it -- the application embedding nnc.  The LLVM stage of a
+llvmlite's LLVM is built with assertions on, so an LLVM bug (such as an
+assertion in the loop vectorizer's cost model, which a ``llvm.maxnum``
+reduction loop triggers on AVX CPUs) calls ``abort()`` and kills the process
+that runs it -- the application embedding nnc.  The LLVM stage of a
 compilation (optimising the LLVM IR and emitting the object file,
 :func:`nnc.runtime.jit.optimize` and :func:`~nnc.runtime.jit.emit_object`)
 therefore runs in a worker process owned by nnc; the object comes back as
-bytes and the caller loads it as before (MCJIT, after the thread pool's
+bytes and the caller loads it itself (MCJIT, after the thread pool's
 symbols are installed).  A worker that dies, or does not answer within the
 time it is given, is killed and forgotten: the caller gets
 :class:`WorkerCrash` and the next compilation starts a fresh worker.

@@ -682,15 +682,16 @@ def test_lsh_projection_dense_against_litert():
         np.testing.assert_array_equal(got, lite[0])
 
 
-def test_readme_table_of_builtins_agrees_with_the_importer():
-    """Each builtin the README's tables call mapped/decomposed has a converter
-    (decomposed ones in DECOMPOSITIONS); each it calls not mapped has none."""
+def test_docs_table_of_builtins_agrees_with_the_importer():
+    """Each builtin the tables of docs/tflite.md call mapped/decomposed has a
+    converter (decomposed ones in DECOMPOSITIONS); each it calls not mapped has
+    none."""
     import os
     import re
 
     from nnc import tflite
 
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "docs", "tflite.md")).read()
     section = readme[readme.index("**The delegate's table.**"):readme.index("**State.** NNAPI models")]
     rows = re.findall(r"^\| ([A-Z0-9_]+) \| [^|]* \| ([^|]*) \|$", section, re.M)
     assert len(rows) > 80

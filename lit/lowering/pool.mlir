@@ -75,7 +75,8 @@ builtin.module {
 // CHECK:           %[[M:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[LOWEST]]) -> (f32) {
 // CHECK:             scf.for
 // CHECK:               %[[V:.*]] = memref.load %[[X]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : memref<1x2x3x3xf32>
-// The window maximum is compare-and-select, never llvm.maxnum (issue 17).
+// The window maximum is compare-and-select, never llvm.maxnum (a
+// llvm.maxnum reduction loop made LLVM's loop vectorizer assert on AVX CPUs).
 // CHECK-NOT:           arith.maxnumf
 // CHECK:               %[[GT:.*]] = arith.cmpf ogt, %[[V]], %{{.*}} : f32
 // CHECK:               arith.select %[[GT]], %[[V]], %{{.*}} : f32

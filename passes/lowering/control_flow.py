@@ -26,7 +26,7 @@ WHILE   The m + k loop state operands live in buffers (the m outputs' own
             }
 
         The loop timeout (``ANeuralNetworksExecution_setLoopTimeout``, per
-        loop, C151) is main's ``i64`` argument after ``%status`` (present only
+        loop) is main's ``i64`` argument after ``%status`` (present only
         when the model has a WHILE; module attribute ``nnc.loop_timeout_arg``),
         passed by ``nnc_run``; the clock is ``nnc_monotonic_ns`` (declared here,
         defined by ``nnc-add-entry-point`` on ``clock_gettime(CLOCK_MONOTONIC)``).
