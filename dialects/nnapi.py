@@ -39,7 +39,6 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    Float16Type,
     Float32Type,
     FloatAttr,
     IntAttr,
@@ -71,7 +70,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import PassFailedException
 
-from nnc.dialects.optable import OPS, SPECS, OpSpec
+from nnc.dialects.optable import OPS, OpSpec
 from dataclasses import replace
 
 from nnc.dialects.rules import OpCall
@@ -436,5 +435,3 @@ __all__ = [
     "referenced_function",
     "to_xdsl_type",
 ]
-
-_ = (Float16Type, Float32Type, SPECS)

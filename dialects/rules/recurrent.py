@@ -533,8 +533,6 @@ def _same_quant(call: OpCall, i: int, ref: OperandInfo, what: str) -> None:
 
 #: QUANTIZED_16BIT_LSTM's fixed quantisation of its input and output (1/128, 128).
 Q16_LSTM_IO = (1.0 / 128.0, 128)
-#: ... and of its cell state: 2^4 / 32768 (StateIntegerBits = 4, the only one Android runs).
-Q16_LSTM_CELL_SCALE = 2.0**-11
 
 
 @rule(Op.QUANTIZED_16BIT_LSTM)

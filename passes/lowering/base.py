@@ -37,7 +37,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     UnrealizedConversionCastOp,
     f32,
-    i1,
     i32,
 )
 from xdsl.dialects.builtin import f32 as F32
@@ -800,5 +799,3 @@ def has_float16(call: OpCall) -> bool:
     """Whether any operand of ``call`` is TENSOR_FLOAT16 or FLOAT16."""
     return any(o.type in FLOAT16_COMPUTE_TYPES for o in (*call.inputs, *call.outputs))
 
-
-_ = (i1, Any)

@@ -209,14 +209,6 @@ def calculate_activation_range(
     raise QuantError(f"unsupported fused activation {activation}")
 
 
-def calculate_activation_range_uint8(activation: int, scale: float, zero_point: int) -> tuple[int, int]:
-    return calculate_activation_range(T.TENSOR_QUANT8_ASYMM, activation, scale, zero_point)
-
-
-def calculate_activation_range_int8(activation: int, scale: float, zero_point: int) -> tuple[int, int]:
-    return calculate_activation_range(T.TENSOR_QUANT8_ASYMM_SIGNED, activation, scale, zero_point)
-
-
 # -- float <-> quant (Quantize.cpp / Dequantize.cpp) -------------------------------------------
 
 
@@ -963,20 +955,8 @@ def emit_srdhm(e, a: Val, b: Val) -> Val:
     return IR(e).srdhm(a, b)
 
 
-def emit_rdbpot(e, x: Val, exponent: int) -> Val:
-    return IR(e).rdbpot(x, exponent)
-
-
 def emit_mbqm(e, x: Val, multiplier: int, shift: int) -> Val:
     return mbqm(IR(e), x, multiplier, shift)
-
-
-def emit_mbqm_smaller_than_one_exp(e, x: Val, multiplier: int, left_shift: int) -> Val:
-    return mbqm_smaller_than_one_exp(IR(e), x, multiplier, left_shift)
-
-
-def emit_mbqm_greater_than_one(e, x: Val, multiplier: int, left_shift: int) -> Val:
-    return mbqm_greater_than_one(IR(e), x, multiplier, left_shift)
 
 
 def load_q(e, value: SSAValue, t: OperandType) -> SSAValue:
