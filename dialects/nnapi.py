@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -63,16 +64,14 @@ from xdsl.irdl import (
     irdl_op_definition,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
     var_result_def,
-    traits_def,
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects.optable import OPS, OpSpec
-from dataclasses import replace
-
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperandType, OperationType
 from nnc.operand_types import FACTS, QRANGE, VALUE_TYPES, DynamicDim, ElementKind, OperandInfo, OperandTypeFacts

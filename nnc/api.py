@@ -22,7 +22,6 @@ from nnc.runtime import cpu_probe
 from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
 from nnc.tflite import import_tflite, is_tflite_file
 
-
 #: The cache token of CompiledModel(model, cache_dir): any fixed 32 bytes do.
 _CACHE_TOKEN = hashlib.sha256(b"nnc.CompiledModel").digest()
 
@@ -160,7 +159,7 @@ def load_model(path) -> Model:
     return Model.load(path)
 
 
-def compile(  # noqa: A001 - mirrors the product's verb
+def compile(
     model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False
 ) -> CompiledModel:
     """Finish (if needed) and compile ``model`` (through the compilation

@@ -60,7 +60,9 @@ from dataclasses import dataclass
 from nnc.device import check_device_entries, compiler, device_list, get_devices
 from nnc.dialects.specialisation import specialised_inputs
 from nnc.enums import BYTE_SIZE_OF_CACHE_TOKEN, UINT64_MAX, Preference, Priority, ResultCode
-from nnc.errors import INTERNAL_ERROR  # noqa: F401 (re-exported)
+from nnc.errors import (
+    INTERNAL_ERROR as INTERNAL_ERROR,
+)
 from nnc.errors import (
     BadDataError,
     BadStateError,

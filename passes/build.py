@@ -28,7 +28,8 @@ filled in as by the constructor (``IRDLOperation.__post_init__``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence, Set as AbstractSet
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
 from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, IntegerAttr, i32

@@ -49,7 +49,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
@@ -58,10 +57,10 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
     FunctionType,
+    IndexType,
     IntAttr,
     IntegerAttr,
     IntegerType,
-    IndexType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -88,15 +87,14 @@ from nnc.dialects.nnapi import (
 )
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
+from nnc.passes.counts import COUNTS_ATTR
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
 from nnc.passes.lowering.base import Epilogue
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
-from nnc.passes.counts import COUNTS_ATTR
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
-
 
 #: alignment of what the lowering appends to the constant pool (the
 #: importer aligns the model's constants the same way)

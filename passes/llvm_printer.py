@@ -80,7 +80,7 @@ _ARG_INTS = {
 def _hex_double(value: float) -> str:
     """A floating-point literal as LLVM IR (and llvmlite) spell it: the
     value's IEEE double bits in hex, exact for every float and half."""
-    return "0x%016x" % struct.unpack("<Q", struct.pack("<d", value))[0]
+    return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016x}"
 
 
 def _round(kind: type, value: float) -> float:
@@ -322,7 +322,7 @@ class _Body:
             sources.append(f"[{self.ref(v)}, %{self.blocks[src]}]")
         return f"label %{self.blocks[dest]}"
 
-    def instruction(self, o: Operation, block: Block, out: list[str], incoming) -> None:  # noqa: C901 - one case per op
+    def instruction(self, o: Operation, block: Block, out: list[str], incoming) -> None:
         kind = type(o)
         p = self.p
         if kind in (llvm.ConstantOp, llvm.ZeroOp, llvm.UndefOp, llvm.AddressOfOp):

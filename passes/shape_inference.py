@@ -73,10 +73,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
+from nnc.dialects.nnapi import SUBGRAPH_ATTR, UNROLLED_ATTR
 from nnc.dialects.rules import OperandInfo, RuleError, Unsupported, infer
 from nnc.dialects.rules.dynamic import propagate
 from nnc.enums import OperandType, OperationType
-from nnc.dialects.nnapi import SUBGRAPH_ATTR, UNROLLED_ATTR
 from nnc.operand_types import DimensionMismatch, unify_bounded
 from nnc.passes.evaluate import EVALUATORS, NotEvaluable, evaluate
 from nnc.passes.lowering import unsupported_reason

@@ -48,7 +48,6 @@ from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FloatAttr,

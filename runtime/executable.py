@@ -49,10 +49,9 @@ import numpy as np
 
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
 from nnc.operand_types import OperandInfo, dtype_of
-from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
-from nnc.runtime.abi import COUNTS_SYMBOL, PROFILE_SYMBOL
 from nnc.runtime import threadpool
-from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize  # noqa: F401 (LLVM_LOCK: re-exported)
+from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, COUNTS_SYMBOL, ENTRY, ENTRY_NAME, PROFILE_SYMBOL
+from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize
 
 
 @dataclass

@@ -11,11 +11,12 @@ the run.  ``tests/fuzz/run.py`` runs the same trials for N minutes."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from fuzz.cache import _concurrent_writers
 from fuzz.common import guarded
 from fuzz.generators import TRIALS, run_isolated
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 

@@ -9,9 +9,9 @@ import pytest
 
 from nnc import driver
 from nnc.runtime import worker
-from worker_faults import inject_fault
 from nnc.runtime.jit import NativeModule, Target, bundle_objects, emit_object, optimize, unbundle_objects
 from nnc.runtime.partition import split_module
+from worker_faults import inject_fault
 
 # main hands body_a/b/c to apply by address (the cut); body_a and body_b
 # share the kernel kern, which must stay with both; tab is an internal

@@ -17,10 +17,10 @@ import random
 
 import numpy as np
 import pytest
-from fuzz.files import tflite_add
-from fuzz.generators import add_model
 
 import nnc
+from fuzz.files import tflite_add
+from fuzz.generators import add_model
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc import driver

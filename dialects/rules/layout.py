@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
@@ -40,7 +41,6 @@ from nnc.dialects.rules.base import (
 from nnc.dialects.rules.conv import bool_param, int_param, join_layout, split_layout
 from nnc.dialects.rules.elementwise import QUANT8
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
-
 from nnc.enums import OperationType as Op
 
 MAX_RANK = 4

@@ -37,7 +37,6 @@ from nnc.dialects.rules.base import (
 from nnc.dialects.rules.conv import bool_param, dim, int_param, scalar_param
 from nnc.dialects.rules.elementwise import check_fuse_code
 from nnc.dialects.rules.shape_ops import expect_count
-
 from nnc.enums import OperationType as Op
 
 # -- LSTM -----------------------------------------------------------------------------
@@ -599,7 +598,7 @@ def quantized_lstm(call: OpCall) -> list[OperandInfo]:
     and cell state, optional CIFG, peephole, projection and layer norm).
     The cell state's scale must be a power of two of at most 2^-9."""
     expect_count(call, (32,), QLSTM_CELL.optional)
-    x = expect_primary(call)
+    expect_primary(call)
     for t, indexes in _QLSTM_TYPES:
         for i in indexes:
             if call.has_input(i):

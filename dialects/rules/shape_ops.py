@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
@@ -30,7 +31,6 @@ from nnc.dialects.rules.conv import (
     scalar_param,
     split_layout,
 )
-
 from nnc.enums import OperationType as Op
 
 

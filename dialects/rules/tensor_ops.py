@@ -36,7 +36,6 @@ from nnc.dialects.rules.layout import (
     same_quant_output,
 )
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
-
 from nnc.enums import OperationType as Op
 
 

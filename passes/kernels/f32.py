@@ -125,7 +125,7 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue:
         out_rows = series(v, out_base, ldo, rows)
         cols = [v.ix(n0, o) for o in offs]  # the block's vectors' first channels
         for r in range(rows):
-            for j, (o, w) in enumerate(zip(offs, ws)):
+            for j, (_, w) in enumerate(zip(offs, ws)):
                 y = v.activation(accs[r * nw + j], act)
                 off = v.ix(out_rows[r], cols[j])
                 if epilogue is not None:
@@ -270,7 +270,8 @@ def gemm(
     else:
         panels = ctx.flat(ctx.alloc([total * depth], f32))
         for c0, c1, ws in all_blocks:
-            each(e, c0, c1, sum(ws), lambda e2, n0, width=sum(ws): transpose(
+            width = sum(ws)
+            each(e, c0, c1, width, lambda e2, n0, width=width: transpose(
                 ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth))
     res = [] if epilogue is None or epilogue.residual is None else [ctx.flat(epilogue.residual)]
     if regions is None:
@@ -547,7 +548,7 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], a
     per tap one weight vector serves every pixel.  ``taps`` (fh, fw) unrolls
     the whole window; None loops over the taps [kh0, kh1) x [kw0, kw1) given
     at run time (border pixels, whose window is clipped to the input)."""
-    name = f"nnc_dw_{npix}p_{'%dx%d' % taps if taps else 'clip'}_t{tag(tails)}_{act_tag(act)}"
+    name = f"nnc_dw_{npix}p_{f'{taps[0]}x{taps[1]}' if taps else 'clip'}_t{tag(tails)}_{act_tag(act)}"
 
     def body(e: Emitter, p: list[Value]) -> None:
         x, w, bias, out, cfull, chans, x_base, x_pix, x_kh, x_kw, w_kh, kh0, kh1, kw0, kw1, out_base = p

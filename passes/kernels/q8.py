@@ -60,7 +60,18 @@ from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
 
 from nnc.passes.kernels.f32 import row_blocks
 from nnc.passes.kernels.tiles import TilePolicy
-from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, for_range, kernel, offsets, parallel_each, tag, widths
+from nnc.passes.kernels.vector import (
+    IndexOrInt,
+    IVec,
+    Vec,
+    each,
+    for_range,
+    kernel,
+    offsets,
+    parallel_each,
+    tag,
+    widths,
+)
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 
 # -- compile-time layouts --------------------------------------------------------------------

@@ -198,7 +198,7 @@ class Vec:
 
     def const(self, value: float, width: int) -> Value:
         t = VectorType(f32, [width])
-        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)] * width), t)  # noqa: E731
+        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)] * width), t)
         return self.e.constant((t, repr(float(value))), attr)
 
     def activation(self, v: Value, code: int) -> Value:
@@ -261,7 +261,7 @@ class IVec:
 
     def const(self, value: int, elem: IntegerType, width: int) -> Value:
         t = VectorType(elem, [width])
-        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)] * width), t)  # noqa: E731
+        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)] * width), t)
         return self.e.constant((t, repr(int(value))), attr)
 
     def splat(self, s: Value, width: int) -> Value:

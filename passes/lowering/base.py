@@ -27,7 +27,6 @@ from typing import Any, Protocol
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, memref, scf
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -41,6 +40,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.builtin import f32 as F32
 from xdsl.dialects.builtin import i32 as I32
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
@@ -49,14 +49,15 @@ from xdsl.rewriter import InsertPoint
 from nnc.dialects.optable import SPECS
 from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperationType
-from nnc.operand_types import FLOAT16_COMPUTE_TYPES, in_float32
-from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # noqa: F401 (re-exported: 8-bit asymmetric, stored as i8)
+from nnc.operand_types import FLOAT16_COMPUTE_TYPES, QUANT8_ASYMM_TYPES, in_float32
 from nnc.passes.build import integer_attr, new_op
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
 from nnc.passes.target import Int8Dot
 
 Value = SSAValue
 IndexLike = SSAValue | int
+#: the 8-bit asymmetric operand types (stored as i8), re-exported for the lowerings
+QUANT8 = QUANT8_ASYMM_TYPES
 
 _INDEX = IndexType()
 _I64 = IntegerType(64)
@@ -255,7 +256,7 @@ class Emitter:
         return self.div(one, self.add(one, self.exp(self.neg(a))))
 
     # -- conversions -------------------------------------------------------------------
-    def index_cast(self, v: Value, to: Attribute = IndexType()) -> Value:
+    def index_cast(self, v: Value, to: Attribute = _INDEX) -> Value:
         return self.op(arith.IndexCastOp(v, to))
 
     def to_float(self, v: Value, to: Attribute = F32) -> Value:

@@ -353,14 +353,14 @@ def conv_2d(ctx: LoweringContext) -> None:
     channel_dim = 1 if g.nchw else 3
     xp = padded_input(ctx, x, g, 0.0 if qc is None else qc.in_zp)
     acc = _accumulator(ctx, qc, out, b, channel_dim)
-    wfn: Callable[[Loops], tuple] = lambda d: (d["oc"], d["kh"], d["kw"], d["ic"])  # noqa: E731
+    wfn: Callable[[Loops], tuple] = lambda d: (d["oc"], d["kh"], d["kw"], d["ic"])
     if g.nchw:
         # The innermost loop walks along an output row; the filter tap is invariant.
         order = ("n", "oc", "ic", "kh", "kw", "oh", "ow")
     elif g.batches * g.out_h * g.out_w >= TRANSPOSE_MIN_ROWS:
         # Per pixel and tap: out[pixel, :] += x[tap, ic] * wt[kh, kw, ic, :].
         w = permuted(ctx, w, (1, 2, 3, 0))
-        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["oc"])  # noqa: E731
+        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["oc"])
         order = ("n", "oh", "ow", "kh", "kw", "ic", "oc")
     else:
         # A dot product per output element over (kh, kw, ic).
@@ -525,17 +525,17 @@ def depthwise_conv_2d(ctx: LoweringContext) -> None:
     ofn: Callable[[Loops], tuple]
     if m > 1:
         w = ctx.reshaped(w, [g.filter_h, g.filter_w, g.in_c, m])
-        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["m"])  # noqa: E731
+        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["m"])
         if g.nchw:
             ov = ctx.reshaped(acc, [g.batches, g.in_c, m, g.out_h, g.out_w])
-            ofn = lambda d: (d["n"], d["ic"], d["m"], d["oh"], d["ow"])  # noqa: E731
+            ofn = lambda d: (d["n"], d["ic"], d["m"], d["oh"], d["ow"])
         else:
             ov = ctx.reshaped(acc, [g.batches, g.out_h, g.out_w, g.in_c, m])
-            ofn = lambda d: (d["n"], d["oh"], d["ow"], d["ic"], d["m"])  # noqa: E731
+            ofn = lambda d: (d["n"], d["oh"], d["ow"], d["ic"], d["m"])
     else:
         ov = acc
-        wfn = lambda d: (0, d["kh"], d["kw"], d["ic"])  # noqa: E731
-        ofn = lambda d: g.layout(d["n"], d["oh"], d["ow"], d["ic"])  # noqa: E731
+        wfn = lambda d: (0, d["kh"], d["kw"], d["ic"])
+        ofn = lambda d: g.layout(d["n"], d["oh"], d["ow"], d["ic"])
     if g.nchw:
         # The innermost loop walks along an output row.
         order = ("n", "ic", "m", "oh", "kh", "kw", "ow")
@@ -668,14 +668,14 @@ def _grouped_generic(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv | None
     if g.nchw:
         xv = ctx.reshaped(xp, [g.batches, G, cig, hp, wp])
         av = ctx.reshaped(acc, [g.batches, G, cog, g.out_h, g.out_w])
-        xfn = lambda d: (d["n"], d["g"], d["ic"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]))  # noqa: E731
-        afn = lambda d: (d["n"], d["g"], d["oc"], d["oh"], d["ow"])  # noqa: E731
+        xfn = lambda d: (d["n"], d["g"], d["ic"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]))
+        afn = lambda d: (d["n"], d["g"], d["oc"], d["oh"], d["ow"])
         order = ("n", "g", "oc", "ic", "kh", "kw", "oh", "ow")
     else:
         xv = ctx.reshaped(xp, [g.batches, hp, wp, G, cig])
         av = ctx.reshaped(acc, [g.batches, g.out_h, g.out_w, G, cog])
-        xfn = lambda d: (d["n"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]), d["g"], d["ic"])  # noqa: E731
-        afn = lambda d: (d["n"], d["oh"], d["ow"], d["g"], d["oc"])  # noqa: E731
+        xfn = lambda d: (d["n"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]), d["g"], d["ic"])
+        afn = lambda d: (d["n"], d["oh"], d["ow"], d["g"], d["oc"])
         order = ("n", "oh", "ow", "g", "oc", "kh", "kw", "ic")
     sizes = dict(n=g.batches, g=G, oh=g.out_h, ow=g.out_w, oc=cog, kh=g.filter_h, kw=g.filter_w, ic=cig)
     named_generic(

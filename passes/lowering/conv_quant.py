@@ -48,8 +48,8 @@ from xdsl.dialects.builtin import i16, i32, i64
 from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperandType as T
 from nnc.passes.kernels.q8 import requant_table
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map
 from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map
 
 
 class QuantConvError(q.QuantError):

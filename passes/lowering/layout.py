@@ -32,10 +32,9 @@ its own quantisation gets the real-valued mean requantised to it
 from __future__ import annotations
 
 import math as pymath
-
-import numpy as np
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects.builtin import f32, i32
 
@@ -51,7 +50,16 @@ from nnc.dialects.rules.layout import (
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels.rows import mean_rows
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
+from nnc.passes.lowering.base import (
+    QUANT8,
+    Emitter,
+    LoweringContext,
+    Value,
+    affine_map,
+    identity_map,
+    lowering,
+    reduction_map,
+)
 
 #: Element types whose bytes the data-movement ops copy (float16 is rejected before lowering).
 DATA_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)

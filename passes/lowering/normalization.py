@@ -50,9 +50,16 @@ from math import prod
 from typing import NamedTuple
 
 import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32, i32, i64
+from xdsl.ir import Attribute
+from xdsl.ir.affine import AffineMap
 
 from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.shape_ops import normalize_axis
+from nnc.enums import OperandType as T
+from nnc.enums import OperationType as Op
+from nnc.passes.kernels.rows import FLOAT_LOWEST, softmax_rows
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import (
     QUANT8,
@@ -63,14 +70,6 @@ from nnc.passes.lowering.base import (
     identity_map,
     lowering,
 )
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32, i32, i64
-from xdsl.ir import Attribute
-from xdsl.ir.affine import AffineMap
-
-from nnc.enums import OperandType as T
-from nnc.enums import OperationType as Op
-from nnc.passes.kernels.rows import FLOAT_LOWEST, softmax_rows
 
 #: Android's L2_NORMALIZATION lower bound on the norm
 L2_EPSILON = 1e-6

@@ -40,14 +40,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE  # noqa: F401 (re-exported)
-from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT, TANH_OUTPUT  # noqa: F401  (the rule's fact; quant_elementwise and tests read q.*_OUTPUT)
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE
+from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT as LOGISTIC_OUTPUT  # the rule's fact, read as q.*_OUTPUT
+from nnc.dialects.rules.elementwise import TANH_OUTPUT as TANH_OUTPUT
 from nnc.enums import FuseCode, OperandType
-from nnc.operand_types import QRANGE, QUANT8_TYPES, UNSIGNED_QUANT_TYPES  # noqa: F401 (QRANGE, QUANT8_TYPES re-exported)
+from nnc.operand_types import QRANGE as QRANGE
+from nnc.operand_types import UNSIGNED_QUANT_TYPES
 
 T = OperandType
 

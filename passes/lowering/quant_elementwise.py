@@ -30,15 +30,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from nnc.dialects.rules.base import OpCall
-from nnc.passes.lowering import quant as q
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import f32, f64, i32
 
+from nnc.dialects.rules.base import OpCall
 from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value
 
 
 def _qp(info) -> tuple[float, int]:

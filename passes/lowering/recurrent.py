@@ -41,7 +41,6 @@ from nnc.dialects.rules.recurrent import (
 )
 from nnc.enums import OperationType as Op
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, lowering
-from nnc.passes.lowering.recurrent_quant import quantized_16bit_lstm_step, quantized_lstm_step
 from nnc.passes.lowering.recurrent_cells import (
     LstmCell,
     Slab,
@@ -57,6 +56,7 @@ from nnc.passes.lowering.recurrent_cells import (
     time_major_input,
     write_sequence,
 )
+from nnc.passes.lowering.recurrent_quant import quantized_16bit_lstm_step, quantized_lstm_step
 
 # -- LSTM ----------------------------------------------------------------------------------------
 

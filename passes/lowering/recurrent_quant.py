@@ -374,7 +374,7 @@ def _layer_norm_body(e: Emitter, params: list[Value]) -> None:
     [multiplier, shift, variance limit], batch, n)."""
     gate, weights, bias, scale, batch, n = params
     n64 = e.op(arith.IndexCastOp(n, i64))
-    c64 = lambda v: e.const(v, i64)  # noqa: E731
+    c64 = lambda v: e.const(v, i64)
 
     def row(e: Emitter, b: Value, carried: Sequence[Value]) -> list[Value]:
         ops = q.IR(e)

@@ -29,8 +29,8 @@ from nnc.dialects.rules.reduce import reduce_axes, reduce_keep_dims
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels.vector import parallel_each
-from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 
 #: types whose stored integers compare unsigned
 _UNSIGNED = {T.TENSOR_QUANT8_ASYMM, T.TENSOR_BOOL8}

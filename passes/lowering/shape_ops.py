@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
@@ -42,9 +43,6 @@ from nnc.passes.lowering.base import (
     identity_map,
     lowering,
 )
-from nnc.passes.lowering import quant as q
-
-
 
 # -- CONCATENATION, RESHAPE -------------------------------------------------------------------
 
