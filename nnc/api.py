@@ -76,9 +76,9 @@ class CompiledModel:
         empty output buffers learns the shapes (OUTPUT_INSUFFICIENT_SIZE
         reports them, as the NDK specifies) and a second one computes.
         """
-        inputs = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
-        outs = self._output_buffers(inputs)
-        self._execute(inputs, outs)
+        args = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
+        outs = self._output_buffers(args)
+        self._execute(args, outs)
         return outs
 
     def run_named(self, *inputs, **named) -> dict[str, np.ndarray]:
@@ -120,8 +120,9 @@ class CompiledModel:
         When the model leaves an output shape open, a first execution with
         empty output buffers learns the shapes (OUTPUT_INSUFFICIENT_SIZE
         reports them, as the NDK specifies)."""
-        shapes = [self.model.operands[i].dims for i in self.model.outputs]
-        if not all(s is not None and all(s) for s in shapes):
+        declared = [self.model.operands[i].dims for i in self.model.outputs]
+        shapes: list[tuple[int, ...]] | list[list[int]] = [s for s in declared if s is not None and all(s)]
+        if len(shapes) < len(declared):
             shapes = self._output_shapes(inputs)
         return [np.zeros(s, dtype=dtype_of(self.model.operands[i].type)) for s, i in zip(shapes, self.model.outputs)]
 

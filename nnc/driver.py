@@ -160,7 +160,7 @@ def check_support(model: Model, fn: str, devices: Sequence[SupportOracle] = (COM
         reasons = [d.unsupported_reason(call) for d in devices]
         if all(r is not None for r in reasons):
             raise UnsupportedOperationError(
-                fn, k, OperationType(op.type), [i.describe() for i in call.inputs], "; ".join(dict.fromkeys(reasons))
+                fn, k, OperationType(op.type), [i.describe() for i in call.inputs], "; ".join(dict.fromkeys(r for r in reasons if r is not None))
             )
 
 
@@ -489,6 +489,7 @@ def static_input_infos(model: Model) -> list[OperandInfo]:
                 f"input_{k} {why}, so nnc compiles its value into the code; "
                 "a native artifact cannot take it at run time (make it a constant of the model)"
             )
+        assert info.dims is not None  # shape_known
         infos.append(OperandInfo(info.type, tuple(info.dims), info.scale, info.zero_point, info.channel_quant))
     return infos
 

@@ -309,7 +309,7 @@ class Memory(ConstantMemory):
         offset and length 0 (the whole memory), compatible dimensions (C175, C176)."""
         if (id(compilation), io, index) not in self._roles:
             raise BadDataError(fn, f"the device memory was not described with this compilation's {io} {index} role")
-        if not (is_int(offset) and is_int(length) and int(offset) == 0 and int(length) == 0):  # type: ignore
+        if not (is_int(offset) and is_int(length) and int(offset) == 0 and int(length) == 0):
             raise BadDataError(
                 fn, f"device memory takes offset 0 and length 0 (the whole memory), got {offset}, {length}"
             )

@@ -149,7 +149,7 @@ def _class_traits(cls: type[Operation]) -> _ClassTraits:
     kept = cls.has_trait(IsTerminator, value_if_unregistered=False) or cls.has_trait(
         SymbolOpInterface, value_if_unregistered=False
     )
-    return kept, tuple(cls.get_traits_of_type(MemoryEffect))
+    return kept, tuple(cls.get_traits_of_type(MemoryEffect))  # type: ignore[type-abstract]
 
 
 _RECURSIVE = RecursiveMemoryEffect.get_effects.__func__  # type: ignore[attr-defined]

@@ -253,8 +253,9 @@ class _FunctionLowering:
         for k, v in enumerate(ret.arguments):
             dst = block.args[n_in + k]
             src = self.buffers[v]
+            assert src is not None  # a returned value is never omitted
             if src is not dst:
-                self._ctx(OpCall(0, [], []), [], []).copy(src, dst)
+                self._ctx(OpCall(OperationType(0), [], []), [], []).copy(src, dst)
         for k, v in enumerate(ret.arguments):
             self._compact_output(v.type, block.args[n_in + k])
         self.builder.insert(func.ReturnOp())
@@ -276,7 +277,7 @@ class _FunctionLowering:
         if outer == 1:
             return
         bound, inner = shape[dyn.axis], int(np.prod(shape[dyn.axis + 1 :], dtype=np.int64))
-        ctx = self._ctx(OpCall(0, [], []), [], [])
+        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
         flat = ctx.flat(buf)
         e = ctx.e
         n = e.index_cast(e.load(self.counts, [dyn.count]))
@@ -320,7 +321,7 @@ class _FunctionLowering:
         alloc = memref.AllocOp.get(i32, 64, [n])
         alloc.attributes[COUNTS_ATTR] = UnitAttr()
         self.builder.insert(alloc)
-        ctx = self._ctx(OpCall(0, [], []), [], [])
+        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
         ctx.fill(alloc.memref, 0)
         return alloc.memref
 
@@ -402,6 +403,7 @@ class _FunctionLowering:
 
         arr = np.ascontiguousarray(value)
         mt = MemRefType(elem, list(arr.shape))
+        assert isinstance(elem, IntegerType | AnyFloat)
         init = DenseIntOrFPElementsAttr(TensorType(elem, list(arr.shape)), BytesAttr(arr.tobytes()))
         return self._global(mt, init)
 
@@ -465,7 +467,7 @@ class _FunctionLowering:
                 f"convert-nnapi-to-linalg: operation {index} ({call.type.name}) is marked {PRODUCER_ATTR} "
                 "but has no consumer to fuse"
             )
-        ctx = self._ctx(OpCall(0, [], []), [], [])
+        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
         result = fused.consumer.outs[0]
         dst = self.destinations.get(result)
         if dst is None:
@@ -474,7 +476,11 @@ class _FunctionLowering:
         self.buffers[result] = dst
         shape = _memref(op.outs[0].type, f"operation {index} ({call.type.name}) output").get_shape()
         self.buffers[op.outs[0]] = ctx.reshaped(dst, shape)
-        residual = None if fused.residual is None else ctx.reshaped(self.buffers[fused.residual], shape)
+        residual = None
+        if fused.residual is not None:
+            buffer = self.buffers[fused.residual]
+            assert buffer is not None  # a residual is an operand, never omitted
+            residual = ctx.reshaped(buffer, shape)
         return Epilogue(residual, fused.act)
 
     def _lower_as_view(self, op: nnapi.NNAPIOperation, kind: OperationType) -> bool:
@@ -496,7 +502,7 @@ class _FunctionLowering:
         t = _memref(r.type, f"{kind.name} output")
         if not isinstance(src.type, MemRefType) or src.type.element_type != t.element_type:
             return False
-        ctx = self._ctx(OpCall(0, [], []), [], [])
+        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
         self.buffers[r] = ctx.reshaped(src, t.get_shape())
         return True
 
@@ -508,7 +514,7 @@ class _FunctionLowering:
         if isinstance(op.value, nnapi.BlobAttr):
             buf = self._pool_view(op.value.offset.data, op.value.size.data, mt)
         else:
-            assert isinstance(op.value, DenseIntOrFPElementsAttr)
+            assert isinstance(op.value, DenseIntOrFPElementsAttr) and isinstance(mt.element_type, IntegerType | AnyFloat)
             init = DenseIntOrFPElementsAttr(TensorType(mt.element_type, mt.get_shape()), op.value.data)
             buf = self._global(mt, init)
         self.constant_values[buf] = (op.value, t)

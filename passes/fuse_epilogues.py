@@ -101,7 +101,7 @@ def _before(a: SSAValue, op: Operation) -> bool:
     if a.owner is block:
         return True
     owner = a.owner
-    if not isinstance(owner, Operation) or owner.parent_block() is not block:
+    if block is None or not isinstance(owner, Operation) or owner.parent_block() is not block:
         return False
     return block.get_operation_index(owner) < block.get_operation_index(op)
 

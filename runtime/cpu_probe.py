@@ -135,7 +135,7 @@ def target_for(triple: str | None, cpu: str | None = None, features: str | None 
     features is :meth:`Target.host`, features alone modify the host's list.
     Another triple without a CPU is its architecture's ``generic`` CPU."""
     host = Target.host()
-    if triple in (None, "", "host", "native") or normalize_triple(check_triple(triple)) == normalize_triple(host.triple):
+    if triple is None or triple in ("", "host", "native") or normalize_triple(check_triple(triple)) == normalize_triple(host.triple):
         triple = host.triple
     if cpu in ("host", "native"):
         if triple != host.triple:

@@ -241,7 +241,7 @@ class NativeCall:
             return None
         offset, count = layout
         address = self._arena_args[1][3] + offset
-        return np.frombuffer((ctypes.c_int64 * count).from_address(address), dtype=np.int64).copy()
+        return np.ctypeslib.as_array((ctypes.c_int64 * count).from_address(address)).copy()
 
     def counts(self) -> np.ndarray | None:
         """The data-dependent sizes (int32) the last call left in its arena,
@@ -251,7 +251,7 @@ class NativeCall:
             return None
         offset, n = layout
         address = self._arena_args[1][3] + offset
-        return np.frombuffer((ctypes.c_int32 * n).from_address(address), dtype=np.int32).copy()
+        return np.ctypeslib.as_array((ctypes.c_int32 * n).from_address(address)).copy()
 
     def _arguments(self, arena: np.ndarray | None) -> tuple:
         """The entry's five arguments with ``arena`` (or the owned one)."""

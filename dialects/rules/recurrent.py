@@ -479,10 +479,12 @@ def bidirectional_sequence_lstm(call: OpCall) -> list[OperandInfo]:
     merge = bool_param(call, BIDI_MERGE)
     time_major = bool_param(call, BIDI_TIME_MAJOR)
     states = _bidi_outputs(call, merge)
-    fw_aux = range(BIDI_FW_CELL.aux, BIDI_FW_CELL.aux + 4)
-    bw_aux = range(BIDI_BW_CELL.aux, BIDI_BW_CELL.aux + 4)
+    fw_first, bw_first = BIDI_FW_CELL.aux, BIDI_BW_CELL.aux
+    assert fw_first is not None and bw_first is not None
+    fw_aux = range(fw_first, fw_first + 4)
+    bw_aux = range(bw_first, bw_first + 4)
     mode = _linking(call, BIDI_AUX_INPUT, (*fw_aux, *bw_aux))
-    if call.has_input(BIDI_FW_CELL.aux + 1) != call.has_input(BIDI_BW_CELL.aux + 1):
+    if call.has_input(fw_first + 1) != call.has_input(bw_first + 1):
         raise RuleError("forward and backward auxiliary weights must both be given or omitted")
     d = _Dims(call)
     sequence_dims(call, 0, time_major, d)

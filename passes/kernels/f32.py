@@ -271,8 +271,11 @@ def gemm(
         panels = ctx.flat(ctx.alloc([total * depth], f32))
         for c0, c1, ws in all_blocks:
             width = sum(ws)
-            each(e, c0, c1, width, lambda e2, n0, width=width: transpose(
-                ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth))
+
+            def pack(e2: Emitter, n0: IndexOrInt, width: int = width) -> None:
+                transpose(ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth)
+
+            each(e, c0, c1, width, pack)
     res = [] if epilogue is None or epilogue.residual is None else [ctx.flat(epilogue.residual)]
     if regions is None:
         regions = [Region(run_count, run_at, run_len, a_rstride, ldo, tuple(levels))]
@@ -315,8 +318,16 @@ def _switch(e: Emitter, t: IndexOrInt, cases: Sequence[Case]) -> None:
             continue
         start, rest = first, cases[k + 1 :]
         below = e.cmp("ult", t, e.index(first + n))
-        e.if_(below, lambda e2, body=body, start=start: (body(e2, Vec(e2).ix(t, -start)), [])[1],
-              lambda e2, start=start + n, rest=rest: (_switch(e2, Vec(e2).ix(t, -start), rest), [])[1])
+
+        def then(e2: Emitter, body: Callable[[Emitter, IndexOrInt], None] = body, start: int = start) -> list[Value]:
+            body(e2, Vec(e2).ix(t, -start))
+            return []
+
+        def otherwise(e2: Emitter, start: int = start + n, rest: Sequence[Case] = rest) -> list[Value]:
+            _switch(e2, Vec(e2).ix(t, -start), rest)
+            return []
+
+        e.if_(below, then, otherwise)
         return
 
 
@@ -520,7 +531,11 @@ def transpose_kernel(bs: int):
         if bs:
             each(e, 0, rfull, bs, lambda e2, r0: each(e2, 0, cfull, bs, lambda e3, c0: block(e3, r0, c0)))
         for r0, r1, c0 in ((0, rfull, cfull), (rfull, rows, 0)):
-            each(e, r0, r1, 1, lambda e2, r, c0=c0: each(e2, c0, cols, 1, lambda e3, c: elem(e3, r, c)))
+
+            def row(e2: Emitter, r: IndexOrInt, c0: IndexOrInt = c0) -> None:
+                each(e2, c0, cols, 1, lambda e3, c: elem(e3, r, c))
+
+            each(e, r0, r1, 1, row)
 
     return f"nnc_transpose_{bs}", body
 

@@ -362,7 +362,12 @@ def for_range(
 
 def each(e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[Emitter, IndexOrInt], None]) -> None:
     """:func:`for_range` without carried values."""
-    for_range(e, lo, hi, step, lambda e2, i, _: (body(e2, i), [])[1])
+
+    def step_body(e2: Emitter, i: IndexOrInt, carried: list[Value]) -> list[Value]:
+        body(e2, i)
+        return carried
+
+    for_range(e, lo, hi, step, step_body)
 
 
 def parallel_each(

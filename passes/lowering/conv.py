@@ -424,6 +424,8 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
     def row_at(e: Emitter, r: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
         """Run ``r`` is output row (n, oh) = divmod(r, out_h); its windows start stride_w * c apart."""
         v = Vec(e)
+        n: IndexOrInt
+        oh: IndexOrInt
         if g.batches == 1:
             n, oh = 0, r
         else:
@@ -615,7 +617,10 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
                 for q0, q1, kw0, kw1 in col_runs:
                     npix = min(ctx.tiles.dw_pixels, q1 - q0)
                     full = q0 + (q1 - q0) // npix * npix
-                    each(e, q0, full, npix, lambda e2, ow0, npix=npix, kw=(kw0, kw1): call(e2, x_row, o_row, ow0, npix, kh, kw))
+                    def pixels(e2: Emitter, ow0: IndexOrInt, npix: int = npix, kw: tuple[int, int] = (kw0, kw1)) -> None:
+                        call(e2, x_row, o_row, ow0, npix, kh, kw)
+
+                    each(e, q0, full, npix, pixels)
                     if q1 > full:
                         call(e, x_row, o_row, full, q1 - full, kh, (kw0, kw1), tail=True)
 
@@ -878,6 +883,8 @@ def _transpose_nhwc(ctx: LoweringContext, g: TransposeGeometry, x: Value, w: Val
             def run_at(e: Emitter, r: IndexOrInt, py=py, px=px) -> tuple[IndexOrInt, IndexOrInt]:
                 """Run ``r`` is row ``j`` of the phase in image ``n``: (n, j) = divmod(r, rows)."""
                 v = Vec(e)
+                n: IndexOrInt
+                j: IndexOrInt
                 if g.batches == 1:
                     n, j = 0, r
                 else:
@@ -943,13 +950,16 @@ def _transpose_generic(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv
             view = _phase_output(ctx, acc, g, py, px)
             sizes = dict(n=g.batches, j=py.count, i=px.count, k=g.out_c, u=py.taps, v=px.taps, d=g.in_c)
             order = ("n", "k", "d", "u", "v", "j", "i") if g.nchw else ("n", "j", "i", "k", "u", "v", "d")
+
+            def x_map(d: Loops, py=py, px=px) -> Sequence[AffineExpr | int]:
+                return g.layout(d["n"], d["j"] + d["u"] + (py.start + top), d["i"] + d["v"] + (px.start + left), d["d"])
+
             named_generic(
                 ctx,
                 [(k, sizes[k]) for k in order],
                 ("u", "v", "d"),
                 [
-                    (xp, lambda d, py=py, px=px: g.layout(
-                        d["n"], d["j"] + d["u"] + (py.start + top), d["i"] + d["v"] + (px.start + left), d["d"])),
+                    (xp, x_map),
                     (sub, lambda d: (d["k"], d["u"], d["v"], d["d"])),
                 ],
                 [(view, lambda d: g.layout(d["n"], d["j"], d["i"], d["k"]))],
@@ -994,7 +1004,7 @@ def q8_input_padded(ctx: LoweringContext, qc: QuantConv, x: Value, head: tuple[i
     return _q8_widened(ctx, qc, x, shape, [shape[0], *size, shape[3]], head)
 
 
-def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: list[int], padded: list[int], head: tuple[int, int]) -> Value:
+def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], padded: list[int], head: tuple[int, int]) -> Value:
     """The flat int16 buffer (two elements of slack) of ``x - input_zp``
     (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4),
     copied over the whole buffer, or over rows of width x channels inside

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import arith, math, memref
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import IntegerType, MemRefType, f32, i32
 
 from nnc.dialects.rules.layout import (
     block_shape,
@@ -165,6 +165,7 @@ def pad(ctx: LoweringContext) -> None:
     ctx.fill(out, _zero(ctx))
     if not all(ishape):
         return
+    assert isinstance(out.type, MemRefType)
     view = memref.SubviewOp.from_static_parameters(
         out, out.type, [b for b, _ in pairs], list(ishape), [1] * rank
     )
@@ -293,7 +294,9 @@ def mean(ctx: LoweringContext) -> None:
             real = e.mul(e.to_float(centred, f32), e.f32(info.scale / (count * oinfo.scale)))
             q = e.add(e.op(math.RoundOp(real)), e.f32(oinfo.zero_point))
             q = e.to_int(e.clamp(q, float(lo), float(hi)), i32)  # saturate before converting
-        return [e.op(arith.TruncIOp(q, args[1].type))]
+        storage = args[1].type
+        assert isinstance(storage, IntegerType)
+        return [e.op(arith.TruncIOp(q, storage))]
 
     rank_out = len(oshape)
     ctx.generic(oshape, [(acc, identity_map(rank_out))], [(out, identity_map(rank_out))], finish)

@@ -302,7 +302,7 @@ def softmax_exp_table(multiplier: int, left_shift: int, diff_min: int) -> list[i
             table.append(0)
             continue
         rescaled = q.multiply_by_quantized_multiplier_greater_than_one(-d, multiplier, left_shift)
-        table.append(q.exp_on_negative_values(q.PY, rescaled, _SCALED_DIFF_INTEGER_BITS))
+        table.append(q.py_int(q.exp_on_negative_values(q.PY, rescaled, _SCALED_DIFF_INTEGER_BITS)))
     return table
 
 
@@ -377,7 +377,7 @@ def softmax_quant(ctx: LoweringContext) -> None:
         num_bits_over_unit = e.sub(e.i32(_ACCUMULATION_INTEGER_BITS), headroom_plus_one)
         # (uint32(s) << headroom_plus_one) - (1u << 31), as int32
         shifted_sum_minus_one = e.add(_shl_var(e, s, headroom_plus_one), e.i32(q.INT32_MIN))
-        shifted_scale = q.one_over_one_plus_x_for_x_in_0_1(q.IR(e), shifted_sum_minus_one)
+        shifted_scale = q.ssa(q.one_over_one_plus_x_for_x_in_0_1(q.IR(e), shifted_sum_minus_one))
         return [shifted_scale, e.add(num_bits_over_unit, e.i32(31 - 8))]
 
     ident = identity_map(rank)

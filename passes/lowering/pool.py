@@ -237,6 +237,7 @@ def pool_quant(ctx: LoweringContext) -> None:
 
         (acc,), count = window_reduce(e, geo, x, idx, [e.i32(init)], combine, with_count=average)
         if average:
+            assert count is not None  # with_count
             acc = _rounded_average(e, acc, count)
         return [q.store_q(e, acc, oinfo.type, act_min, act_max)]
 

@@ -679,16 +679,28 @@ def rounding_divide_by_pot(x: int, exponent: int) -> int:
     return PY.rdbpot(x, exponent)
 
 
+def py_int(v: Val) -> int:
+    """A value of the Python backend (:data:`PY`): always an int."""
+    assert isinstance(v, int)
+    return v
+
+
+def ssa(v: Val) -> SSAValue:
+    """A value :class:`IR` computed from an SSA operand: always an SSA value."""
+    assert isinstance(v, SSAValue)
+    return v
+
+
 def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int:
-    return mbqm(PY, x, multiplier, shift)
+    return py_int(mbqm(PY, x, multiplier, shift))
 
 
 def multiply_by_quantized_multiplier_smaller_than_one_exp(x: int, multiplier: int, left_shift: int) -> int:
-    return mbqm_smaller_than_one_exp(PY, x, multiplier, left_shift)
+    return py_int(mbqm_smaller_than_one_exp(PY, x, multiplier, left_shift))
 
 
 def multiply_by_quantized_multiplier_greater_than_one(x: int, multiplier: int, left_shift: int) -> int:
-    return mbqm_greater_than_one(PY, x, multiplier, left_shift)
+    return py_int(mbqm_greater_than_one(PY, x, multiplier, left_shift))
 
 
 # -- gemmlowp fixed-point exp / logistic / tanh (raw values) --------------------------------------

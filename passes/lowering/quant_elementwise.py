@@ -239,8 +239,8 @@ def binary_v1_2(ctx: LoweringContext) -> None:
             ops = q.IR(e)
             x = e.sub(q.load_q(e, v[0], t), e.i32(a.zero_point))
             alpha = e.sub(q.load_q(e, v[1], t), e.i32(b.zero_point))
-            pos = q.mbqm(ops, x, *p.pos)
-            neg = q.mbqm(ops, e.mul(x, alpha), *p.neg)
+            pos = q.ssa(q.mbqm(ops, x, *p.pos))
+            neg = q.ssa(q.mbqm(ops, e.mul(x, alpha), *p.neg))
             r = e.select(e.cmp("ge", x, e.i32(0)), pos, neg)
             return q.store_q(e, e.add(r, e.i32(out.zero_point)), t)
 

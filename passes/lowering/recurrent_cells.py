@@ -476,6 +476,8 @@ def lstm_step(
     _update(ctx, cg, [(c_out, "bn")], lambda e, v, a: tflite_activation(e, a[0], act))
     og = gate["output"]
     _update(ctx, og, [cg], lambda e, v, a: e.mul(v, a[0]))
+    og_k = og.k
+    assert og_k is not None  # a slice of the gates' buffer
 
     # Projection (or a copy when output_size == num_units).
     if cell.proj_w is not None:
@@ -487,7 +489,7 @@ def lstm_step(
         ctx.generic(
             (batch, n_out, n_cell),
             [
-                (og.buf, affine_map(3, lambda b, r, k: (og.k, b, k))),
+                (og.buf, affine_map(3, lambda b, r, k: (og_k, b, k))),
                 (w, affine_map(3, lambda b, r, k: (r, k))),
             ],
             [(out, affine_map(3, lambda b, r, k: (b, r)))],

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import math, memref
-from xdsl.dialects.builtin import f32, i1, i8, i32
+from xdsl.dialects.builtin import MemRefType, f32, i1, i8, i32
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.enums import OperandType as T
@@ -116,6 +116,7 @@ def concatenation(ctx: LoweringContext) -> None:
         shape = ctx.shape(x)
         if all(shape):
             offsets = [offset if d == axis else 0 for d in range(rank)]
+            assert isinstance(out.type, MemRefType)
             view = memref.SubviewOp.from_static_parameters(out, out.type, offsets, shape, [1] * rank)
             ctx.builder.insert(view)
             scaling = _concat_scaling(t, ctx.info(i), ctx.out_info(0)) if t in QUANT8 else None
