@@ -480,7 +480,8 @@ def _source_bytes(fn: str, m: Memory) -> np.ndarray:
     if not m.protect & mmap.PROT_READ:
         raise UnmappableError(fn, "the source memory was mapped without PROT_READ")
     m._check_mapped(fn)
-    return np.frombuffer(m._mmap, dtype=np.uint8)  # type: ignore[arg-type]
+    assert m._mmap is not None  # mapped
+    return np.frombuffer(m._mmap, dtype=np.uint8)
 
 
 def _destination_bytes(fn: str, m: Memory, size: int) -> np.ndarray:
@@ -491,7 +492,8 @@ def _destination_bytes(fn: str, m: Memory, size: int) -> np.ndarray:
     if m.protect & _PROT_MASK != _PROT_MASK:
         raise UnmappableError(fn, "the destination memory must be mapped with PROT_READ | PROT_WRITE")
     m._check_mapped(fn)
-    return np.frombuffer(m._mmap, dtype=np.uint8)  # type: ignore[arg-type]
+    assert m._mmap is not None  # mapped
+    return np.frombuffer(m._mmap, dtype=np.uint8)
 
 
 # -- MemoryDesc ---------------------------------------------------------------------------------------

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import abc
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -200,7 +201,7 @@ def _compatible(a: Operand, b: Operand) -> str | None:
     return None
 
 
-def is_sequence(x: object) -> bool:
+def is_sequence(x: object) -> TypeGuard[Iterable[Any]]:
     """Whether ``x`` can stand for a C array argument (a list of indices or
     dimensions): iterable, but not a str, bytes, dict or a numpy array that is
     not 1-d (a 0-d array has ``__iter__`` yet cannot be iterated)."""
@@ -265,7 +266,7 @@ class Model:
         if not is_sequence(indices):
             raise BadDataError(fn, f"{what} must be a sequence of operand indices, got {indices!r}")
         result = []
-        for i in indices:  # type: ignore[attr-defined]
+        for i in indices:
             self._operand(fn, i)
             result.append(int(i))
         return result

@@ -76,7 +76,7 @@ class AddEntryPointPass(ModulePass):
         main.linkage = llvm.LinkageAttr("internal")
         timeout_attr = op.attributes.get(LOOP_TIMEOUT_ARG_ATTR)
         takes_timeout = isinstance(timeout_attr, IntAttr)
-        main_timeout = takes_timeout and timeout_attr.data >= 0  # type: ignore[union-attr]
+        main_timeout = isinstance(timeout_attr, IntAttr) and timeout_attr.data >= 0
         n_args = len(main.function_type.inputs.data)
         # weights, status, the loop timeout if main takes it, then arena if planned
         extra = n_args - n_in.data - n_out.data - (1 if main_timeout else 0)

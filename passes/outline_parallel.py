@@ -221,7 +221,8 @@ def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: lis
     mapping: dict[SSAValue, SSAValue] = dict(zip(passed, block.args[2:]))
     for v in [*caps, lo, step]:
         if _is_constant(v) and v not in mapping:
-            clone = v.owner.clone()  # type: ignore[union-attr]
+            assert isinstance(v.owner, Operation)  # a constant's result
+            clone = v.owner.clone()
             block.add_op(clone)
             mapping[v] = clone.results[0]
     one = arith.ConstantOp(IntegerAttr(1, index))

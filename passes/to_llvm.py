@@ -307,14 +307,14 @@ _FLOAT_INTRINSIC: dict[type[Operation], str] = {
     arith.MinimumfOp: "llvm.minimum",
 }
 
-_FSUFFIX = {builtin.f16: "f16", builtin.f32: "f32", builtin.f64: "f64"}
+_FSUFFIX: dict[Attribute, str] = {builtin.f16: "f16", builtin.f32: "f32", builtin.f64: "f64"}
 
 
 def _type_suffix(t: Attribute) -> str:
     """Intrinsic name mangling of a float or 1-D float vector type: f32, v16f32."""
     if isinstance(t, VectorType):
         return f"v{t.get_shape()[0]}{_FSUFFIX[t.element_type]}"
-    return _FSUFFIX[t]  # type: ignore[index]
+    return _FSUFFIX[t]
 
 #: math ops lowered to C library calls: op -> (f32 name, f16/f64 via f32)
 _LIBM: dict[type[Operation], str] = {
@@ -550,10 +550,10 @@ class _FuncConverter:
         self.vmap[op.results[0]] = res if t == f32 else self._fcast(res, t)
 
     def _fcast(self, v: SSAValue, to: Attribute) -> SSAValue:
-        fw = {builtin.f16: 16, builtin.f32: 32, builtin.f64: 64}
-        if fw[v.type] < fw[to]:  # type: ignore[index]
+        fw: dict[Attribute, int] = {builtin.f16: 16, builtin.f32: 32, builtin.f64: 64}
+        if fw[v.type] < fw[to]:
             return self.emit(_cast_op(llvm.FPExtOp, v, to)).results[0]
-        if fw[v.type] > fw[to]:  # type: ignore[index]
+        if fw[v.type] > fw[to]:
             return self.emit(_cast_op(llvm.FPTruncOp, v, to)).results[0]
         return v
 
@@ -629,7 +629,7 @@ def _fp_to_int(c: _FuncConverter, op: Operation, signed: bool) -> None:
     # unlike plain fptosi, which is poison out of range.
     src = c.v(op.operands[0])
     to = convert_type(op.results[0].type)
-    fname = {builtin.f16: "f16", builtin.f32: "f32", builtin.f64: "f64"}[src.type]  # type: ignore[index]
+    fname = _FSUFFIX[src.type]
     name = f"llvm.fpto{'s' if signed else 'u'}i.sat.i{_int_width(to)}.{fname}"
     c.vmap[op.results[0]] = c.emit(_call_intrinsic(name, [src], [to])).results[0]
 
@@ -755,7 +755,8 @@ def _elem_bytes(t: Attribute) -> int:
 
 
 def _shuffle(c: _FuncConverter, v1: SSAValue, v2: SSAValue, mask: list[int]) -> SSAValue:
-    vt = VectorType(v1.type.element_type, [len(mask)])  # type: ignore[attr-defined]
+    assert isinstance(v1.type, VectorType)
+    vt = VectorType(v1.type.element_type, [len(mask)])
     return c.emit(_shuffle_op(v1, v2, tuple(mask), vt)).results[0]
 
 

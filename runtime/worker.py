@@ -275,8 +275,8 @@ class WorkerPool:
         finally:
             keep = healthy and worker is not None and worker.jobs < MAX_JOBS
             with self._cond:
-                if keep:
-                    self._idle.append(worker)  # type: ignore[arg-type]
+                if keep and worker is not None:
+                    self._idle.append(worker)
                 else:
                     self._live -= 1
                 self._cond.notify()

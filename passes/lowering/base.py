@@ -612,7 +612,7 @@ class LoweringContext:
             domain, rank = (1,), 1
             ins = [(b, AffineMap(1, 0, m.results)) for b, m in ins]
             outs = [(b, AffineMap(1, 0, m.results)) for b, m in outs]
-        elem_types = [_elem(b) for b, _ in (*ins, *outs)]
+        elem_types = [memref_elem(b) for b, _ in (*ins, *outs)]
         block = Block(arg_types=elem_types)
         e = Emitter(Builder(InsertPoint.at_end(block)))
         index_ops = [new_op(linalg.IndexOp, (), (_INDEX,), {"dim": integer_attr(d, _I64)}) for d in range(rank)]
@@ -704,7 +704,8 @@ def element_bytes(t: Attribute) -> int:
     return max(1, (width + 7) // 8)
 
 
-def _elem(buf: Value) -> Attribute:
+def memref_elem(buf: Value) -> Attribute:
+    """The element type of a memref value."""
     t = buf.type
     assert isinstance(t, MemRefType)
     return t.element_type

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import i8, i16, i32
+from xdsl.dialects.builtin import MemRefType, i8, i16, i32
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from nnc.dialects.rules.base import OpCall
@@ -79,6 +79,7 @@ from nnc.passes.lowering.base import (
     affine_map,
     identity_map,
     lowering,
+    memref_elem,
 )
 from nnc.passes.lowering.conv_quant import QuantConv, QuantConvError
 from nnc.passes.lowering.quant import is_unsigned
@@ -209,7 +210,7 @@ def padded_copy(
     """A copy of the rank-4 ``x`` at rows/columns ``head`` of a buffer of
     spatial ``size`` filled with ``pad_value``."""
     n, _, _, c = _split(ctx.shape(x), nchw)
-    elem = x.type.element_type  # type: ignore[attr-defined]
+    elem = memref_elem(x)
     buf = ctx.alloc(join_layout(n, size[0], size[1], c, nchw), elem)
     ctx.fill(buf, pad_value)
     # The input goes into the interior, a static subview at (top, left).
@@ -220,9 +221,8 @@ def padded_copy(
 
 def strided_view(ctx: LoweringContext, buf: Value, offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int]) -> Value:
     """The static subview of ``buf`` at ``offsets`` with ``sizes`` and ``strides``."""
-    view = memref.SubviewOp.from_static_parameters(
-        buf, buf.type, list(offsets), list(sizes), list(strides)  # type: ignore[arg-type]
-    )
+    assert isinstance(buf.type, MemRefType)
+    view = memref.SubviewOp.from_static_parameters(buf, buf.type, list(offsets), list(sizes), list(strides))
     ctx.builder.insert(view)
     return view.result
 
@@ -248,7 +248,7 @@ def permuted(ctx: LoweringContext, src: Value, perm: Sequence[int]) -> Value:
     """A temporary copy of ``src`` with its dimensions reordered like numpy's
     ``src.transpose(perm)``: dimension ``k`` of the copy is ``perm[k]`` of ``src``."""
     shape = ctx.shape(src)
-    dst = ctx.alloc([shape[p] for p in perm], src.type.element_type)  # type: ignore[attr-defined]
+    dst = ctx.alloc([shape[p] for p in perm], memref_elem(src))
     dmap = affine_map(len(shape), lambda *d: tuple(d[p] for p in perm))
     ctx.generic(shape, [(src, identity_map(len(shape)))], [(dst, dmap)], lambda e, a, idx: [a[0]])
     return dst
@@ -834,7 +834,7 @@ def _transpose_input(ctx: LoweringContext, g: TransposeGeometry, x: Value, pad_v
 def _phase_filter(ctx: LoweringContext, w: Value, g: TransposeGeometry, py: Phase, px: Phase) -> Value:
     """The sub-filter of phase (py, px) as a temporary ``[out_c, py.taps,
     px.taps, in_c]``, window position (u, v) holding tap (py.tap(u), px.tap(v))."""
-    sub = ctx.alloc([g.out_c, py.taps, px.taps, g.in_c], w.type.element_type)  # type: ignore[attr-defined]
+    sub = ctx.alloc([g.out_c, py.taps, px.taps, g.in_c], memref_elem(w))
     src = affine_map(4, lambda k, u, v, d: (
         k, u * -g.stride_h + py.tap(0, g.stride_h), v * -g.stride_w + px.tap(0, g.stride_w), d))
     ctx.generic(ctx.shape(sub), [(w, src)], [(sub, identity_map(4))], lambda e, a, idx: [a[0]])

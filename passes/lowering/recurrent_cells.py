@@ -47,6 +47,7 @@ from nnc.passes.lowering.base import (
     activation,
     affine_map,
     element_bytes,
+    memref_elem,
 )
 from nnc.passes.lowering.conv import fully_connected_f32
 
@@ -80,7 +81,7 @@ def _clip(e: Emitter, x: Value, limit: float) -> Value:
 
 def element_type(buf: Value) -> Attribute:
     """The element type of a memref value."""
-    return buf.type.element_type  # type: ignore[attr-defined]
+    return memref_elem(buf)
 
 
 def _view(ctx: LoweringContext, buf: Value, offset: Value | int, shape: Sequence[int]) -> Value:
@@ -339,7 +340,9 @@ class LstmCell:
 
     @property
     def num_units(self) -> int:
-        return self.w_in["output"].type.get_shape()[0]  # type: ignore[attr-defined]
+        t = self.w_in["output"].type
+        assert isinstance(t, MemRefType)
+        return t.get_shape()[0]
 
 
 def _gate_block(ctx: LoweringContext, buf: Value, k: int) -> Value:

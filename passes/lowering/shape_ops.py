@@ -42,6 +42,7 @@ from nnc.passes.lowering.base import (
     affine_map,
     identity_map,
     lowering,
+    memref_elem,
 )
 
 # -- CONCATENATION, RESHAPE -------------------------------------------------------------------
@@ -109,7 +110,7 @@ def concatenation(ctx: LoweringContext) -> None:
     dyn = ctx.out_info(0).dynamic
     final = out
     if dyn is not None and dyn.axis == axis:  # a data-dependent size along the axis: compacted below
-        out = ctx.alloc(oshape, out.type.element_type)  # type: ignore[attr-defined]
+        out = ctx.alloc(oshape, memref_elem(out))
     offset = 0
     for i in range(n):
         x = ctx.input(i)
