@@ -34,7 +34,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 from cts import DEFAULT_CTS_DIR, cases, run_case  # noqa: E402
-
 from nnc import driver  # noqa: E402
 
 

@@ -155,7 +155,7 @@ def q8_cases(runs: int, base: float) -> None:
     for label, kind, x_dims, w_dims, scalars in Q8_CASES:
         m, x, macs = _q8_case(kind, x_dims, w_dims, scalars)
         cm = nnc.compile(m)
-        ms = max(median_ms(lambda a: cm.run(a), x, runs) - base, 1e-6)
+        ms = max(median_ms(cm.run, x, runs) - base, 1e-6)
         print(f"{label:30s} {macs / 1e6:7.2f} MMAC {ms * 1e3:8.1f} us {2 * macs / ms / 1e6:6.1f} GOP/s")
 
 
@@ -186,7 +186,7 @@ def main() -> None:
             continue
         m, x, macs = single_op_model(model, k)
         cm = nnc.compile(m)
-        ms = max(median_ms(lambda a: cm.run(a), x, args.runs) - base, 1e-6)
+        ms = max(median_ms(cm.run, x, args.runs) - base, 1e-6)
         total_ms += ms
         total_macs += macs
         print(f"{k:3d} {describe(model, k)} {macs / 1e6:7.2f} MMAC {ms * 1e3:8.1f} us {2 * macs / ms / 1e6:6.1f} GFLOP/s")

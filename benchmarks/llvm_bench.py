@@ -34,7 +34,6 @@ import numpy as np
 
 from nnc import driver, import_tflite
 from nnc.operand_types import dtype_of
-from nnc.passes.pipeline import to_llvm_ir
 from nnc.runtime import threadpool, worker
 from nnc.runtime.executable import CompiledIR, Executable, NativeCode
 from nnc.runtime.jit import Target, bundle_objects, emit_assembly, optimize

@@ -61,12 +61,12 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
 import cache_bench
 import fma_peak
-import numpy as np
-import overhead_bench
-
 import nnc
+import overhead_bench
 from nnc import driver  # its _CACHE: the in-process cache of compiled modules
 from nnc.model import Model
 from nnc.operand_types import dtype_of

@@ -32,9 +32,8 @@ from flatbuffers import flexbuffers
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
-from tflite_builder import FLOAT32, TFLiteBuilder  # noqa: E402
-
-import nnc  # noqa: E402
+import nnc
+from tflite_builder import FLOAT32, TFLiteBuilder
 
 ANCHORS, CLASSES = 1917, 90
 FAST = {"max_detections": 10, "max_classes_per_detection": 1, "nms_score_threshold": 1e-8,

@@ -30,14 +30,14 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import nnc  # noqa: E402
-from model_bench import inputs_for, macs  # noqa: E402
-from nnc import driver  # noqa: E402
-from nnc.dialects import nnapi  # noqa: E402
-from nnc.passes.pipeline import context, default_pipeline, run_passes, to_llvm_ir  # noqa: E402
-from nnc.passes.target import TargetDescription  # noqa: E402
-from nnc.runtime.executable import CompiledIR, Executable, generate_code, new_arena  # noqa: E402
-from nnc.runtime.jit import Target  # noqa: E402
+import nnc
+from model_bench import inputs_for, macs
+from nnc import driver
+from nnc.dialects import nnapi
+from nnc.passes.pipeline import context, default_pipeline, run_passes, to_llvm_ir
+from nnc.passes.target import TargetDescription
+from nnc.runtime.executable import CompiledIR, Executable, generate_code, new_arena
+from nnc.runtime.jit import Target
 
 DEFAULT_MODEL = "/work/shared/models/mobilenet_v2_1.0_224_float32.tflite"
 
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     exes = {}
     for label, d in (("own target", own), (f"other ({args.other_features})", other)):
         t = time.perf_counter()
-        exes[label] = exe = compile_with(model, d, host)
+        exes[label] = compile_with(model, d, host)
         print(f"compiled for {label}: {time.perf_counter() - t:.1f} s, {d.vector_bits}-bit x {d.registers} blocking")
     outs = {k: [np.empty(s, dt) for s, dt in zip(e.output_shapes, e.output_dtypes)] for k, e in exes.items()}
     samples: dict[str, list[float]] = {k: [] for k in exes}

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BytesAttr,
@@ -60,20 +62,20 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
+    VarOperand,
+    VarOpResult,
     irdl_attr_definition,
     irdl_op_definition,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
     var_result_def,
-    traits_def,
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import PassFailedException
 
-from nnc.dialects.optable import OPS, SPECS, OpSpec
-from dataclasses import replace
-
+from nnc.dialects.optable import OPS, OpSpec
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperandType, OperationType
 from nnc.operand_types import FACTS, QRANGE, VALUE_TYPES, DynamicDim, ElementKind, OperandInfo, OperandTypeFacts
@@ -148,23 +150,34 @@ _PLAIN_TENSOR_ELEMENTS: dict[OperandType, Attribute] = {
     T.TENSOR_INT32: i32,
     T.TENSOR_BOOL8: i1,
 }
-def _storage_element(facts: OperandTypeFacts) -> Attribute:
+def _dtype(facts: OperandTypeFacts) -> np.dtype:
+    assert facts.dtype is not None  # every value type has one
+    return facts.dtype
+
+
+def _integer(t: Attribute) -> IntegerType:
+    assert isinstance(t, IntegerType)
+    return t
+
+
+def _storage_element(facts: OperandTypeFacts) -> IntegerType | Float16Type | Float32Type:
     """How an element of that operand type is stored in memory: f32/f16 for
     floats, else an integer of the dtype's width (bool as i8, uint32 as i32)."""
     assert facts.dtype is not None
     if facts.kind == ElementKind.FLOAT:
-        return {4: f32, 2: f16}[facts.byte_size]
+        floats: dict[int, Float16Type | Float32Type] = {4: f32, 2: f16}
+        return floats[facts.byte_size]
     return IntegerType(8 * facts.byte_size)
 
 
 #: Storage element type and numpy dtype of every operand type (from the one
 #: operand-type table, :data:`nnc.operand_types.FACTS`).
-STORAGE: dict[OperandType, tuple[Attribute, np.dtype]] = {
-    t: (_storage_element(FACTS[t]), FACTS[t].dtype) for t in VALUE_TYPES
+STORAGE: dict[OperandType, tuple[IntegerType | Float16Type | Float32Type, np.dtype]] = {
+    t: (_storage_element(FACTS[t]), _dtype(FACTS[t])) for t in VALUE_TYPES
 }
 
 #: The storage integer type of each quantised type.
-QUANT_STORAGE: dict[OperandType, Attribute] = {t: STORAGE[t][0] for t in QRANGE}
+QUANT_STORAGE: dict[OperandType, IntegerType] = {t: _integer(STORAGE[t][0]) for t in QRANGE}
 
 #: Attribute marking a function imported from a referenced model (IF/WHILE).
 SUBGRAPH_ATTR = "nnapi.subgraph"
@@ -223,7 +236,7 @@ def from_xdsl_type(t: Attribute) -> OperandInfo:
         dyn = dynamic_dim(t)
         if isinstance(elem, QuantType):
             return OperandInfo(
-                T[elem.kind.data], dims, elem.scale.value.data, elem.zero_point.data, dynamic=dyn
+                OperandType[elem.kind.data], dims, elem.scale.value.data, elem.zero_point.data, dynamic=dyn
             )
         if isinstance(elem, PerChannelQuantType):
             scales = elem.scales.get_values()
@@ -301,6 +314,9 @@ class NNAPIOperation(IRDLOperation):
     """
 
     SPEC: ClassVar[OpSpec]
+    if TYPE_CHECKING:  # defined per class by _make_op_class
+        args: VarOperand
+        outs: VarOpResult
 
     def __init__(self, args: Sequence[SSAValue | Operation], result_types: Sequence[Attribute]):
         super().__init__(operands=[list(args)], result_types=[list(result_types)])
@@ -390,7 +406,7 @@ def op_call(op: NNAPIOperation, index: int = -1) -> OpCall:
     )
 
 
-def referenced_function(functions: Mapping[str, Operation], model: SSAValue) -> Operation:
+def referenced_function(functions: Mapping[str, func.FuncOp], model: SSAValue) -> func.FuncOp:
     """The function of the referenced model that a MODEL operand (an
     ``nnapi.constant`` holding a symbol) names, among ``functions`` by name.
     Raises ValueError when the operand names none: shape inference and the
@@ -436,5 +452,3 @@ __all__ = [
     "referenced_function",
     "to_xdsl_type",
 ]
-
-_ = (Float16Type, Float32Type, SPECS)

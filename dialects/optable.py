@@ -127,7 +127,8 @@ _Operand = TypeVar("_Operand")
 
 
 def _spec(*args, implemented: Sequence[OperandType] = (), **kwargs) -> OpSpec:
-    return OpSpec(*args, implemented=frozenset(implemented), **kwargs)
+    kwargs["implemented"] = frozenset(implemented)
+    return OpSpec(*args, **kwargs)
 
 
 def _at(level: FeatureLevel, *types: OperandType) -> dict[OperandType, FeatureLevel]:

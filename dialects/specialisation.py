@@ -30,10 +30,14 @@ class Graph(Protocol):
     (``.type``, ``.inputs``, ``.outputs``).  A protocol, so this layer names
     no API class."""
 
-    inputs: Sequence[int]
-    outputs: Sequence[int]
-    operands: Sequence[Any]
-    operations: Sequence[Any]
+    @property
+    def inputs(self) -> Sequence[int]: ...
+    @property
+    def outputs(self) -> Sequence[int]: ...
+    @property
+    def operands(self) -> Sequence[Any]: ...
+    @property
+    def operations(self) -> Sequence[Any]: ...
 
 
 def specialised_inputs(model: Graph) -> set[int]:

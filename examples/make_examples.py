@@ -12,7 +12,9 @@ import os
 import numpy as np
 
 import nnc
-from nnc import FuseCode, OperandType as T, OperationType as Op, PaddingCode
+from nnc import FuseCode, PaddingCode
+from nnc import OperandType as T
+from nnc import OperationType as Op
 
 
 def scalar(m: nnc.Model, t: T, v) -> int:
@@ -34,7 +36,7 @@ def tiny_cnn() -> nnc.Model:
     image = tensor(m, [1, 8, 8, 1])
     filt = tensor(m, [4, 3, 3, 1], rng.normal(0, 0.5, (4, 3, 3, 1)))
     bias = tensor(m, [4], rng.normal(0, 0.1, 4))
-    i32 = lambda v: scalar(m, T.INT32, v)  # noqa: E731
+    i32 = lambda v: scalar(m, T.INT32, v)
     conv = tensor(m, [1, 8, 8, 4])
     m.add_operation(Op.CONV_2D, [image, filt, bias, i32(PaddingCode.SAME), i32(1), i32(1), i32(FuseCode.RELU)], [conv])
     pool = tensor(m, [1, 4, 4, 4])

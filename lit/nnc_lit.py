@@ -33,6 +33,7 @@ import lit.Test
 import lit.TestRunner
 from filecheck import colors as filecheck_colors
 from filecheck.main import main as filecheck_main
+
 from nnc.passes.opt import main as nnc_opt_main
 
 _DBG = re.compile(lit.TestRunner.kPdbgRegex)
@@ -105,7 +106,7 @@ def run_forked(main: Callable[[], int | None], argv: list[str], stdin: bytes | N
                 except SystemExit as e:  # argparse's errors and --help, filecheck's status
                     code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
                 code = 0 if code is None else code
-            except BaseException:  # an uncaught exception: what the interpreter prints, status 1
+            except BaseException:  # noqa: BLE001 - an uncaught exception: what the interpreter prints, status 1
                 traceback.print_exc()
                 code = 1
             finally:

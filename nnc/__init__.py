@@ -57,7 +57,7 @@ from nnc.errors import (
     UnmappableError,
     UnsupportedOperationError,
 )
-from nnc.version import __version__  # noqa: F401
+from nnc.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from nnc.api import CompiledModel, compile, compile_artifact, load_model

@@ -22,7 +22,6 @@ from nnc.runtime import cpu_probe
 from nnc.runtime.artifact import ArtifactError, ArtifactUsageError
 from nnc.tflite import import_tflite, is_tflite_file
 
-
 #: The cache token of CompiledModel(model, cache_dir): any fixed 32 bytes do.
 _CACHE_TOKEN = hashlib.sha256(b"nnc.CompiledModel").digest()
 
@@ -77,9 +76,9 @@ class CompiledModel:
         empty output buffers learns the shapes (OUTPUT_INSUFFICIENT_SIZE
         reports them, as the NDK specifies) and a second one computes.
         """
-        inputs = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
-        outs = self._output_buffers(inputs)
-        self._execute(inputs, outs)
+        args = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
+        outs = self._output_buffers(args)
+        self._execute(args, outs)
         return outs
 
     def run_named(self, *inputs, **named) -> dict[str, np.ndarray]:
@@ -121,8 +120,9 @@ class CompiledModel:
         When the model leaves an output shape open, a first execution with
         empty output buffers learns the shapes (OUTPUT_INSUFFICIENT_SIZE
         reports them, as the NDK specifies)."""
-        shapes = [self.model.operands[i].dims for i in self.model.outputs]
-        if not all(s is not None and all(s) for s in shapes):
+        declared = [self.model.operands[i].dims for i in self.model.outputs]
+        shapes: list[tuple[int, ...]] | list[list[int]] = [s for s in declared if s is not None and all(s)]
+        if len(shapes) < len(declared):
             shapes = self._output_shapes(inputs)
         return [np.zeros(s, dtype=dtype_of(self.model.operands[i].type)) for s, i in zip(shapes, self.model.outputs)]
 
@@ -160,7 +160,7 @@ def load_model(path) -> Model:
     return Model.load(path)
 
 
-def compile(  # noqa: A001 - mirrors the product's verb
+def compile(
     model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False
 ) -> CompiledModel:
     """Finish (if needed) and compile ``model`` (through the compilation

@@ -273,7 +273,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         from nnc.passes.pipeline import format_timings
 
         # Timing counts the module's operations around every pass: only when asked.
-        timing = driver.timed() if args.timings else contextlib.nullcontext([])
+        timing: contextlib.AbstractContextManager[list] = driver.timed() if args.timings else contextlib.nullcontext([])
         with Progress(name) as progress, timing as timings:
             written = driver.compile_artifact(
                 model,

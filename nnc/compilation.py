@@ -60,7 +60,9 @@ from dataclasses import dataclass
 from nnc.device import check_device_entries, compiler, device_list, get_devices
 from nnc.dialects.specialisation import specialised_inputs
 from nnc.enums import BYTE_SIZE_OF_CACHE_TOKEN, UINT64_MAX, Preference, Priority, ResultCode
-from nnc.errors import INTERNAL_ERROR  # noqa: F401 (re-exported)
+from nnc.errors import (
+    INTERNAL_ERROR as INTERNAL_ERROR,
+)
 from nnc.errors import (
     BadDataError,
     BadStateError,
@@ -277,7 +279,7 @@ class Compilation:
         self.timeout_ns = int(duration_ns)
 
     @ndk("ANeuralNetworksCompilation_setCaching")
-    def set_caching(self, cache_dir: str, token: bytes) -> None:
+    def set_caching(self, cache_dir: str | os.PathLike, token: bytes) -> None:
         """ANeuralNetworksCompilation_setCaching: records the directory and
         the token only; nothing is read or written before finish.
 
@@ -360,7 +362,7 @@ class Compilation:
         range; the largest value any target device prefers (a power of 2)."""
         if self.closed or not self.finished:
             raise BadStateError(fn, "the compilation is not finished, or its finish failed")
-        if not is_int(index) or not 0 <= int(index) < len(roles):  # type: ignore[arg-type]
+        if not is_int(index) or not 0 <= int(index) < len(roles):
             raise BadDataError(fn, f"{what} index {index!r} out of range [0, {len(roles)})")
         return max(getattr(d, attr) for d in self.target_devices)
 
@@ -457,6 +459,7 @@ class Compilation:
         return key, target
 
     def _cache_load(self, key: str, target):
+        assert self.cache_dir is not None  # _cache_key found a key
         try:
             code = cache.load(self.cache_dir, key, target)
         except cache.CacheCorrupt as e:
@@ -481,6 +484,7 @@ class Compilation:
         if code is None or code.target != target:
             self._cache_event("save-skipped", key, "compiled for another target")
             return
+        assert self.cache_dir is not None  # _cache_key found a key
         try:
             cache.save(self.cache_dir, key, code)
         except Exception as e:  # noqa: BLE001 - saving errors never fail the compilation

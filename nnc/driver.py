@@ -64,9 +64,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
 from nnc.dialects.rules import OpCall, RuleError, Unsupported
+from nnc.dialects.specialisation import loop_count_inputs, specialised_inputs
 from nnc.enums import OperationType
-from nnc.dialects.specialisation import loop_count_inputs, specialised_inputs  # noqa: F401 (re-exported)
-from nnc.errors import (  # noqa: F401 (INTERNAL_ERROR re-exported)
+from nnc.errors import (
     INTERNAL_ERROR,
     BadDataError,
     NNError,
@@ -81,6 +81,7 @@ from nnc.passes.convert_nnapi_to_linalg import ConstantPool, ConvertNNAPIToLinal
 from nnc.passes.pipeline import StageTiming, context, default_pipeline, run_passes, to_llvm_ir
 from nnc.passes.shape_inference import ShapeInferenceError
 from nnc.passes.target import TargetDescription
+from nnc.runtime import worker
 from nnc.runtime.artifact import (
     ArtifactError,
     ArtifactUsageError,
@@ -93,7 +94,6 @@ from nnc.runtime.artifact import (
     weights_path,
     write_file,
 )
-from nnc.runtime import worker
 from nnc.runtime.cache import model_fingerprint
 from nnc.runtime.cpu_probe import implied_features
 from nnc.runtime.executable import CompiledIR, Executable, NativeCode, generate_code
@@ -160,7 +160,7 @@ def check_support(model: Model, fn: str, devices: Sequence[SupportOracle] = (COM
         reasons = [d.unsupported_reason(call) for d in devices]
         if all(r is not None for r in reasons):
             raise UnsupportedOperationError(
-                fn, k, OperationType(op.type), [i.describe() for i in call.inputs], "; ".join(dict.fromkeys(reasons))
+                fn, k, OperationType(op.type), [i.describe() for i in call.inputs], "; ".join(dict.fromkeys(r for r in reasons if r is not None))
             )
 
 
@@ -188,7 +188,7 @@ def compiler_errors(model: Model, fn: str) -> Iterator[None]:
         raise OutOfMemoryError(fn, "out of memory while compiling") from None
     except CompilerCrash as e:
         raise OpFailedError(fn, f"{INTERNAL_ERROR}: {e} (model {fingerprint(model)})") from e
-    except Exception as e:  # noqa: BLE001 - a compiler bug must not crash the caller
+    except Exception as e:  # a compiler bug must not crash the caller
         raise OpFailedError(fn, f"{INTERNAL_ERROR}: {type(e).__name__}: {e} (model {fingerprint(model)})") from e
 
 
@@ -489,6 +489,7 @@ def static_input_infos(model: Model) -> list[OperandInfo]:
                 f"input_{k} {why}, so nnc compiles its value into the code; "
                 "a native artifact cannot take it at run time (make it a constant of the model)"
             )
+        assert info.dims is not None  # shape_known
         infos.append(OperandInfo(info.type, tuple(info.dims), info.scale, info.zero_point, info.channel_quant))
     return infos
 

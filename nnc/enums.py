@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from nnc.operand_types import OperandType  # noqa: F401 (re-exported: the operand-type table lives there)
+from nnc.operand_types import OperandType as OperandType  # the operand-type table lives there
 
 #: ANEURALNETWORKS_MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES
 MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128

@@ -114,6 +114,8 @@ class OutputInsufficientSizeError(NNError):
     """
 
     code = ResultCode.OUTPUT_INSUFFICIENT_SIZE
+    #: the execution whose computation failed so (set by it)
+    execution: Any = None
 
     def __init__(
         self,

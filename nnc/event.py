@@ -144,7 +144,11 @@ class Event:
         event without a fence (from ``start_compute``)."""
         if self._origin == "compute":
             raise BadDataError(_GET_FD, "the event is not backed by a sync fence (it comes from start_compute)")
-        fd = self._fd if self._origin == "fd" else self._fence_r.fileno()  # type: ignore[union-attr]
+        if self._origin == "fd":
+            fd = self._fd
+        else:
+            assert self._fence_r is not None  # a fence event's socket, until freed
+            fd = self._fence_r.fileno()
         return os.dup(fd)
 
     @staticmethod

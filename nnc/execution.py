@@ -240,9 +240,9 @@ def _is_bool(v: object) -> bool:
 
 
 def _uint64(fn: str, value: object, what: str) -> int:
-    if not is_int(value) or not 0 <= int(value) <= UINT64_MAX:  # type: ignore[arg-type]
+    if not is_int(value) or not 0 <= int(value) <= UINT64_MAX:
         raise BadDataError(fn, f"{what} must be an int in [0, 2**64 - 1], got {value!r}")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def resolve_dims(
@@ -542,7 +542,7 @@ class Execution:
                 raise BadStateError(fn, f"{what} is already set")
             self._check_length(fn, what, int(length), dims, dtype.itemsize)
             if io == INPUT:
-                view = view[: _product(dims)].reshape(dims)  # type: ignore[arg-type]
+                view = view[: _product(dims)].reshape(dims)
             self._bind(fn, table, index, _Binding("memory", dims, view, memory))
 
     @staticmethod
@@ -595,7 +595,7 @@ class Execution:
         its shapes, and its error carries ``.execution`` (this execution) so
         the caller can query them."""
         if isinstance(error, OutputInsufficientSizeError) and error.output_shapes:
-            error.execution = self  # type: ignore[attr-defined]
+            error.execution = self
             return _Outcome(error, error.output_shapes, error.sufficient)
         return _Outcome(error)
 
@@ -926,8 +926,8 @@ class Execution:
         _check_no_overlap(fn, ins, outs)  # type: ignore[arg-type]
         bindings = [*inputs, *self._outputs.values()]
         memories = tuple(b.memory for b in bindings if b.kind == "memory" and b.memory is not None)
-        call = exe.bind(ins, outs, self._loop_timeout_ns)  # type: ignore[arg-type]
-        plan = _Plan(call, _Outcome(None, shapes, sufficient), memories, tuple((k, outs[k]) for k in dynamic))  # type: ignore[misc]
+        call = exe.bind(ins, outs, self._loop_timeout_ns)
+        plan = _Plan(call, _Outcome(None, shapes, sufficient), memories, tuple((k, outs[k]) for k in dynamic))
         specialised = self.compilation.specialised
         value_selects_variant = any(k in specialised and b.kind != "omitted" for k, b in enumerate(inputs))
         if self._reusable and not value_selects_variant and all(b.kind != "device" for b in bindings):
@@ -987,10 +987,10 @@ class Execution:
         computation; BAD_STATE unless it succeeded with timing measured."""
         fn = _DURATION
         try:
-            code = DurationCode(code) if is_int(code) else None
+            duration = DurationCode(code) if is_int(code) else None
         except ValueError:
-            code = None
-        if code is None:
+            duration = None
+        if duration is None:
             raise BadDataError(fn, "duration code must be one of DurationCode (0..3)")
         outcome = self._outcome
         if self._state is not State.COMPLETED or outcome is None:
@@ -999,7 +999,7 @@ class Execution:
             raise BadStateError(fn, f"the computation failed: {outcome.error}")
         if not self._measure:
             raise BadStateError(fn, "timing was not measured (set_measure_timing(True) before computing)")
-        return outcome.durations.get(code, UINT64_MAX)
+        return outcome.durations.get(duration, UINT64_MAX)
 
     @ndk(_PROFILE)
     def get_operation_profile(self) -> list[OperationProfile]:

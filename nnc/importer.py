@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntAttr, ModuleOp, NoneType, StringAttr, SymbolRefAttr, UnitAttr
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from nnc.dialects import nnapi
 from nnc.enums import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, Lifetime, OperandType, OperationType
@@ -119,7 +119,7 @@ class _GraphImporter:
                 if is_model[pos]:
                     args[pos] = self.model_reference(i, k, pos, operation)
             types = [nnapi.to_xdsl_type(self.model.operands[o].info(with_value=False)) for o in operation.outputs]
-            op = nnapi.op_class(operation.type)(args, types)
+            op = nnapi.op_class(OperationType(operation.type))(args, types)
             ops.append(op)
             for o, r in zip(operation.outputs, op.outs):
                 self.values[o] = r
@@ -193,6 +193,7 @@ def _constant(ops: list, info: OperandInfo, pool: bytearray) -> SSAValue:
         or info.type == OperandType.TENSOR_INT32
         or value.nbytes <= MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES
     )
+    attr: Attribute
     if inline:
         attr = nnapi.dense_attr(np.asarray(value), t)
     else:

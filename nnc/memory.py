@@ -309,7 +309,7 @@ class Memory(ConstantMemory):
         offset and length 0 (the whole memory), compatible dimensions."""
         if (id(compilation), io, index) not in self._roles:
             raise BadDataError(fn, f"the device memory was not described with this compilation's {io} {index} role")
-        if not (is_int(offset) and is_int(length) and int(offset) == 0 and int(length) == 0):  # type: ignore
+        if not (is_int(offset) and is_int(length) and int(offset) == 0 and int(length) == 0):
             raise BadDataError(
                 fn, f"device memory takes offset 0 and length 0 (the whole memory), got {offset}, {length}"
             )
@@ -480,7 +480,8 @@ def _source_bytes(fn: str, m: Memory) -> np.ndarray:
     if not m.protect & mmap.PROT_READ:
         raise UnmappableError(fn, "the source memory was mapped without PROT_READ")
     m._check_mapped(fn)
-    return np.frombuffer(m._mmap, dtype=np.uint8)  # type: ignore[arg-type]
+    assert m._mmap is not None  # mapped
+    return np.frombuffer(m._mmap, dtype=np.uint8)
 
 
 def _destination_bytes(fn: str, m: Memory, size: int) -> np.ndarray:
@@ -491,7 +492,8 @@ def _destination_bytes(fn: str, m: Memory, size: int) -> np.ndarray:
     if m.protect & _PROT_MASK != _PROT_MASK:
         raise UnmappableError(fn, "the destination memory must be mapped with PROT_READ | PROT_WRITE")
     m._check_mapped(fn)
-    return np.frombuffer(m._mmap, dtype=np.uint8)  # type: ignore[arg-type]
+    assert m._mmap is not None  # mapped
+    return np.frombuffer(m._mmap, dtype=np.uint8)
 
 
 # -- MemoryDesc ---------------------------------------------------------------------------------------

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import abc
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -52,7 +53,10 @@ class ConstantMemory(abc.ABC):
     :meth:`Model.set_operand_value_from_memory` checks its argument against
     this base instead of importing :mod:`nnc.memory`."""
 
-    size: int
+    @property
+    @abc.abstractmethod
+    def size(self) -> int:
+        """The memory's size in bytes."""
 
     @abc.abstractmethod
     def view(self, offset: int, length: int, function: str) -> memoryview:
@@ -70,7 +74,7 @@ class Operand:
     value: np.ndarray | None = None
     subgraph: Model | None = None
     #: (memory, offset, length) of a value set from an nnc.Memory; read at finish
-    memory: tuple[object, int, int] | None = None
+    memory: tuple[ConstantMemory, int, int] | None = None
 
     def info(self, with_value: bool = True) -> OperandInfo:
         return OperandInfo(
@@ -117,7 +121,7 @@ class Operation:
 def int_arg(fn: str, x: object, what: str) -> int:
     """``x`` as an int; a wrong Python type is BAD_DATA (binding rule 3)."""
     if is_int(x):
-        return int(x)  # type: ignore[arg-type]
+        return int(x)
     if isinstance(x, float | np.floating) and float(x).is_integer():
         return int(x)
     raise BadDataError(fn, f"{what} must be an integer, got {x!r}")
@@ -128,7 +132,7 @@ def enum_arg(fn: str, enum_type, x: object, what: str):
     if not is_int(x):
         raise BadDataError(fn, f"invalid {what} {x!r}")
     try:
-        return enum_type(int(x))  # type: ignore[arg-type]
+        return enum_type(int(x))
     except ValueError:
         raise BadDataError(fn, f"invalid {what} {x}") from None
 
@@ -197,7 +201,7 @@ def _compatible(a: Operand, b: Operand) -> str | None:
     return None
 
 
-def is_sequence(x: object) -> bool:
+def is_sequence(x: object) -> TypeGuard[Iterable[Any]]:
     """Whether ``x`` can stand for a C array argument (a list of indices or
     dimensions): iterable, but not a str, bytes, dict or a numpy array that is
     not 1-d (a 0-d array has ``__iter__`` yet cannot be iterated)."""
@@ -208,6 +212,10 @@ def is_sequence(x: object) -> bool:
 
 class Model:
     """An NNAPI model under construction (ANeuralNetworksModel)."""
+
+    #: tensor names of the inputs and outputs, when the model file has them
+    input_names: list[str] | None = None
+    output_names: list[str] | None = None
 
     def __init__(self) -> None:
         self.operands: list[Operand] = []
@@ -249,16 +257,16 @@ class Model:
             raise BadStateError(fn, f"the model is invalid (finish failed: {self._invalid})")
 
     def _operand(self, fn: str, index: object) -> Operand:
-        if not is_int(index) or not 0 <= int(index) < len(self.operands):  # type: ignore[arg-type]
+        if not is_int(index) or not 0 <= int(index) < len(self.operands):
             raise BadDataError(fn, f"operand index {index!r} out of range [0, {len(self.operands)})")
-        return self.operands[int(index)]  # type: ignore[arg-type]
+        return self.operands[int(index)]
 
     def _indices(self, fn: str, indices: object, what: str) -> list[int]:
         """A list of operand indices, each in range."""
         if not is_sequence(indices):
             raise BadDataError(fn, f"{what} must be a sequence of operand indices, got {indices!r}")
         result = []
-        for i in indices:  # type: ignore[attr-defined]
+        for i in indices:
             self._operand(fn, i)
             result.append(int(i))
         return result

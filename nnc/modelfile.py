@@ -184,7 +184,7 @@ def read_identified_source(source: object, fn: str) -> tuple[bytes, str, FileIde
         raise UnexpectedNullError(fn, "the model file is null")
     if hasattr(source, "read"):
         try:
-            raw = source.read()  # type: ignore[attr-defined]
+            raw = source.read()
         except (OSError, ValueError) as e:
             raise BadDataError(fn, f"cannot read the model file object: {e}") from None
         if not isinstance(raw, bytes | bytearray):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeGuard
 
 import numpy as np
 
@@ -184,7 +185,7 @@ class DynamicDim:
     count: int
     factor: int = 1
 
-    def actual(self, dims: Sequence[int], counts: Sequence[int]) -> tuple[int, ...]:
+    def actual(self, dims: Sequence[int], counts: Sequence[int] | np.ndarray) -> tuple[int, ...]:
         """The actual dimensions of an operand of bound ``dims``, given the
         counts a run wrote (clamped to the bound: native code never writes
         more, but the runtime does not trust that)."""
@@ -249,7 +250,7 @@ def in_float32(info: OperandInfo) -> OperandInfo:
 # -- value helpers -----------------------------------------------------------------------------------
 
 
-def is_int(x: object) -> bool:
+def is_int(x: object) -> TypeGuard[int | np.integer]:
     """An integer argument: a Python or numpy integer, but not a bool.
 
     ``bool`` is a subclass of ``int`` in Python, and a flag passed where an

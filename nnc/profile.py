@@ -40,9 +40,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Shape = tuple[int, ...]
 
@@ -153,7 +157,7 @@ class OperationProfile:
         return 2.0 * self.macs / self.duration_ns
 
 
-def profiles(details: Sequence[OperationDetails], stamps: Sequence[int]) -> list[OperationProfile]:
+def profiles(details: Sequence[OperationDetails], stamps: Sequence[int] | np.ndarray) -> list[OperationProfile]:
     """The operations' profiles from one computation's ``stamps`` (one per
     operation and one after the last)."""
     if len(stamps) != len(details) + 1:

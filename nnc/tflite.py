@@ -1208,7 +1208,7 @@ def _load(source: str | os.PathLike | bytes) -> tuple[bytes, str, FileIdentity |
     return read_path(source, FN)
 
 
-def is_tflite_file(path: str | os.PathLike) -> bool:
+def is_tflite_file(path: str | bytes | os.PathLike) -> bool:
     """Whether ``path`` names a TFLite flatbuffer (by suffix or identifier)."""
     if os.fsdecode(os.fspath(path)).endswith(".tflite"):  # a bytes path too
         return True

@@ -36,10 +36,10 @@ def read_layout_attr(
         not isinstance(attr, ArrayAttr)
         or len(attr.data) != 2
         or not all(isinstance(a, IntAttr) and a.data >= 0 for a in attr.data)
-        or attr.data[0].data % alignment  # type: ignore[attr-defined]
-        or attr.data[1].data < 1  # type: ignore[attr-defined]
+        or attr.data[0].data % alignment
+        or attr.data[1].data < 1
     ):
         raise fail(
             f"{name} must be [offset, n] (#builtin.int, offset a multiple of {alignment}, n >= 1), got {attr}"
         )
-    return attr.data[0].data, attr.data[1].data  # type: ignore[attr-defined]
+    return attr.data[0].data, attr.data[1].data

@@ -28,7 +28,8 @@ filled in as by the constructor (``IRDLOperation.__post_init__``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence, Set as AbstractSet
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
 from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, IntegerAttr, i32
@@ -148,7 +149,7 @@ def _class_traits(cls: type[Operation]) -> _ClassTraits:
     kept = cls.has_trait(IsTerminator, value_if_unregistered=False) or cls.has_trait(
         SymbolOpInterface, value_if_unregistered=False
     )
-    return kept, tuple(cls.get_traits_of_type(MemoryEffect))
+    return kept, tuple(cls.get_traits_of_type(MemoryEffect))  # type: ignore[type-abstract]
 
 
 _RECURSIVE = RecursiveMemoryEffect.get_effects.__func__  # type: ignore[attr-defined]

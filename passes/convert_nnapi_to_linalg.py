@@ -49,7 +49,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
@@ -58,10 +57,10 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
     FunctionType,
+    IndexType,
     IntAttr,
     IntegerAttr,
     IntegerType,
-    IndexType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -88,15 +87,14 @@ from nnc.dialects.nnapi import (
 )
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
+from nnc.passes.counts import COUNTS_ATTR
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
 from nnc.passes.lowering.base import Epilogue
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
-from nnc.passes.counts import COUNTS_ATTR
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
-
 
 #: alignment of what the lowering appends to the constant pool (the
 #: importer aligns the model's constants the same way)
@@ -255,8 +253,9 @@ class _FunctionLowering:
         for k, v in enumerate(ret.arguments):
             dst = block.args[n_in + k]
             src = self.buffers[v]
+            assert src is not None  # a returned value is never omitted
             if src is not dst:
-                self._ctx(OpCall(0, [], []), [], []).copy(src, dst)
+                self._ctx(OpCall(OperationType(0), [], []), [], []).copy(src, dst)
         for k, v in enumerate(ret.arguments):
             self._compact_output(v.type, block.args[n_in + k])
         self.builder.insert(func.ReturnOp())
@@ -278,7 +277,7 @@ class _FunctionLowering:
         if outer == 1:
             return
         bound, inner = shape[dyn.axis], int(np.prod(shape[dyn.axis + 1 :], dtype=np.int64))
-        ctx = self._ctx(OpCall(0, [], []), [], [])
+        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
         flat = ctx.flat(buf)
         e = ctx.e
         n = e.index_cast(e.load(self.counts, [dyn.count]))
@@ -322,7 +321,7 @@ class _FunctionLowering:
         alloc = memref.AllocOp.get(i32, 64, [n])
         alloc.attributes[COUNTS_ATTR] = UnitAttr()
         self.builder.insert(alloc)
-        ctx = self._ctx(OpCall(0, [], []), [], [])
+        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
         ctx.fill(alloc.memref, 0)
         return alloc.memref
 
@@ -404,6 +403,7 @@ class _FunctionLowering:
 
         arr = np.ascontiguousarray(value)
         mt = MemRefType(elem, list(arr.shape))
+        assert isinstance(elem, IntegerType | AnyFloat)
         init = DenseIntOrFPElementsAttr(TensorType(elem, list(arr.shape)), BytesAttr(arr.tobytes()))
         return self._global(mt, init)
 
@@ -467,7 +467,7 @@ class _FunctionLowering:
                 f"convert-nnapi-to-linalg: operation {index} ({call.type.name}) is marked {PRODUCER_ATTR} "
                 "but has no consumer to fuse"
             )
-        ctx = self._ctx(OpCall(0, [], []), [], [])
+        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
         result = fused.consumer.outs[0]
         dst = self.destinations.get(result)
         if dst is None:
@@ -476,7 +476,11 @@ class _FunctionLowering:
         self.buffers[result] = dst
         shape = _memref(op.outs[0].type, f"operation {index} ({call.type.name}) output").get_shape()
         self.buffers[op.outs[0]] = ctx.reshaped(dst, shape)
-        residual = None if fused.residual is None else ctx.reshaped(self.buffers[fused.residual], shape)
+        residual = None
+        if fused.residual is not None:
+            buffer = self.buffers[fused.residual]
+            assert buffer is not None  # a residual is an operand, never omitted
+            residual = ctx.reshaped(buffer, shape)
         return Epilogue(residual, fused.act)
 
     def _lower_as_view(self, op: nnapi.NNAPIOperation, kind: OperationType) -> bool:
@@ -498,7 +502,7 @@ class _FunctionLowering:
         t = _memref(r.type, f"{kind.name} output")
         if not isinstance(src.type, MemRefType) or src.type.element_type != t.element_type:
             return False
-        ctx = self._ctx(OpCall(0, [], []), [], [])
+        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
         self.buffers[r] = ctx.reshaped(src, t.get_shape())
         return True
 
@@ -510,7 +514,7 @@ class _FunctionLowering:
         if isinstance(op.value, nnapi.BlobAttr):
             buf = self._pool_view(op.value.offset.data, op.value.size.data, mt)
         else:
-            assert isinstance(op.value, DenseIntOrFPElementsAttr)
+            assert isinstance(op.value, DenseIntOrFPElementsAttr) and isinstance(mt.element_type, IntegerType | AnyFloat)
             init = DenseIntOrFPElementsAttr(TensorType(mt.element_type, mt.get_shape()), op.value.data)
             buf = self._global(mt, init)
         self.constant_values[buf] = (op.value, t)

@@ -43,17 +43,17 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntAttr, IntegerAttr, ModuleOp, TensorType, i32, i64
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from nnc.passes.lowering.control_flow import CLOCK_FUNCTION, LOOP_TIMEOUT_ARG_ATTR
-from nnc.passes.counts import COUNTS_ATTR, read_counts_layout
-from nnc.passes.profile import PROFILE_ATTR, read_layout
 from nnc.passes.build import integer_attr
+from nnc.passes.counts import COUNTS_ATTR, read_counts_layout
+from nnc.passes.lowering.control_flow import CLOCK_FUNCTION, LOOP_TIMEOUT_ARG_ATTR
+from nnc.passes.profile import PROFILE_ATTR, read_layout
 from nnc.passes.to_llvm import llvm_call, llvm_constant, llvm_gep, llvm_load, llvm_store
-from nnc.runtime.abi import ENTRY_NAME as ENTRY
 from nnc.runtime.abi import COUNTS_SYMBOL, PROFILE_SYMBOL
+from nnc.runtime.abi import ENTRY_NAME as ENTRY
 
 PTR = llvm.LLVMPointerType()
 
@@ -76,7 +76,7 @@ class AddEntryPointPass(ModulePass):
         main.linkage = llvm.LinkageAttr("internal")
         timeout_attr = op.attributes.get(LOOP_TIMEOUT_ARG_ATTR)
         takes_timeout = isinstance(timeout_attr, IntAttr)
-        main_timeout = takes_timeout and timeout_attr.data >= 0  # type: ignore[union-attr]
+        main_timeout = isinstance(timeout_attr, IntAttr) and timeout_attr.data >= 0
         n_args = len(main.function_type.inputs.data)
         # weights, status, the loop timeout if main takes it, then arena if planned
         extra = n_args - n_in.data - n_out.data - (1 if main_timeout else 0)
@@ -88,7 +88,7 @@ class AddEntryPointPass(ModulePass):
         params = [PTR, PTR, PTR, PTR, *([i64] if takes_timeout else [])]
         block = Block(arg_types=params)
         ins, outs, weights, arena = block.args[:4]
-        args = []
+        args: list[SSAValue] = []
         for base, count in ((ins, n_in.data), (outs, n_out.data)):
             for i in range(count):
                 # (to_llvm's builders: the same ops as the constructors, a third of the cost)
@@ -140,7 +140,7 @@ def _export_pair(module: ModuleOp, symbol: str, layout: tuple[int, int] | None) 
         return
     value = DenseIntOrFPElementsAttr.from_list(TensorType(i64, [2]), list(layout))
     module.body.block.add_op(
-        llvm.GlobalOp(llvm.LLVMArrayType(2, i64), symbol, "external", constant=True, value=value, alignment=8)
+        llvm.GlobalOp(llvm.LLVMArrayType(IntAttr(2), i64), symbol, "external", constant=True, value=value, alignment=8)
     )
 
 
@@ -164,7 +164,7 @@ def _define_clock(module: ModuleOp) -> None:
     billion = llvm.ConstantOp(IntegerAttr(1_000_000_000, i64), i64)
     scaled = llvm.MulOp(sec.results[0], billion.results[0])
     total = llvm.AddOp(scaled.results[0], nsec.results[0])
-    block.add_ops([two, timespec, clock, call, sec, nsec_ptr, nsec, billion, scaled, total, llvm.ReturnOp(total)])
+    block.add_ops([two, timespec, clock, call, sec, nsec_ptr, nsec, billion, scaled, total, llvm.ReturnOp(total.results[0])])
     definition = llvm.FuncOp(
         CLOCK_FUNCTION, llvm.LLVMFunctionType([], i64), linkage=llvm.LinkageAttr("internal"), body=Region(block)
     )

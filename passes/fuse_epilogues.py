@@ -101,7 +101,7 @@ def _before(a: SSAValue, op: Operation) -> bool:
     if a.owner is block:
         return True
     owner = a.owner
-    if not isinstance(owner, Operation) or owner.parent_block() is not block:
+    if block is None or not isinstance(owner, Operation) or owner.parent_block() is not block:
         return False
     return block.get_operation_index(owner) < block.get_operation_index(op)
 
@@ -111,8 +111,8 @@ def _end_of_chain(producer: nnapi.NNAPIOperation) -> tuple[SSAValue, Operation |
     value, its single user or None)."""
     v = producer.outs[0]
     user = _single_user(v)
-    while _kind(user) in VIEWS and len(user.results) == 1:  # type: ignore[union-attr]
-        v = user.results[0]  # type: ignore[union-attr]
+    while user is not None and _kind(user) in VIEWS and len(user.results) == 1:
+        v = user.results[0]
         user = _single_user(v)
     return v, user
 
@@ -139,7 +139,7 @@ def fused_consumer(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
         return None
     v, user = _end_of_chain(producer)
     kind = _kind(user)
-    if kind is None or len(user.results) != 1:  # type: ignore[union-attr]
+    if user is None or kind is None or len(user.results) != 1:
         return None
     assert isinstance(user, nnapi.NNAPIOperation)
     out = user.outs[0]

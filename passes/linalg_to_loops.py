@@ -88,6 +88,7 @@ def _upper_bounds(op: linalg.GenericOp) -> list[SSAValue]:
     assert block is not None
     bounds: list[SSAValue] = []
     for k, d, size in sources:
+        size_op: Operation
         if size == DYNAMIC_INDEX:
             dim = index_constant(d)
             size_op = new_op(memref.DimOp, (operands[k], dim.results[0]), (INDEX,))

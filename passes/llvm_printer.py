@@ -43,8 +43,8 @@ class Unprintable(Exception):
     """An operation, type or attribute this printer does not write."""
 
 
-_FLOAT_NAMES = {Float16Type: "half", Float32Type: "float", Float64Type: "double"}
-_INTRINSIC_SUFFIX = {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}
+_FLOAT_NAMES: dict[type[Attribute], str] = {Float16Type: "half", Float32Type: "float", Float64Type: "double"}
+_INTRINSIC_SUFFIX: dict[type[Attribute], str] = {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}
 
 _BINARY = {
     llvm.AddOp: "add", llvm.FAddOp: "fadd", llvm.SubOp: "sub", llvm.FSubOp: "fsub", llvm.MulOp: "mul",
@@ -57,12 +57,12 @@ _CAST = {
     llvm.IntToPtrOp: "inttoptr", llvm.BitcastOp: "bitcast", llvm.FPExtOp: "fpext", llvm.FPTruncOp: "fptrunc",
     llvm.SIToFPOp: "sitofp",
 }  # fmt: skip
-_UNARY_INTRINSIC = {
+_UNARY_INTRINSIC: dict[type[Operation], str] = {
     llvm.FAbsOp: "llvm.fabs", llvm.FExpOp: "llvm.exp", llvm.FCeilOp: "llvm.ceil", llvm.FSinOp: "llvm.sin",
     llvm.FFloorOp: "llvm.floor", llvm.FExp2Op: "llvm.exp2", llvm.FSqrtOp: "llvm.sqrt", llvm.FLogOp: "llvm.log",
     llvm.FCosOp: "llvm.cos", llvm.FLog2Op: "llvm.log2",
 }  # fmt: skip
-_BINARY_INTRINSIC = {
+_BINARY_INTRINSIC: dict[type[Operation], str] = {
     llvm.FPowOp: "llvm.pow", llvm.VectorFMaxOp: "llvm.maxnum", llvm.VectorFMinOp: "llvm.minnum",
     llvm.FCopySignOp: "llvm.copysign",
 }  # fmt: skip
@@ -80,7 +80,7 @@ _ARG_INTS = {
 def _hex_double(value: float) -> str:
     """A floating-point literal as LLVM IR (and llvmlite) spell it: the
     value's IEEE double bits in hex, exact for every float and half."""
-    return "0x%016x" % struct.unpack("<Q", struct.pack("<d", value))[0]
+    return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016x}"
 
 
 def _round(kind: type, value: float) -> float:
@@ -302,16 +302,15 @@ class _Body:
     def inline(self, o: Operation) -> bool:
         """Name a constant-like operation's result by its literal (False
         for any other operation)."""
-        kind = type(o)
-        if kind is llvm.ConstantOp:
+        if type(o) is llvm.ConstantOp:
             self.names[o.result] = self.p.constant(o.result.type, o.value)
-        elif kind is llvm.ZeroOp:
+        elif type(o) is llvm.ZeroOp:
             self.p.type(o.res.type)
             self.names[o.res] = "zeroinitializer"
-        elif kind is llvm.UndefOp:
+        elif type(o) is llvm.UndefOp:
             self.p.type(o.res.type)
             self.names[o.res] = "undef"
-        elif kind is llvm.AddressOfOp:
+        elif type(o) is llvm.AddressOfOp:
             self.names[o.result] = f'@"{o.global_name.root_reference.data}"'
         else:
             return False
@@ -322,7 +321,7 @@ class _Body:
             sources.append(f"[{self.ref(v)}, %{self.blocks[src]}]")
         return f"label %{self.blocks[dest]}"
 
-    def instruction(self, o: Operation, block: Block, out: list[str], incoming) -> None:  # noqa: C901 - one case per op
+    def instruction(self, o: Operation, block: Block, out: list[str], incoming) -> None:
         kind = type(o)
         p = self.p
         if kind in (llvm.ConstantOp, llvm.ZeroOp, llvm.UndefOp, llvm.AddressOfOp):
@@ -331,23 +330,23 @@ class _Body:
             flags = _binary_flags(o)
             a, b = o.operands
             out.append(f"  {self.result(o)} = {_BINARY[kind]}{flags} {self.typed(a)}, {self.ref(b)}")
-        elif kind is llvm.GEPOp:
+        elif type(o) is llvm.GEPOp:
             ssa = iter(o.ssa_indices)
             idx = [self.typed(next(ssa)) if i == llvm.GEP_USE_SSA_VAL else f"i32 {i}" for i in o.rawConstantIndices.iter_values()]
             inb = " inbounds" if o.inbounds is not None else ""
             out.append(f"  {self.result(o)} = getelementptr{inb} {p.type(o.elem_type)}, {self.typed(o.ptr)}, {', '.join(idx)}")
-        elif kind is llvm.LoadOp:
+        elif type(o) is llvm.LoadOp:
             align = f", align {o.alignment.value.data}" if o.alignment else ""
             out.append(f"  {self.result(o)} = load {p.type(o.results[0].type)}, {self.typed(o.ptr)}{align}")
-        elif kind is llvm.StoreOp:
+        elif type(o) is llvm.StoreOp:
             if o.volatile_ is not None or o.nontemporal is not None or (o.ordering is not None and o.ordering.value.data):
                 raise Unprintable("volatile, non-temporal or atomic store")
             align = f", align {o.alignment.value.data}" if o.alignment else ""
             out.append(f"  store {self.typed(o.value)}, {self.typed(o.ptr)}{align}")
-        elif kind is llvm.ICmpOp:
+        elif type(o) is llvm.ICmpOp:
             pred = llvm.ICmpPredicateFlag.from_int(o.predicate.value.data).value
             out.append(f"  {self.result(o)} = icmp {pred} {self.typed(o.lhs)}, {self.ref(o.rhs)}")
-        elif kind is llvm.FCmpOp:
+        elif type(o) is llvm.FCmpOp:
             pred = llvm.FCmpPredicateFlag.from_int(o.predicate.value.data).value
             out.append(f"  {self.result(o)} = fcmp {pred} {self.typed(o.lhs)}, {self.ref(o.rhs)}")
         elif kind in _CAST:
@@ -357,19 +356,19 @@ class _Body:
             elif isinstance(o, llvm.IntegerConversionOpNNeg) and o.non_neg:
                 flags = " nneg"
             out.append(f"  {self.result(o)} = {_CAST[kind]}{flags} {self.typed(o.operands[0])} to {p.type(o.results[0].type)}")
-        elif kind is llvm.SelectOp:
+        elif type(o) is llvm.SelectOp:
             out.append(f"  {self.result(o)} = select {self.typed(o.cond)}, {self.typed(o.lhs)}, {self.typed(o.rhs)}")
-        elif kind is llvm.BrOp:
+        elif type(o) is llvm.BrOp:
             out.append(f"  br {self.edge(o.successor, o.arguments, block, incoming)}")
-        elif kind is llvm.CondBrOp:
+        elif type(o) is llvm.CondBrOp:
             then = self.edge(o.then_block, o.then_arguments, block, incoming)
             other = self.edge(o.else_block, o.else_arguments, block, incoming)
             out.append(f"  br {self.typed(o.cond)}, {then}, {other}")
-        elif kind is llvm.ReturnOp:
+        elif type(o) is llvm.ReturnOp:
             out.append(f"  ret {self.typed(o.operands[0])}" if o.operands else "  ret void")
-        elif kind is llvm.CallOp:
+        elif type(o) is llvm.CallOp:
             self.call(o, out)
-        elif kind is llvm.CallIntrinsicOp:
+        elif type(o) is llvm.CallIntrinsicOp:
             if o.op_bundle_operands or any(o.fastmathFlags.data):
                 raise Unprintable("intrinsic call with operand bundles or fast-math flags")
             ret = p.type(o.ress.type) if o.ress is not None else "void"
@@ -377,27 +376,27 @@ class _Body:
             callee = f'@"{name}"' if name in p.functions else p.intrinsic(name, ret, [p.type(a.type) for a in o.args])
             call = f"call {ret} {callee}({', '.join(self.typed(a) for a in o.args)})"
             out.append(f"  {self.result(o)} = {call}" if o.ress is not None else f"  {call}")
-        elif kind in _UNARY_INTRINSIC or kind in _BINARY_INTRINSIC or kind is llvm.FMAOp:
-            if kind is llvm.FMAOp and any(o.fastmathFlags.data):
+        elif kind in _UNARY_INTRINSIC or kind in _BINARY_INTRINSIC or type(o) is llvm.FMAOp:
+            if type(o) is llvm.FMAOp and any(o.fastmathFlags.data):
                 raise Unprintable("llvm.intr.fma with fast-math flags")
             t = o.results[0].type
             ts = p.type(t)
             base = _UNARY_INTRINSIC.get(kind) or _BINARY_INTRINSIC.get(kind) or "llvm.fma"
             callee = p.intrinsic(f"{base}.{p.suffix(t)}", ts, [ts] * len(o.operands))
             out.append(f"  {self.result(o)} = call {ts} {callee}({', '.join(self.typed(a) for a in o.operands)})")
-        elif kind is llvm.FNegOp:
+        elif type(o) is llvm.FNegOp:
             flags = "".join(f" {f.value}" for f in o.fastmathFlags.data)
             out.append(f"  {self.result(o)} = fneg{flags} {self.typed(o.arg)}")
-        elif kind is llvm.AllocaOp:
+        elif type(o) is llvm.AllocaOp:
             align = f", align {o.alignment.value.data}" if o.alignment else ""
             out.append(f"  {self.result(o)} = alloca {p.type(o.elem_type)}, {self.typed(o.size)}{align}")
-        elif kind is llvm.InsertElementOp:
+        elif type(o) is llvm.InsertElementOp:
             out.append(f"  {self.result(o)} = insertelement {self.typed(o.vector)}, {self.typed(o.value)}, {self.typed(o.index)}")
-        elif kind is llvm.ShuffleVectorOp:
+        elif type(o) is llvm.ShuffleVectorOp:
             mask = o.mask.get_values()
             m = "<" + ", ".join(f"i32 {v}" for v in mask) + ">"
             out.append(f"  {self.result(o)} = shufflevector {self.typed(o.v1)}, {self.typed(o.v2)}, <{len(mask)} x i32> {m}")
-        elif kind is llvm.UnreachableOp:
+        elif type(o) is llvm.UnreachableOp:
             out.append("  unreachable")
         else:
             raise Unprintable(o.name)

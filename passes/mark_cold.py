@@ -166,7 +166,7 @@ class _Work:
             found = (n, n)
         elif isinstance(op, arith.IndexCastOp):
             found = self.range(op.input)
-        elif type(op) in _INTERVAL_OPS and isinstance(v.type, IndexType):
+        elif isinstance(op, Operation) and type(op) in _INTERVAL_OPS and isinstance(v.type, IndexType):
             a, b = self.range(op.operands[0]), self.range(op.operands[1])
             if a is not None and b is not None:
                 found = _INTERVAL_OPS[type(op)](a, b)
@@ -206,14 +206,14 @@ class _Work:
         kind = type(op)  # exact types: the common operations cost one lookup
         if kind in _FREE:
             return 0
-        if kind is scf.ForOp:
+        if type(op) is scf.ForOp:
             return self.loop([(op.lb, op.ub, op.step)], [op.body.block.args[0]], op.body)
-        if kind is scf.ParallelOp:
+        if type(op) is scf.ParallelOp:
             bounds = list(zip(op.lowerBound, op.upperBound, op.step, strict=True))
             return self.loop(bounds, op.body.block.args, op.body)
-        if kind is scf.IfOp:
+        if type(op) is scf.IfOp:
             return min(self.over, 1 + max(self.region(op.true_region), self.region(op.false_region)))
-        if kind is func.CallOp:
+        if type(op) is func.CallOp:
             if DISPATCH_ATTR in op.attributes:  # runs in the thread pool
                 return self.over
             args = tuple(self.range(a) if isinstance(a.type, IndexType | IntegerType) else None for a in op.arguments)

@@ -23,7 +23,13 @@ from typing import TextIO
 
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    PassFailedException,
+    VerifyException,
+)
 
 from nnc.passes.pipeline import (
     DEFAULT_PIPELINE,

@@ -146,7 +146,7 @@ class _Work:
         key = (name, args)
         if key not in self.memo:
             self.memo[key] = EXTERNAL_CALL_WORK  # guards against recursion
-            known = {p: a for p, a in zip(fn.body.blocks[0].args, args) if a is not None}
+            known: Known = {p: a for p, a in zip(fn.body.blocks[0].args, args) if a is not None}
             self.memo[key] = sum(self.of_ops(iter(b.ops), known) for b in fn.body.blocks)
         return self.memo[key]
 
@@ -165,7 +165,7 @@ def _check_capture_type(t: Attribute) -> None:
     """Captures travel in 8-byte slots: pointers (memrefs), index, integers
     and floats of at most 64 bits."""
     ok = isinstance(t, MemRefType | IndexType) or (
-        isinstance(t, IntegerType | AnyFloat) and t.bitwidth <= 64  # type: ignore[union-attr]
+        isinstance(t, IntegerType | AnyFloat) and t.bitwidth <= 64
     )
     if not ok:
         raise PassFailedException(f"nnc-outline-parallel: a parallel loop captures a value of type {t}")
@@ -221,7 +221,8 @@ def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: lis
     mapping: dict[SSAValue, SSAValue] = dict(zip(passed, block.args[2:]))
     for v in [*caps, lo, step]:
         if _is_constant(v) and v not in mapping:
-            clone = v.owner.clone()  # type: ignore[union-attr]
+            assert isinstance(v.owner, Operation)  # a constant's result
+            clone = v.owner.clone()
             block.add_op(clone)
             mapping[v] = clone.results[0]
     one = arith.ConstantOp(IntegerAttr(1, index))

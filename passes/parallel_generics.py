@@ -34,8 +34,6 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
@@ -43,6 +41,8 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
 )
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass

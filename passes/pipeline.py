@@ -80,9 +80,14 @@ from nnc.passes.simplify_trivial_loops import SimplifyTrivialLoopsPass
 from nnc.passes.target import TargetDescription
 from nnc.passes.to_llvm import ConvertNNCToLLVMPass
 
+
+def _returning(cls: type[ModulePass]) -> Callable[[], type[ModulePass]]:
+    return lambda: cls
+
+
 #: name -> pass class, for nnc-opt's -p option
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    p.name: (lambda p=p: p)
+    p.name: _returning(p)
     for p in (
         ShapeInferencePass,
         FuseEpiloguesPass,

@@ -58,7 +58,7 @@ def byte_size(t: MemRefType) -> int:
     n = 1
     for d in t.get_shape():
         n *= d
-    width = t.element_type.bitwidth if hasattr(t.element_type, "bitwidth") else 32  # type: ignore[attr-defined]
+    width = t.element_type.bitwidth if hasattr(t.element_type, "bitwidth") else 32
     return n * max(1, (width + 7) // 8)
 
 

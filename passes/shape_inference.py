@@ -73,10 +73,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
+from nnc.dialects.nnapi import SUBGRAPH_ATTR, UNROLLED_ATTR
 from nnc.dialects.rules import OperandInfo, RuleError, Unsupported, infer
 from nnc.dialects.rules.dynamic import propagate
 from nnc.enums import OperandType, OperationType
-from nnc.dialects.nnapi import SUBGRAPH_ATTR, UNROLLED_ATTR
 from nnc.operand_types import DimensionMismatch, unify_bounded
 from nnc.passes.evaluate import EVALUATORS, NotEvaluable, evaluate
 from nnc.passes.lowering import unsupported_reason
@@ -110,9 +110,10 @@ def merge(declared: OperandInfo, inferred: OperandInfo) -> OperandInfo:
         if len(declared.dims) != len(dims):
             raise RuleError(f"declared rank {len(declared.dims)}, inferred {len(dims)}")
         try:
-            dims = unify_bounded(declared.dims, dims, inferred.dynamic)
+            unified = unify_bounded(declared.dims, dims, inferred.dynamic)
         except DimensionMismatch as e:
             raise RuleError(f"declared dimensions {list(declared.dims)}, inferred {list(dims)} ({e})") from None
+        dims = unified
     return replace(declared, dims=dims if dims is not None else declared.dims, dynamic=inferred.dynamic)
 
 
@@ -209,7 +210,7 @@ class _Inference:
             return
         (out,) = op.outs
         info = nnapi.from_xdsl_type(out.type)
-        if info.type not in _FOLDED_TYPES or not info.shape_known or int(np.prod(info.dims)) > FOLD_MAX_ELEMENTS:
+        if info.type not in _FOLDED_TYPES or info.dims is None or not info.shape_known or int(np.prod(info.dims)) > FOLD_MAX_ELEMENTS:
             return
         try:
             (value,) = evaluate(nnapi.op_call(op))

@@ -27,7 +27,6 @@ This module imports nothing from nnc: the tile policy
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 from enum import Enum
 

@@ -40,19 +40,21 @@ block) and ``nnc_parallel_for(@body, ctx, n)``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, vector
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     ArrayAttr,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FloatAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -165,7 +167,7 @@ def _symbol(name: str) -> SymbolRefAttr:
     return SymbolRefAttr(name)
 
 
-def _binop(cls: type[Operation], a: SSAValue, b: SSAValue, props: dict[str, Attribute] = _NO_PROPS) -> Operation:
+def _binop(cls: type[Operation], a: SSAValue, b: SSAValue, props: Mapping[str, Attribute] = _NO_PROPS) -> Operation:
     """A two-operand llvm op whose result has the operands' type."""
     return new_op(cls, (a, b), (a.type,), props)
 
@@ -258,7 +260,7 @@ def _shuffle_op(v1: SSAValue, v2: SSAValue, mask: tuple[int, ...], t: Attribute)
     return new_op(llvm.ShuffleVectorOp, (v1, v2), (t,), {"mask": i32_array(mask)})
 
 
-_INT_BIN: dict[type[Operation], tuple[type[Operation], dict[str, Attribute]]] = {
+_INT_BIN: dict[type[Operation], tuple[type[Operation], Mapping[str, Attribute]]] = {
     arith.AddiOp: (llvm.AddOp, _NO_OVERFLOW),
     arith.SubiOp: (llvm.SubOp, _NO_OVERFLOW),
     arith.MuliOp: (llvm.MulOp, _NO_OVERFLOW),
@@ -305,14 +307,14 @@ _FLOAT_INTRINSIC: dict[type[Operation], str] = {
     arith.MinimumfOp: "llvm.minimum",
 }
 
-_FSUFFIX = {builtin.f16: "f16", builtin.f32: "f32", builtin.f64: "f64"}
+_FSUFFIX: dict[Attribute, str] = {builtin.f16: "f16", builtin.f32: "f32", builtin.f64: "f64"}
 
 
 def _type_suffix(t: Attribute) -> str:
     """Intrinsic name mangling of a float or 1-D float vector type: f32, v16f32."""
     if isinstance(t, VectorType):
-        return f"v{t.get_shape()[0]}{_FSUFFIX[t.element_type]}"  # type: ignore[index]
-    return _FSUFFIX[t]  # type: ignore[index]
+        return f"v{t.get_shape()[0]}{_FSUFFIX[t.element_type]}"
+    return _FSUFFIX[t]
 
 #: math ops lowered to C library calls: op -> (f32 name, f16/f64 via f32)
 _LIBM: dict[type[Operation], str] = {
@@ -548,10 +550,10 @@ class _FuncConverter:
         self.vmap[op.results[0]] = res if t == f32 else self._fcast(res, t)
 
     def _fcast(self, v: SSAValue, to: Attribute) -> SSAValue:
-        fw = {builtin.f16: 16, builtin.f32: 32, builtin.f64: 64}
-        if fw[v.type] < fw[to]:  # type: ignore[index]
+        fw: dict[Attribute, int] = {builtin.f16: 16, builtin.f32: 32, builtin.f64: 64}
+        if fw[v.type] < fw[to]:
             return self.emit(_cast_op(llvm.FPExtOp, v, to)).results[0]
-        if fw[v.type] > fw[to]:  # type: ignore[index]
+        if fw[v.type] > fw[to]:
             return self.emit(_cast_op(llvm.FPTruncOp, v, to)).results[0]
         return v
 
@@ -566,10 +568,11 @@ def _constant_index(value: SSAValue) -> int | None:
 
 def _h_constant(c: _FuncConverter, op: arith.ConstantOp) -> None:
     t = convert_type(op.result.type)
-    value = op.value
+    value: Attribute = op.value
     if isinstance(value, IntegerAttr):
         value = integer_attr(value.value.data, t)
     elif isinstance(value, FloatAttr) and value.type != t:
+        assert isinstance(t, AnyFloat)
         value = FloatAttr(value.value.data, t)
     c.vmap[op.result] = c.constant(value, t)
 
@@ -626,7 +629,7 @@ def _fp_to_int(c: _FuncConverter, op: Operation, signed: bool) -> None:
     # unlike plain fptosi, which is poison out of range.
     src = c.v(op.operands[0])
     to = convert_type(op.results[0].type)
-    fname = {builtin.f16: "f16", builtin.f32: "f32", builtin.f64: "f64"}[src.type]  # type: ignore[index]
+    fname = _FSUFFIX[src.type]
     name = f"llvm.fpto{'s' if signed else 'u'}i.sat.i{_int_width(to)}.{fname}"
     c.vmap[op.results[0]] = c.emit(_call_intrinsic(name, [src], [to])).results[0]
 
@@ -642,7 +645,8 @@ def _h_bitcast(c: _FuncConverter, op: arith.BitcastOp) -> None:
 def _h_minmax(c: _FuncConverter, op: Operation) -> None:
     """Integer min/max: compare and select."""
     a, b = c.v(op.operands[0]), c.v(op.operands[1])
-    pred = {arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt", arith.MinUIOp: "ult"}[type(op)]
+    preds: dict[type[Operation], str] = {arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt", arith.MinUIOp: "ult"}
+    pred = preds[type(op)]
     cond = c.emit(_icmp(pred, a, b)).results[0]
     c.vmap[op.results[0]] = c.emit(_select(cond, a, b)).results[0]
 
@@ -671,6 +675,7 @@ def _h_negf(c: _FuncConverter, op: arith.NegfOp) -> None:
 
 def _h_rsqrt(c: _FuncConverter, op: math.RsqrtOp) -> None:
     t = convert_type(op.result.type)
+    assert isinstance(t, AnyFloat)
     s = c.emit(llvm.FSqrtOp(c.v(op.operand))).results[0]
     one = c.emit(llvm.ConstantOp(FloatAttr(1.0, t), t)).results[0]
     c.vmap[op.result] = c.emit(llvm.FDivOp(one, s)).results[0]
@@ -745,12 +750,13 @@ def _h_cast(c: _FuncConverter, op: UnrealizedConversionCastOp) -> None:
 
 
 def _elem_bytes(t: Attribute) -> int:
-    width = t.bitwidth if hasattr(t, "bitwidth") else 32  # type: ignore[attr-defined]
+    width = t.bitwidth if hasattr(t, "bitwidth") else 32
     return max(1, width // 8)
 
 
 def _shuffle(c: _FuncConverter, v1: SSAValue, v2: SSAValue, mask: list[int]) -> SSAValue:
-    vt = VectorType(v1.type.element_type, [len(mask)])  # type: ignore[attr-defined]
+    assert isinstance(v1.type, VectorType)
+    vt = VectorType(v1.type.element_type, [len(mask)])
     return c.emit(_shuffle_op(v1, v2, tuple(mask), vt)).results[0]
 
 
@@ -808,7 +814,8 @@ def _h_llvm_intrinsic(c: _FuncConverter, op: llvm.CallIntrinsicOp) -> None:
         c.vmap[old] = new
 
 
-_HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Operation], None]] = {
+#: each handler takes operations of its key's class
+_HANDLERS: dict[type[Operation], Callable[[_FuncConverter, Any], None]] = {
     arith.ConstantOp: _h_constant,
     arith.CmpiOp: _h_cmpi,
     arith.CmpfOp: _h_cmpf,
@@ -869,10 +876,11 @@ def _convert_global(op: memref.GlobalOp) -> llvm.GlobalOp:
     init = op.initial_value
     value = None
     if isinstance(init, DenseIntOrFPElementsAttr):
+        assert isinstance(elem, IntegerType | IndexType | AnyFloat)
         flat = builtin.TensorType(elem, [n])
         value = DenseIntOrFPElementsAttr(flat, init.data)
     return llvm.GlobalOp(
-        llvm.LLVMArrayType(n, elem),
+        llvm.LLVMArrayType(IntAttr(n), elem),
         op.sym_name,
         "internal",
         constant=op.constant is not None,

@@ -159,6 +159,7 @@ checks the data digest, so a mismatched pair is a miss, never wrong code.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import json
@@ -249,7 +250,7 @@ class _Hasher:
         else:
             raise TypeError(f"cannot fingerprint {type(x).__name__}")
 
-    def digest(self) -> bytes:
+    def digest(self) -> builtins.bytes:  # (``bytes`` is the method above in this class)
         return self.h.digest()
 
 
@@ -410,7 +411,7 @@ def _start_value_digests(values: Sequence[np.ndarray]) -> Callable[[], list[byte
     total = sum(v.nbytes for v in values)
     workers = min(os.cpu_count() or 1, 8, total // _PARALLEL_HASH_BYTES)
     if workers == 0:
-        return lambda: [hashlib.sha256(v).digest() for v in values]
+        return lambda: [hashlib.sha256(v.data).digest() for v in values]
     bounds, acc, k = [0], 0, 1
     for i, v in enumerate(values):
         acc += v.nbytes
@@ -422,7 +423,7 @@ def _start_value_digests(values: Sequence[np.ndarray]) -> Callable[[], list[byte
 
     def run(lo: int, hi: int) -> None:
         for i in range(lo, hi):
-            out[i] = hashlib.sha256(values[i]).digest()  # a C-contiguous array's buffer, no copy
+            out[i] = hashlib.sha256(values[i].data).digest()  # a C-contiguous array's buffer, no copy
 
     threads = [threading.Thread(target=run, args=(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
     for t in threads:
@@ -442,6 +443,7 @@ def _source_roots() -> list[Path]:
     roots = []
     for name in ("nnc", "nnc.dialects", "nnc.passes", "nnc.runtime"):
         spec = importlib.util.find_spec(name)
+        assert spec is not None  # nnc's own packages
         for loc in spec.submodule_search_locations or ():
             roots.append(Path(loc))
     return roots
@@ -755,7 +757,7 @@ def _decode(key: str, model_file, parsed: tuple[dict, slice, slice], data_file, 
     return NativeCode(
         object_code=bytes(model_file[obj]),
         # compares equal to the bytes it holds, like the bytes it replaces
-        weights=memoryview(aligned_bytes(memoryview(data_file)[_DATA_FIXED : _DATA_FIXED + wlen])),
+        weights=aligned_bytes(memoryview(data_file)[_DATA_FIXED : _DATA_FIXED + wlen]).data,
         arena_size=header["arena_size"],
         inputs=[_info_from_json(d) for d in header["inputs"]],
         outputs=[_info_from_json(d) for d in header["outputs"]],
@@ -797,7 +799,7 @@ def _read_private(path: Path, magic: bytes, limit: int, align_offset: int = 0) -
             prefix = magic + struct.pack("<I", FORMAT_VERSION)
             raw = np.empty(size + _ALIGN, dtype=np.uint8)
             start = -(raw.ctypes.data + align_offset) % _ALIGN
-            buf = memoryview(raw[start : start + size])
+            buf = raw[start : start + size].data
             if size < len(prefix) or f.readinto(buf[: len(prefix)]) != len(prefix) or buf[: len(prefix)] != prefix:
                 raise CacheCorrupt(f"{path.name} is not an nnc cache file of format version {FORMAT_VERSION}")
             got = len(prefix)

@@ -125,11 +125,6 @@ def known_cpus(triple: str | None = None) -> list[str]:
     return _cpu_names(result["listing"])
 
 
-def target_for_cpu(cpu: str | None) -> Target:
-    """The host target, or the host triple for ``cpu`` (see :func:`target_for`)."""
-    return target_for(None, cpu)
-
-
 def target_for(triple: str | None, cpu: str | None = None, features: str | None = None) -> Target:
     """The target of ``nnc compile --target TRIPLE --target-cpu CPU
     --target-features +a,-b``, checked in a child process first (LLVM
@@ -140,7 +135,7 @@ def target_for(triple: str | None, cpu: str | None = None, features: str | None 
     features is :meth:`Target.host`, features alone modify the host's list.
     Another triple without a CPU is its architecture's ``generic`` CPU."""
     host = Target.host()
-    if triple in (None, "", "host", "native") or normalize_triple(check_triple(triple)) == normalize_triple(host.triple):
+    if triple is None or triple in ("", "host", "native") or normalize_triple(check_triple(triple)) == normalize_triple(host.triple):
         triple = host.triple
     if cpu in ("host", "native"):
         if triple != host.triple:

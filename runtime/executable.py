@@ -49,10 +49,9 @@ import numpy as np
 
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS
 from nnc.operand_types import OperandInfo, dtype_of
-from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, ENTRY, ENTRY_NAME, LOOP_TIMEOUT_STATUS  # noqa: F401 (status of run)
-from nnc.runtime.abi import COUNTS_SYMBOL, PROFILE_SYMBOL
 from nnc.runtime import threadpool
-from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize  # noqa: F401 (LLVM_LOCK: re-exported)
+from nnc.runtime.abi import ARTIFACT_ENTRY_NAME, COUNTS_SYMBOL, ENTRY, ENTRY_NAME, PROFILE_SYMBOL
+from nnc.runtime.jit import LLVM_LOCK, NativeModule, Target, emit_object, optimize
 
 
 @dataclass
@@ -242,7 +241,7 @@ class NativeCall:
             return None
         offset, count = layout
         address = self._arena_args[1][3] + offset
-        return np.frombuffer((ctypes.c_int64 * count).from_address(address), dtype=np.int64).copy()
+        return np.ctypeslib.as_array((ctypes.c_int64 * count).from_address(address)).copy()
 
     def counts(self) -> np.ndarray | None:
         """The data-dependent sizes (int32) the last call left in its arena,
@@ -252,7 +251,7 @@ class NativeCall:
             return None
         offset, n = layout
         address = self._arena_args[1][3] + offset
-        return np.frombuffer((ctypes.c_int32 * n).from_address(address), dtype=np.int32).copy()
+        return np.ctypeslib.as_array((ctypes.c_int32 * n).from_address(address)).copy()
 
     def _arguments(self, arena: np.ndarray | None) -> tuple:
         """The entry's five arguments with ``arena`` (or the owned one)."""

@@ -17,7 +17,7 @@ import ctypes
 import functools
 import struct
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -265,7 +265,7 @@ class NativeModule:
         self._engine = llvm.create_mcjit_compiler(mod, target.machine())
         self._engine.finalize_object()
         self._module = mod
-        self.entry = None
+        self.entry: Callable[..., int] | None = None
         if entry:
             self._bind()
 

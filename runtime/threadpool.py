@@ -155,7 +155,7 @@ class _PoolBuilder:
         self.mod = mod
         self.linux = "linux" in triple
         self.libc = "bionic" if "android" in triple else "glibc"
-        self.pause = None  # the CPU's spin-wait hint (an intrinsic: MCJIT has no inline-asm parser)
+        self.pause: tuple[ir.Function, list[ir.Value]] | None = None  # the CPU's spin-wait hint (an intrinsic: MCJIT has no inline-asm parser)
         if triple.startswith(("x86_64", "i686", "i386")):
             self.pause = (self._declare("llvm.x86.sse2.pause", _void, []), [])
         elif triple.startswith(("aarch64", "arm64")):

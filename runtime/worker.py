@@ -25,15 +25,11 @@ keeps interned types and constants).  A forked child of the caller forgets
 the parent's workers (it must not share their pipes) and starts its own.
 
 Protocol: length-prefixed pickles of plain tuples over the worker's stdin and
-stdout: request ``(ir_text, exported, triple, cpu, features, fault)`` (``exported``:
+stdout: request ``(ir_text, exported, triple, cpu, features)`` (``exported``:
 the functions that keep external linkage), reply
 ``("ok", object_bytes)`` or ``("error", exception_type_name, message)``.  The
 worker's fd 1 points at its stderr, so a stray print cannot corrupt a reply;
 its stderr is a file the parent reads after a crash (LLVM's assertion text).
-
-``fault`` is a test hook (:func:`inject_fault`): the worker calls
-``os.abort()`` ("abort"), sleeps forever ("hang") or raises ("raise") instead
-of compiling, so tests take the real crash path.
 """
 
 from __future__ import annotations
@@ -110,16 +106,6 @@ def _write_message(stream: IO[bytes], message: Any) -> None:
     stream.flush()
 
 
-def _fault(kind: str | None) -> None:
-    if kind == "abort":
-        os.abort()
-    if kind == "hang":
-        while True:
-            time.sleep(3600)
-    if kind == "raise":
-        raise RuntimeError("fault injected by the test hook")
-
-
 def serve(jit: Any) -> None:
     """The worker's loop (``jit`` is runtime/jit.py, loaded by file): one
     request at a time until the parent closes the pipe."""
@@ -134,9 +120,8 @@ def serve(jit: Any) -> None:
         request = _read_message(requests)
         if request is None:
             return
-        ir_text, exported, triple, cpu, features, fault = request
+        ir_text, exported, triple, cpu, features = request
         try:
-            _fault(fault)
             target = jit.Target(triple, cpu, features)
             reply: tuple = ("ok", jit.emit_object(jit.optimize(ir_text, target, exported=exported), target))
         except Exception as e:  # noqa: BLE001 - reported to the parent, which raises it
@@ -256,7 +241,18 @@ class WorkerPool:
 
     def __init__(self, size: int = MAX_WORKERS):
         self.size = size
+        self._hooks = False
         self._reset()
+
+    def _start_worker(self) -> _Worker:
+        """A new worker; the first one registers the pool's exit and
+        at-fork hooks (a process that never compiles registers none)."""
+        with self._cond:
+            if not self._hooks:
+                atexit.register(self.shutdown)
+                os.register_at_fork(after_in_child=self._after_fork)
+                self._hooks = True
+        return _Worker()
 
     def _reset(self) -> None:
         self._cond = threading.Condition()
@@ -274,14 +270,14 @@ class WorkerPool:
         healthy = False
         try:
             if worker is None:
-                worker = _Worker()
+                worker = self._start_worker()
             yield worker
             healthy = True
         finally:
             keep = healthy and worker is not None and worker.jobs < MAX_JOBS
             with self._cond:
-                if keep:
-                    self._idle.append(worker)  # type: ignore[arg-type]
+                if keep and worker is not None:
+                    self._idle.append(worker)
                 else:
                     self._live -= 1
                 self._cond.notify()
@@ -298,8 +294,7 @@ class WorkerPool:
         """``jit.emit_object(jit.optimize(ir_text, target, exported=exported), target)``
         in a worker.  WorkerCrash if it died or ran past ``timeout_s``
         (seconds); WorkerError for an exception LLVM raised."""
-        fault = _FAULT.pop(0) if _FAULT else None
-        request = (ir_text, tuple(exported), target.triple, target.cpu, target.features, fault)
+        request = (ir_text, tuple(exported), target.triple, target.cpu, target.features)
         with self._worker() as worker:
             reply = worker.call(request, timeout_s)
         if reply[0] == "ok":
@@ -347,7 +342,7 @@ class WorkerPool:
         started: list[_Worker] = []
         try:
             for _ in range(new):
-                started.append(_Worker())
+                started.append(self._start_worker())
         finally:
             with self._cond:
                 self._live -= new - len(started)
@@ -379,21 +374,5 @@ def _discard(worker: _Worker) -> None:
     worker.close()
 
 
-#: pending faults for the next requests (test hook, see inject_fault)
-_FAULT: list[str] = []
-
-#: The process's workers.
+#: The process's workers (none started before the first compilation).
 POOL = WorkerPool()
-atexit.register(POOL.shutdown)
-os.register_at_fork(after_in_child=POOL._after_fork)
-
-
-@contextmanager
-def inject_fault(kind: str) -> Iterator[None]:
-    """Test hook: the next request makes its worker ``os.abort()`` ("abort"),
-    hang ("hang") or raise ("raise") instead of compiling."""
-    _FAULT.append(kind)
-    try:
-        yield
-    finally:
-        _FAULT.clear()

@@ -18,7 +18,7 @@ import json
 import os
 import traceback
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -56,7 +56,7 @@ class Case:
         return f"{self.name}{'-dynamic' if self.dynamic else ''}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_file(path: str) -> dict:
     with open(path) as f:
         return json.load(f)

@@ -30,19 +30,17 @@ import time
 import numpy as np
 import pytest
 
-from test_c_abi import C_MAIN
-from test_kernels import _functions, _kernel_model
-from test_tflite import cache_dir, run, zoo_inputs, zoo_path  # noqa: F401 - cache_dir is a fixture
-
 import nnc
-from nnc import FuseCode
+from nnc import FuseCode, driver
 from nnc import OperandType as T
 from nnc import OperationType as Op
-from nnc import driver
 from nnc.cli import main as nnc_main
 from nnc.operand_types import dtype_of
 from nnc.runtime import cpu_probe, jit
 from nnc.runtime.artifact import ArtifactError, find_linker
+from test_c_abi import C_MAIN
+from test_kernels import _functions, _kernel_model
+from test_tflite import cache_dir, run, zoo_inputs, zoo_path  # noqa: F401 - cache_dir is a fixture
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 EXAMPLE = os.path.join(ROOT, "examples", "tiny_cnn.nnc")
@@ -318,7 +316,7 @@ def _assert_matches_host(name: str, got: list[np.ndarray], expected: list[np.nda
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-def test_aarch64_library_under_qemu_matches_the_host(name, tmp_path, cache_dir) -> None:  # noqa: F811
+def test_aarch64_library_under_qemu_matches_the_host(name, tmp_path, cache_dir) -> None:
     """The AArch64 library, called from C under qemu, computes the host's
     outputs (integers exactly, floats within 1e-5 relative) at 1 and 2
     threads.  One test per model (compile once, run twice), so that xdist

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc import OperandType as T, OperationType as Op
+from nnc import OperandType as T
+from nnc import OperationType as Op
 
 F32, I32, Q8S = T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_QUANT8_ASYMM_SIGNED
 

@@ -11,11 +11,10 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 
-import fma_peak  # noqa: E402
-import model_bench  # noqa: E402
-
-from nnc.runtime.jit import Target  # noqa: E402
-from nnc.tflite import UnsupportedOperatorsError  # noqa: E402
+import fma_peak
+import model_bench
+from nnc.runtime.jit import Target
+from nnc.tflite import UnsupportedOperatorsError
 
 
 @pytest.mark.parametrize(

@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc import FuseCode, OperandType as T, OperationType as Op
-from nnc import driver
+from nnc import FuseCode, driver
+from nnc import OperandType as T
+from nnc import OperationType as Op
 from nnc.cli import Progress
 from nnc.cli import main as nnc_main
 from nnc.operand_types import dtype_of
@@ -33,7 +34,7 @@ EXAMPLE = os.path.join(ROOT, "examples", "tiny_cnn.nnc")
 CC = shutil.which(os.environ.get("CC", "").split()[0] if os.environ.get("CC", "").strip() else "cc")
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc or $CC) on PATH: cannot link or run C callers")
 if CC is None:  # say why in the warnings summary, not only in the skip reasons (-rs)
-    warnings.warn(pytest.PytestWarning("test_c_abi: no C compiler (cc or $CC) found; the C-caller tests are skipped"))
+    warnings.warn(pytest.PytestWarning("test_c_abi: no C compiler (cc or $CC) found; the C-caller tests are skipped"), stacklevel=1)
 
 
 def nnc_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -626,7 +626,7 @@ def test_read_only_directory_still_compiles_and_loads(tmp_path):
 def test_unreadable_file_as_any_user(tmp_path, monkeypatch):
     """The chmod 000 case for every user: opening the model file fails with EACCES."""
     model = conv_model()
-    key = only_key(compile_cached(model, tmp_path))
+    only_key(compile_cached(model, tmp_path))
     real_open = open
 
     def denied(path, *a, **k):

@@ -15,6 +15,11 @@ import time
 
 import numpy as np
 import pytest
+
+import nnc
+from nnc import DurationCode
+from nnc import OperationType as Op
+from nnc import ResultCode as RC
 from test_checklist_execution import (  # noqa: F401 - fixtures
     X,
     add_model,
@@ -30,11 +35,6 @@ from test_checklist_execution import (  # noqa: F401 - fixtures
     start_running,
     status,
 )
-
-import nnc
-from nnc import DurationCode
-from nnc import OperationType as Op
-from nnc import ResultCode as RC
 
 # -- section 5: bursts ----------------------------------------------------------------------------------
 
@@ -105,8 +105,8 @@ def test_concurrent_burst_computations_race(comp):
         barrier = threading.Barrier(2)
 
         def run(ex):
-            barrier.wait()
-            results.append(status(ex, "burst", burst)[0])
+            barrier.wait()  # noqa: B023 - the threads are joined in this iteration
+            results.append(status(ex, "burst", burst)[0])  # noqa: B023
 
         threads = [threading.Thread(target=run, args=(ex,)) for ex in exs]
         for t in threads:

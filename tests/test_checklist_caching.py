@@ -22,6 +22,14 @@ import time
 
 import numpy as np
 import pytest
+
+import nnc
+import nnc.runtime.executable as executable_mod
+from nnc import ResultCode as RC
+from nnc import device as device_mod
+from nnc.enums import MAX_NUMBER_OF_CACHE_FILES
+from nnc.runtime import cache
+from nnc.runtime.jit import Target
 from test_cache import (  # noqa: F401 - no_compiler is a fixture
     CORRUPTIONS,
     check_correct,
@@ -35,14 +43,6 @@ from test_cache import (  # noqa: F401 - no_compiler is a fixture
     run,
 )
 from test_checklist_model import raises
-
-import nnc
-import nnc.runtime.executable as executable_mod
-from nnc import ResultCode as RC
-from nnc import device as device_mod
-from nnc.enums import MAX_NUMBER_OF_CACHE_FILES
-from nnc.runtime import cache
-from nnc.runtime.jit import Target
 
 TOKEN = bytes(range(32))
 CACHING = "ANeuralNetworksCompilation_setCaching"

@@ -12,6 +12,13 @@ import weakref
 
 import numpy as np
 import pytest
+
+import nnc
+from nnc import OperandType as T
+from nnc import OperationType as Op
+from nnc import ResultCode as RC
+from nnc.compilation import PriorityGate
+from nnc.enums import UINT64_MAX
 from test_checklist_model import (
     F32,
     Case,
@@ -21,13 +28,6 @@ from test_checklist_model import (
     raises,
     run_case,
 )
-
-import nnc
-from nnc import OperandType as T
-from nnc import OperationType as Op
-from nnc import ResultCode as RC
-from nnc.compilation import PriorityGate
-from nnc.enums import UINT64_MAX
 
 CREATE = "ANeuralNetworksCompilation_create"
 FOR_DEVICES = "ANeuralNetworksCompilation_createForDevices"

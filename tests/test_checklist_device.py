@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
-from test_checklist_model import Case, add_model, check_error, raises, run_case
 
 import nnc
 from nnc import DeviceType, FeatureLevel
 from nnc import ResultCode as RC
 from nnc import device as device_mod
+from test_checklist_model import Case, add_model, check_error, raises, run_case
 
 GET_DEVICE = "ANeuralNetworks_getDevice"
 
@@ -209,9 +209,9 @@ def test_internal_faults_are_reported() -> None:
     """A back-end reporting a negative type is OP_FAILED from getType, a
     negative feature level BAD_STATE from getFeatureLevel: never passed on."""
     with raises(RC.OP_FAILED, "ANeuralNetworksDevice_getType"):
-        _faulty(type=-1).type
+        _faulty(type=-1).type  # noqa: B018
     with raises(RC.BAD_STATE, "ANeuralNetworksDevice_getFeatureLevel"):
-        _faulty(feature_level=-5).feature_level
+        _faulty(feature_level=-5).feature_level  # noqa: B018
 
 
 @pytest.mark.checklist(150)

@@ -1143,10 +1143,10 @@ def test_fenced_execution_waits_for_a_sync_fence(comp, fence):
         fd, signal = theirs.fileno(), lambda: ours.send(b"\0")
     elif fence == "pipe":
         fd, w = os.pipe()
-        signal = lambda: os.write(w, b"x")  # noqa: E731
+        signal = lambda: os.write(w, b"x")
     else:
         fd = os.eventfd(0)
-        signal = lambda: os.eventfd_write(fd, 1)  # noqa: E731
+        signal = lambda: os.eventfd_write(fd, 1)
     dep = nnc.Event.from_sync_fence_fd(fd)
     y = np.zeros(2, np.float32)
     ex = bound(comp, out=y)

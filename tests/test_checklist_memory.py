@@ -14,12 +14,12 @@ import os
 
 import numpy as np
 import pytest
-from test_checklist_execution import RW, X, add_model, bound, comp, compiled, fd_memory, raises  # noqa: F401
 
 import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc import ResultCode as RC
+from test_checklist_execution import RW, X, add_model, bound, comp, compiled, fd_memory, raises  # noqa: F401
 
 F = "ANeuralNetworksMemory_copy"
 SET_IN = "ANeuralNetworksExecution_setInputFromMemory"

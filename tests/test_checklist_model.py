@@ -1355,16 +1355,16 @@ def test_finished_model_is_shared_by_threads() -> None:
     m = add_model(dims=(3,))
     results: list[object] = [None] * 4
 
-    def work(k: int) -> None:
+    def work(model: nnc.Model, k: int) -> None:
         try:
-            c = nnc.Compilation(m)
+            c = nnc.Compilation(model)
             c.finish()
             x = np.full(3, k, np.float32)
             results[k] = compute(c, x, x)
         except BaseException as e:  # noqa: BLE001 - reported below
             results[k] = e
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    threads = [threading.Thread(target=work, args=(m, k)) for k in range(4)]
     for t in threads:
         t.start()
     for t in threads:

@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc import OperandType as T, OperationType as Op, driver
+from nnc import OperandType as T
+from nnc import OperationType as Op
+from nnc import driver
 from nnc.enums import DEFAULT_LOOP_TIMEOUT_NS, MAXIMUM_LOOP_TIMEOUT_NS
 
 I32 = np.int32

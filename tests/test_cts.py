@@ -8,6 +8,7 @@ unsupported and fails the test, naming the missing feature.
 from __future__ import annotations
 
 import pytest
+
 from cts import Case, cases, in_foundation_scope, in_v1_1_scope, model_json, run_case
 
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc.cli import main as nnc_main
 from nnc import OperandType as T
 from nnc import OperationType as Op
+from nnc.cli import main as nnc_main
 from nnc.errors import OutputInsufficientSizeError, UnsupportedOperationError
 
 N = 5  # boxes; 2 classes (background + 1), so at most 5 kept
@@ -48,8 +48,8 @@ def _kept_boxes(m: nnc.Model, threshold: float = THRESHOLD) -> tuple[int, int, l
     boxes [n, 4], classes [n], batch indices [n], n known only at run time."""
     scores = m.add_operand(T.TENSOR_FLOAT32, [N, 2])
     batch = m.add_operand(T.TENSOR_INT32, [N])
-    f = lambda v: _scalar(m, T.FLOAT32, v)  # noqa: E731
-    i = lambda v: _scalar(m, T.INT32, v)  # noqa: E731
+    f = lambda v: _scalar(m, T.FLOAT32, v)
+    i = lambda v: _scalar(m, T.INT32, v)
     outs = [m.add_operand(T.TENSOR_FLOAT32, [0]), m.add_operand(T.TENSOR_FLOAT32, [0, 4]),
             m.add_operand(T.TENSOR_INT32, [0]), m.add_operand(T.TENSOR_INT32, [0])]  # fmt: skip
     m.add_operation(Op.BOX_WITH_NMS_LIMIT, [scores, _const(m, ROIS), batch, f(threshold), i(-1), i(0), f(0.5), f(1.0), f(0.1)], outs)
@@ -140,7 +140,7 @@ def test_bounded_input_to_an_operation_without_a_rule_is_unsupported() -> None:
     """SOFTMAX along the data-dependent axis cannot compute over the bound."""
     m = nnc.Model()
     scores, batch, outs = _kept_boxes(m, 0.3)
-    f = lambda v: _scalar(m, T.FLOAT32, v)  # noqa: E731
+    f = lambda v: _scalar(m, T.FLOAT32, v)
     sm = m.add_operand(T.TENSOR_FLOAT32, [0])
     m.add_operation(Op.SOFTMAX, [outs[0], f(1.0)], [sm])
     m.identify_inputs_and_outputs([scores, batch], [sm])
@@ -226,7 +226,7 @@ def test_concatenation_along_the_data_dependent_axis_compacts_the_rows() -> None
     the fixed rows follow the n actual ones, the output has n + 2 rows."""
     m = nnc.Model()
     scores, batch, outs = _kept_boxes(m)
-    i = lambda v: _scalar(m, T.INT32, v)  # noqa: E731
+    i = lambda v: _scalar(m, T.INT32, v)
     tail = np.arange(8, dtype=np.float32).reshape(2, 4)
     cat = m.add_operand(T.TENSOR_FLOAT32, [0, 4])
     m.add_operation(Op.CONCATENATION, [outs[1], _const(m, tail), i(0)], [cat])
@@ -271,7 +271,7 @@ def test_transposed_output_is_compacted() -> None:
     becomes the last ([4, n]); the output is the actual [4, n] tensor."""
     m = nnc.Model()
     scores, batch, outs = _kept_boxes(m)
-    i = lambda v: _scalar(m, T.INT32, v)  # noqa: E731
+    i = lambda v: _scalar(m, T.INT32, v)
     added = m.add_operand(T.TENSOR_FLOAT32, [0, 4])
     m.add_operation(Op.ADD, [outs[1], _const(m, BIAS), i(0)], [added])
     tr = m.add_operand(T.TENSOR_FLOAT32, [4, 0])

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from nnc.dialects.rules import OpCall
-from nnc.enums import FuseCode, OperandType as T, OperationType as Op
+from nnc.enums import FuseCode
+from nnc.enums import OperandType as T
+from nnc.enums import OperationType as Op
 from nnc.operand_types import OperandInfo
 from nnc.passes.evaluate import EVALUATORS, NotEvaluable, evaluate
 

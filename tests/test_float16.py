@@ -17,7 +17,8 @@ import pytest
 
 import nnc
 import nnc.operand_types
-from nnc import OperandType as T, OperationType as Op
+from nnc import OperandType as T
+from nnc import OperationType as Op
 
 H, F, I32, B8 = T.TENSOR_FLOAT16, T.TENSOR_FLOAT32, T.TENSOR_INT32, T.TENSOR_BOOL8
 TOL = 5 * 2**-10

@@ -17,11 +17,12 @@ a regression test."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from fuzz.cache import _concurrent_writers
 from fuzz.common import guarded, is_finding
 from fuzz.generators import TRIALS, run_isolated
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 

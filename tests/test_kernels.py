@@ -23,10 +23,9 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 import nnc
-from nnc import FuseCode
+from nnc import FuseCode, driver
 from nnc import OperandType as T
 from nnc import OperationType as Op
-from nnc import driver
 from nnc.passes.convert_nnapi_to_linalg import ConstantPool
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, VectorTarget, live_vectors, tile_policy
 from nnc.passes.pipeline import context, run_passes

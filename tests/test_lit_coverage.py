@@ -18,7 +18,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from nnc.passes.lowering import LOWERINGS
 from nnc.passes.pipeline import PASSES
@@ -48,7 +48,7 @@ class LitFile:
         return "--pipeline" in self.run or "convert-nnapi-to-linalg" in self.passes
 
 
-@lru_cache(maxsize=None)
+@cache
 def lit_files() -> tuple[LitFile, ...]:
     files = []
     for path in sorted(glob.glob(os.path.join(LIT_DIR, "**", "*.mlir"), recursive=True)):

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc import OperandType as T, OperationType as Op
+from nnc import OperandType as T
+from nnc import OperationType as Op
 
 
 def _run(op: Op, ins: list[tuple[T, np.ndarray | None, dict]], params: list[tuple[T, object]],

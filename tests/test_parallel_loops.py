@@ -19,6 +19,11 @@ from collections.abc import Iterator
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
+
+import nnc
+from nnc import OperandType as T
+from nnc import OperationType as Op
+from nnc import driver
 from nnc.passes import pipeline as passes_pipeline
 from nnc.passes.outline_parallel import PARALLEL_FOR
 from nnc.runtime import threadpool
@@ -26,11 +31,6 @@ from nnc.runtime.executable import Executable, generate_code
 from nnc.runtime.jit import Target
 from test_c_abi import build_caller, compile_in_process, needs_cc, run_caller
 from test_control_flow import _compare, _graph, _ref, _scalar, _tensor, _while
-
-import nnc
-from nnc import OperandType as T
-from nnc import OperationType as Op
-from nnc import driver
 
 I32 = np.int32
 

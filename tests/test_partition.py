@@ -11,6 +11,7 @@ from nnc import driver
 from nnc.runtime import worker
 from nnc.runtime.jit import NativeModule, Target, bundle_objects, emit_object, optimize, unbundle_objects
 from nnc.runtime.partition import split_module
+from worker_faults import inject_fault
 
 # main hands body_a/b/c to apply by address (the cut); body_a and body_b
 # share the kernel kern, which must stay with both; tab is an internal
@@ -133,6 +134,6 @@ def test_parts_compile_in_workers_and_a_crash_in_one_is_reported() -> None:
     parts = [(p.ir_text, p.exported) for p in split_module(IR, 2, 1)]
     objects = worker.POOL.compile_objects(parts, target, 60)
     assert NativeModule.from_object(bundle_objects(objects), target).entry(None, None, None, None) == RESULT
-    with worker.inject_fault("abort"), pytest.raises(worker.WorkerCrash):
+    with inject_fault("abort"), pytest.raises(worker.WorkerCrash):
         worker.POOL.compile_objects(parts, target, 60)
     assert len(worker.POOL.compile_objects(parts, target, 60)) == 2  # the pool recovers

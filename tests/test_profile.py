@@ -97,7 +97,9 @@ def test_profile_with_measured_timing_fits_in_on_hardware(model):
     ex = nnc.Execution(c)
     ex.set_measure_timing(True)
     out = np.zeros((1, 3), np.float32)
-    ex.set_input(0, INPUTS[0]); ex.set_input(1, INPUTS[1]); ex.set_output(0, out)  # fmt: skip
+    ex.set_input(0, INPUTS[0])
+    ex.set_input(1, INPUTS[1])
+    ex.set_output(0, out)
     ex.compute()
     prof = ex.get_operation_profile()
     assert len(prof) == 3
@@ -282,13 +284,17 @@ def test_profile_of_a_burst_and_an_asynchronous_computation(profiled):
     with nnc.Burst(c) as burst:
         ex = nnc.Execution(c)
         out = np.zeros((1, 3), np.float32)
-        ex.set_input(0, INPUTS[0]); ex.set_input(1, INPUTS[1]); ex.set_output(0, out)  # fmt: skip
+        ex.set_input(0, INPUTS[0])
+        ex.set_input(1, INPUTS[1])
+        ex.set_output(0, out)
         before = time.monotonic_ns()
         ex.burst_compute(burst)
         prof = ex.get_operation_profile()
         assert len(prof) == 3 and before <= prof[0].start_ns <= time.monotonic_ns()
     ex = nnc.Execution(c)
-    ex.set_input(0, INPUTS[0]); ex.set_input(1, INPUTS[1]); ex.set_output(0, out)  # fmt: skip
+    ex.set_input(0, INPUTS[0])
+    ex.set_input(1, INPUTS[1])
+    ex.set_output(0, out)
     before = time.monotonic_ns()
     ex.start_compute().wait()
     prof = ex.get_operation_profile()

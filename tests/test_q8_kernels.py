@@ -19,7 +19,6 @@ import re
 
 import numpy as np
 import pytest
-from test_control_flow import _scalar
 
 import nnc
 from nnc import OperandType as T
@@ -29,6 +28,7 @@ from nnc.enums import FuseCode
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.conv_quant import _conv_multiplier
 from nnc.runtime.jit import Target, emit_assembly, optimize
+from test_control_flow import _scalar
 
 SIGNED = T.TENSOR_QUANT8_ASYMM_SIGNED
 UNSIGNED = T.TENSOR_QUANT8_ASYMM

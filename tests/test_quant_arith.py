@@ -15,7 +15,7 @@ import ctypes
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -338,7 +338,7 @@ def _elementwise(fn: Callable, n_in: int, n_out: int = 1, ins_elem=i32, outs_ele
     return NativeFn([MemRefType(ins_elem, [N])] * n_in, [MemRefType(outs_elem, [N])] * n_out, build)
 
 
-@lru_cache(maxsize=None)
+@cache
 def primitives_fn() -> NativeFn:
     """srdhm(a, b) with both operands at run time, rdbpot(a, k) for k in 0..31,
     and rounding_half_sum(a, b)."""

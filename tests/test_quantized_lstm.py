@@ -15,11 +15,10 @@ corpus (``--cts-filter quantized_lstm``, ``--cts-filter qlstm``).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
-from test_quant_arith import NativeFn
 from xdsl.dialects.builtin import MemRefType, i32
 
 import nnc
@@ -28,6 +27,7 @@ from nnc import OperationType as Op
 from nnc.passes.lowering import LoweringContext, identity_map
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.recurrent_quant import inv_sqrt_quantized_multiplier_exp
+from test_quant_arith import NativeFn
 
 # -- gemmlowp int16 fixed point, transcribed (numpy int64 arrays holding int16) ---------------
 
@@ -157,7 +157,7 @@ def test_int16_primitives():
 N = len(ALL_INT16)
 
 
-@lru_cache(maxsize=None)
+@cache
 def int16_functions_fn() -> NativeFn:
     """Every function of FUNCTIONS over N int16 inputs (as i32), generated code."""
     names = sorted(FUNCTIONS)

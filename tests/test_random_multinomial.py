@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc import OperandType as T, OperationType as Op
+from nnc import OperandType as T
+from nnc import OperationType as Op
 
 MASK = (1 << 32) - 1
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc import OperandType as T, OperationType as Op
+from nnc import OperandType as T
+from nnc import OperationType as Op
 
 CASES = [
     (T.TENSOR_BOOL8, np.zeros((2, 1, 3, 1), np.bool_), {}),

@@ -1,7 +1,7 @@
 """No input kills or hangs the process (issue 17).
 
 * The LLVM stage runs in nnc's worker process (nnc.runtime.worker): a worker
-  made to abort, hang or raise (the test hook ``worker.inject_fault``) gives an
+  made to abort, hang or raise (``tests/worker_faults.py``) gives an
   OP_FAILED "internal compiler error" naming the stage and the model, or a
   missed deadline, and the next compilation works.
 * SOFTMAX over [1, 30] / [1, 31] (the reproducer that aborted LLVM's loop
@@ -17,14 +17,15 @@ import random
 
 import numpy as np
 import pytest
-from fuzz.files import tflite_add
-from fuzz.generators import add_model
 
 import nnc
+from fuzz.files import tflite_add
+from fuzz.generators import add_model
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc import driver
 from nnc.runtime import worker
+from worker_faults import inject_fault
 
 
 def softmax_model(n: int, rows: int = 1) -> nnc.Model:
@@ -57,7 +58,7 @@ def test_softmax_reproducer_compiles_and_runs(n: int) -> None:
 @pytest.mark.skipif(driver.IN_PROCESS, reason="NNC_COMPILER_IN_PROCESS runs LLVM in the test process")
 def test_worker_abort_is_internal_compiler_error_and_next_compilation_works() -> None:
     model = softmax_model(7, rows=3)  # a shape no other test compiles: never an in-process cache hit
-    with worker.inject_fault("abort"), pytest.raises(nnc.OpFailedError) as info:
+    with inject_fault("abort"), pytest.raises(nnc.OpFailedError) as info:
         nnc.Compilation(model).finish()
     msg = str(info.value)
     assert driver.INTERNAL_ERROR in msg and "LLVM stage" in msg and "SIGABRT" in msg
@@ -77,14 +78,14 @@ def test_worker_is_reused() -> None:
 
 @pytest.mark.skipif(driver.IN_PROCESS, reason="NNC_COMPILER_IN_PROCESS runs LLVM in the test process")
 def test_worker_exception_is_internal_compiler_error() -> None:
-    with worker.inject_fault("raise"), pytest.raises(nnc.OpFailedError, match="internal compiler error.*fault injected"):
+    with inject_fault("raise"), pytest.raises(nnc.OpFailedError, match="internal compiler error.*fault injected"):
         nnc.Compilation(softmax_model(9, rows=3)).finish()
 
 
 @pytest.mark.skipif(driver.IN_PROCESS, reason="NNC_COMPILER_IN_PROCESS runs LLVM in the test process")
 def test_hung_worker_is_killed_at_the_hang_timeout(monkeypatch) -> None:
     monkeypatch.setattr(driver, "HANG_TIMEOUT_S", 0.5)
-    with worker.inject_fault("hang"), pytest.raises(nnc.OpFailedError, match="internal compiler error.*no answer"):
+    with inject_fault("hang"), pytest.raises(nnc.OpFailedError, match="internal compiler error.*no answer"):
         nnc.Compilation(softmax_model(10, rows=3)).finish()
     monkeypatch.undo()
     nnc.Compilation(softmax_model(10, rows=3)).finish()
@@ -94,7 +95,7 @@ def test_hung_worker_is_killed_at_the_hang_timeout(monkeypatch) -> None:
 def test_hung_worker_past_the_deadline_is_a_missed_deadline() -> None:
     c = nnc.Compilation.for_devices(softmax_model(11, rows=3), [nnc.get_devices()[0]])
     c.set_timeout(1_000_000_000)
-    with worker.inject_fault("hang"), pytest.raises(nnc.MissedDeadlinePersistentError):
+    with inject_fault("hang"), pytest.raises(nnc.MissedDeadlinePersistentError):
         c.finish()
 
 

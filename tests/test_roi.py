@@ -15,13 +15,14 @@ Compiled models are shared through a cache: each configuration compiles once.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
 
 import nnc
-from nnc import OperandType as T, OperationType as Op
+from nnc import OperandType as T
+from nnc import OperationType as Op
 
 Q8 = {"scale": 0.25, "zero_point": 128}
 Q16 = {"scale": 0.125, "zero_point": 0}
@@ -33,7 +34,7 @@ def _layout(shape: tuple[int, ...], nchw: bool) -> list[int]:
     return [n, c, h, w] if nchw else [n, h, w, c]
 
 
-@lru_cache(maxsize=None)
+@cache
 def roi_model(op: Op, t: T, nchw: bool, sampling: int = 0) -> nnc.CompiledModel:
     """``op`` on a [2, 5, 6, 3] (NHWC) map with NUM_ROIS rois, 2x3 output,
     ratios 2 (height) and 1.5 (width)."""
@@ -174,7 +175,7 @@ def _reference_heatmap(heatmap: np.ndarray, boxes: np.ndarray, tol: float = 1e-5
     return scores, points
 
 
-@lru_cache(maxsize=None)
+@cache
 def heatmap_model(nchw: bool, t: T = T.TENSOR_FLOAT32, shape: tuple[int, int, int, int] = (3, 5, 5, 4)) -> nnc.CompiledModel:
     """HEATMAP_MAX_KEYPOINT of an NHWC ``shape`` (num, size, size, keypoints), laid out as ``nchw`` says."""
     num, kp = shape[0], shape[3]

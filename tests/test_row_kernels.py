@@ -22,7 +22,6 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from test_tflite import execute
 
 import nnc
 from nnc import OperandType as T
@@ -30,6 +29,7 @@ from nnc import OperationType as Op
 from nnc import driver
 from nnc.passes import pipeline as passes_pipeline
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR
+from test_tflite import execute
 
 RNG = np.random.default_rng(11)
 #: (shape, beta): rows with full vectors and tails, a row of one, many rows
@@ -134,7 +134,7 @@ def _fc_add_model() -> nnc.Model:
     CONV_2D (RELU) -> ADD(., residual), a 1x1 CONV_2D -> RELU1, a FULLY_CONNECTED
     of batch 2 (dot products: the epilogue runs after them) -> ADD."""
     m = nnc.Model()
-    i32 = lambda v: _scalar(m, T.INT32, np.int32(v))  # noqa: E731
+    i32 = lambda v: _scalar(m, T.INT32, np.int32(v))
     x = m.add_operand(T.TENSOR_FLOAT32, (40, 24))
     r = m.add_operand(T.TENSOR_FLOAT32, (1, 40, 20))
     y = m.add_operand(T.TENSOR_FLOAT32, (40, 20))
@@ -221,7 +221,7 @@ PADDED_CONVS = [((2, 10, 9, 3), (5, 3, 3), (1, 1, 1, 1), 1, 1), ((1, 12, 11, 4),
 
 def test_padding_fused_conv_matches_float64() -> None:
     m = nnc.Model()
-    i32 = lambda v: _scalar(m, T.INT32, np.int32(v))  # noqa: E731
+    i32 = lambda v: _scalar(m, T.INT32, np.int32(v))
     ins, outs, refs, values = [], [], [], []
     for shape, (oc, fh, fw), pads, stride, dil in PADDED_CONVS:
         w = RNG.standard_normal((oc, fh, fw, shape[3])).astype(np.float32)

@@ -14,13 +14,13 @@ from functools import cache
 import numpy as np
 import pytest
 from flatbuffers import flexbuffers
-from test_tflite_mapping import litert
-from tflite_builder import FLOAT32, INT32, UINT8, TFLiteBuilder
 
 import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflite
+from test_tflite_mapping import litert
+from tflite_builder import FLOAT32, INT32, UINT8, TFLiteBuilder
 
 f32 = np.float32
 
@@ -105,13 +105,13 @@ def reference(scores: np.ndarray, deltas: np.ndarray, anchors: np.ndarray, p: Pa
         if p.regular:
             for c in range(1, num_classes):
                 cand = [a for a in range(num_anchors) if s[a, c] > thr]
-                kept = _hard_nms(cand, lambda a, c=c: s[a, c], lambda a: boxes[a], iou_thr, p.per_class)
+                kept = _hard_nms(cand, lambda a, c=c: s[a, c], lambda a: boxes[a], iou_thr, p.per_class)  # noqa: B023 - called here
                 found += [(a, c, s[a, c]) for a in kept]
             found = sorted(found, key=lambda t: -t[2])[: p.max_det]
         else:
             best = [s[a, 1:][np.argmax(s[a, 1:])] for a in range(num_anchors)]  # argmax: the first maximum
             cand = [a for a in range(num_anchors) if best[a] > thr]
-            for a in _hard_nms(cand, lambda a: best[a], lambda a: boxes[a], iou_thr, p.max_det):
+            for a in _hard_nms(cand, lambda a: best[a], lambda a: boxes[a], iou_thr, p.max_det):  # noqa: B023 - called here
                 ranked = sorted(range(1, num_classes), key=lambda c: -s[a, c])[: min(num_classes - 1, p.per_det)]
                 found += [(a, c, s[a, c]) for c in ranked]
         for j, (a, c, v) in enumerate(found):
@@ -412,7 +412,7 @@ def test_tflite_quantised_inputs_are_dequantised() -> None:
     got = cm.run(qe, qp)
     p = replace(Params(scales=(10.0, 10.0, 5.0, 5.0), regular=True, max_det=6, per_class=100), score_thr=0.3,
                 iou_thr=0.45)  # fmt: skip
-    dq = lambda q, s, z: ((q.astype(f32) - f32(z)) * f32(s)).astype(f32)  # noqa: E731
+    dq = lambda q, s, z: ((q.astype(f32) - f32(z)) * f32(s)).astype(f32)
     scores, boxes, classes, counts = reference(dq(qp, 1 / 256, 0), dq(qe, 0.05, 128), dq(qa, 0.01, 0), p)
     assert counts[0] > 0
     np.testing.assert_array_equal(got[3], counts.astype(f32))

@@ -14,14 +14,13 @@ import io
 import numpy as np
 import pytest
 
-from test_kernels import _kernel_model
-
 from nnc import driver
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.pipeline import default_pipeline, make_pass
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription, parse_features
 from nnc.runtime import cpu_probe
 from nnc.runtime.jit import Target
+from test_kernels import _kernel_model
 
 X86 = "x86_64-unknown-linux-gnu"
 ARM = "aarch64-unknown-linux-gnu"

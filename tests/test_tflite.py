@@ -11,7 +11,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, UINT8, TFLiteBuilder, single_operator_model
 
 import nnc
 from nnc import OperandType as T
@@ -19,7 +18,8 @@ from nnc import OperationType as Op
 from nnc.cli import main as nnc_main
 from nnc.dialects.optable import SPECS
 from nnc.model import dtype_of
-from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflite
+from nnc.tflite import UnsupportedOperatorsError, import_tflite
+from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, UINT8, TFLiteBuilder, single_operator_model
 
 MODELS_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "models")
 ZOO = ["mobilenet_v1_0.5_160_float32", "mobilenet_v2_1.0_224_float32", "lstm_textcls_float32",

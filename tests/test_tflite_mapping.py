@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, TFLiteBuilder, single_operator_model
 
 import nnc
 from nnc import OperandType as T
@@ -21,6 +20,7 @@ from nnc import OperationType as Op
 from nnc.cli import main as nnc_main
 from nnc.dialects.optable import SPECS
 from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflite
+from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, TFLiteBuilder, single_operator_model
 
 
 def litert(data: bytes, inputs: list[np.ndarray], reference: bool = True) -> list[np.ndarray] | None:
@@ -227,7 +227,7 @@ def test_one_operator_against_numpy_and_litert(case):
     xs = [rng.uniform(-2, 2, m.operands[i].dims).astype(np.float32) for i in m.inputs]
     if case == "rsqrt":
         xs = [np.abs(x) + np.float32(0.5) for x in xs]
-        ref = lambda x: 1 / np.sqrt(x)  # noqa: E731
+        ref = lambda x: 1 / np.sqrt(x)
     got = nnc.compile(m).run(*xs)[0]
     np.testing.assert_allclose(got, ref(*[x.astype(np.float64) for x in xs]), rtol=1e-5, atol=1e-6)
     want = litert(data, xs)

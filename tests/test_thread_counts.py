@@ -16,12 +16,12 @@ import re
 
 import numpy as np
 import pytest
-from test_tflite import cache_dir, run, zoo_inputs, zoo_path  # noqa: F401 - cache_dir is a fixture
 
 import nnc
 from nnc import driver
 from nnc.passes.outline_parallel import PARALLEL_FOR
 from nnc.tflite import import_tflite
+from test_tflite import cache_dir, run, zoo_inputs, zoo_path  # noqa: F401 - cache_dir is a fixture
 
 #: float32 and int8 models of the zoo (the LSTM: its batch-1 products are dot
 #: products, parallel over channel blocks)
@@ -29,12 +29,12 @@ MODELS = ["mobilenet_v1_0.5_160_float32", "mobilenet_v1_0.5_160_int8", "lstm_tex
 THREADS = (1, 2, 4)
 
 
-def outputs_at(model: nnc.Model, inputs: list[np.ndarray], cache_dir: str, threads: int) -> list[bytes]:  # noqa: F811
+def outputs_at(model: nnc.Model, inputs: list[np.ndarray], cache_dir: str, threads: int) -> list[bytes]:
     return [y.tobytes() for y in run(model, inputs, cache_dir, threads)]
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_outputs_bit_identical_across_thread_counts(name, cache_dir):  # noqa: F811
+def test_outputs_bit_identical_across_thread_counts(name, cache_dir):
     model = import_tflite(zoo_path(name, ".tflite"))
     io = np.load(zoo_path(name, ".io.npz"))
     inputs = zoo_inputs(model, io)

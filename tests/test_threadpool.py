@@ -27,7 +27,9 @@ import numpy as np
 import pytest
 
 import nnc
-from nnc import FuseCode, OperandType as T, OperationType as Op
+from nnc import FuseCode
+from nnc import OperandType as T
+from nnc import OperationType as Op
 from nnc.enums import ResultCode
 from nnc.errors import BadDataError, BadStateError
 from nnc.runtime import threadpool

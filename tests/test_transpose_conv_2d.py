@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_grouped_conv_2d import PCH, S8, U8, _act_range, _f32, _mbqm, _quantize_multiplier
 
 import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
+from test_grouped_conv_2d import PCH, S8, U8, _act_range, _f32, _mbqm, _quantize_multiplier
 
 F32 = T.TENSOR_FLOAT32
 

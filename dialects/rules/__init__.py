@@ -5,7 +5,7 @@ the shared machinery and the registry are in :mod:`nnc.dialects.rules.base`,
 re-exported here.  Importing this package registers every family's rules.
 """
 
-from nnc.dialects.rules import (  # noqa: F401  (each registers its rules)
+from nnc.dialects.rules import (  # each registers its rules
     conv,
     detection,
     elementwise,
@@ -22,7 +22,7 @@ from nnc.dialects.rules import (  # noqa: F401  (each registers its rules)
     ssd,
     tensor_ops,
 )
-from nnc.dialects.rules.base import (  # noqa: F401
+from nnc.dialects.rules.base import (
     RULES,
     OpCall,
     OperandInfo,
@@ -31,3 +31,28 @@ from nnc.dialects.rules.base import (  # noqa: F401
     infer,
     rule,
 )
+
+__all__ = [
+    "OpCall",
+    "OperandInfo",
+    "RULES",
+    "RuleError",
+    "Unsupported",
+    "conv",
+    "detection",
+    "elementwise",
+    "hashing",
+    "infer",
+    "layout",
+    "matmul",
+    "normalization",
+    "pool",
+    "proposals",
+    "recurrent",
+    "reduce",
+    "roi",
+    "rule",
+    "shape_ops",
+    "ssd",
+    "tensor_ops",
+]

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from nnc.dialects.optable import SPECS
 
+from nnc.dialects.optable import SPECS
 from nnc.enums import OperandType, OperationType
 from nnc.operand_types import DimensionMismatch, OperandInfo, unify_dim
 

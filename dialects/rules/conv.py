@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
@@ -28,7 +29,6 @@ from nnc.dialects.rules.base import (
     same_dim,
 )
 from nnc.dialects.rules.elementwise import FLOAT_TYPES, check_fuse_code
-
 from nnc.enums import OperandType, PaddingCode
 from nnc.enums import OperationType as Op
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
@@ -24,7 +25,6 @@ from nnc.dialects.rules.base import (
     rule,
     same_dim,
 )
-
 from nnc.enums import FuseCode
 from nnc.enums import OperationType as Op
 from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8

@@ -22,7 +22,6 @@ from nnc.dialects.rules.base import (
 )
 from nnc.dialects.rules.conv import dim, int_param
 from nnc.dialects.rules.elementwise import FLOAT_TYPES
-
 from nnc.enums import OperationType as Op
 
 #: LSH_PROJECTION's type input (LSHProjectionType)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
@@ -40,7 +41,6 @@ from nnc.dialects.rules.base import (
 from nnc.dialects.rules.conv import bool_param, int_param, join_layout, split_layout
 from nnc.dialects.rules.elementwise import QUANT8
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
-
 from nnc.enums import OperationType as Op
 
 MAX_RANK = 4
@@ -205,7 +205,7 @@ def pad(call: OpCall) -> list[OperandInfo]:
     else:
         expect_dims(info, 1, (0, 2), "paddings")
     same_quant_output(call, x)
-    if x.rank is None:
+    if x.dims is None:
         values = int_values(call, 1)
         if len(values) % 2:
             raise RuleError(f"input 1 (paddings) must have shape [rank, 2], got {len(values)} values")
@@ -214,7 +214,7 @@ def pad(call: OpCall) -> list[OperandInfo]:
             raise RuleError(f"paddings imply rank {rank} > {MAX_RANK}")
         pad_paddings(call, rank)
         return [like(x, (0,) * rank)]
-    pairs = pad_paddings(call, x.rank)
+    pairs = pad_paddings(call, len(x.dims))
     out = [before + d + after if d else 0 for d, (before, after) in zip(x.dims, pairs)]
     return [like(x, out)]
 
@@ -389,7 +389,7 @@ def transpose(call: OpCall) -> list[OperandInfo]:
             raise RuleError(f"perm implies rank {rank} > {MAX_RANK}")
         transpose_perm(call, rank)
         return [like(x, (0,) * rank)]
-    perm = transpose_perm(call, x.rank)
+    perm = transpose_perm(call, len(x.dims))
     return [like(x, [x.dims[p] for p in perm])]
 
 
@@ -429,7 +429,7 @@ def mean(call: OpCall) -> list[OperandInfo]:
     if x.dims is None:
         int_values(call, 1)
         return [like(x, None)]
-    axes = mean_axes(call, x.rank)
+    axes = mean_axes(call, len(x.dims))
     return [like(x, mean_out_dims(x.dims, axes, keep))]
 
 

@@ -29,7 +29,6 @@ from nnc.dialects.rules.base import (
     same_dim,
 )
 from nnc.dialects.rules.conv import bool_param
-
 from nnc.enums import OperationType as Op
 
 

@@ -18,7 +18,6 @@ from nnc.dialects.rules.base import (
 )
 from nnc.dialects.rules.conv import bool_param, int_param, scalar_param
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
-
 from nnc.enums import OperationType as Op
 
 

@@ -24,7 +24,6 @@ from nnc.dialects.rules.conv import (
     split_layout,
 )
 from nnc.dialects.rules.elementwise import check_fuse_code
-
 from nnc.enums import OperationType as Op
 
 

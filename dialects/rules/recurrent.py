@@ -37,7 +37,6 @@ from nnc.dialects.rules.base import (
 from nnc.dialects.rules.conv import bool_param, dim, int_param, scalar_param
 from nnc.dialects.rules.elementwise import check_fuse_code
 from nnc.dialects.rules.shape_ops import expect_count
-
 from nnc.enums import OperationType as Op
 
 # -- LSTM -----------------------------------------------------------------------------
@@ -480,10 +479,12 @@ def bidirectional_sequence_lstm(call: OpCall) -> list[OperandInfo]:
     merge = bool_param(call, BIDI_MERGE)
     time_major = bool_param(call, BIDI_TIME_MAJOR)
     states = _bidi_outputs(call, merge)
-    fw_aux = range(BIDI_FW_CELL.aux, BIDI_FW_CELL.aux + 4)
-    bw_aux = range(BIDI_BW_CELL.aux, BIDI_BW_CELL.aux + 4)
+    fw_first, bw_first = BIDI_FW_CELL.aux, BIDI_BW_CELL.aux
+    assert fw_first is not None and bw_first is not None
+    fw_aux = range(fw_first, fw_first + 4)
+    bw_aux = range(bw_first, bw_first + 4)
     mode = _linking(call, BIDI_AUX_INPUT, (*fw_aux, *bw_aux))
-    if call.has_input(BIDI_FW_CELL.aux + 1) != call.has_input(BIDI_BW_CELL.aux + 1):
+    if call.has_input(fw_first + 1) != call.has_input(bw_first + 1):
         raise RuleError("forward and backward auxiliary weights must both be given or omitted")
     d = _Dims(call)
     sequence_dims(call, 0, time_major, d)
@@ -533,8 +534,6 @@ def _same_quant(call: OpCall, i: int, ref: OperandInfo, what: str) -> None:
 
 #: QUANTIZED_16BIT_LSTM's fixed quantisation of its input and output (1/128, 128).
 Q16_LSTM_IO = (1.0 / 128.0, 128)
-#: ... and of its cell state: 2^4 / 32768 (StateIntegerBits = 4, the only one Android runs).
-Q16_LSTM_CELL_SCALE = 2.0**-11
 
 
 @rule(Op.QUANTIZED_16BIT_LSTM)
@@ -601,7 +600,7 @@ def quantized_lstm(call: OpCall) -> list[OperandInfo]:
     and cell state, optional CIFG, peephole, projection and layer norm).
     The cell state's scale must be a power of two of at most 2^-9."""
     expect_count(call, (32,), QLSTM_CELL.optional)
-    x = expect_primary(call)
+    expect_primary(call)
     for t, indexes in _QLSTM_TYPES:
         for i in indexes:
             if call.has_input(i):

@@ -32,7 +32,6 @@ from nnc.dialects.rules.layout import (
     same_quant_output,
 )
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
-
 from nnc.enums import OperationType as Op
 
 
@@ -47,7 +46,7 @@ def arg_min_max(call: OpCall) -> list[OperandInfo]:
         return [out]
     if x.rank == 0:
         raise RuleError("input must have rank >= 1")
-    axis = normalize_axis(axis, x.rank)
+    axis = normalize_axis(axis, len(x.dims))
     dims = [d for k, d in enumerate(x.dims) if k != axis] or [1]
     return [out.with_dims(dims)]
 
@@ -78,7 +77,7 @@ def reduce(call: OpCall) -> list[OperandInfo]:
     if x.dims is None:
         int_values(call, 1)
         return [like(x, None)]
-    return [like(x, mean_out_dims(x.dims, reduce_axes(call, x.rank), keep))]
+    return [like(x, mean_out_dims(x.dims, reduce_axes(call, len(x.dims)), keep))]
 
 
 @rule(Op.TOPK_V2)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from nnc.dialects.rules.base import (
     OpCall,
     OperandInfo,
@@ -30,7 +31,6 @@ from nnc.dialects.rules.conv import (
     scalar_param,
     split_layout,
 )
-
 from nnc.enums import OperationType as Op
 
 
@@ -266,7 +266,7 @@ def gather(call: OpCall) -> list[OperandInfo]:
         raise RuleError("input must have rank >= 1")
     if x.dims is None:
         return [like(x, None)]
-    axis = normalize_axis(axis, x.rank)
+    axis = normalize_axis(axis, len(x.dims))
     size = dim(x, axis)
     if indices.value is not None and size:
         bad = [int(v) for v in indices.value.reshape(-1) if not 0 <= int(v) < size]

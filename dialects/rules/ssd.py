@@ -33,7 +33,6 @@ from nnc.dialects.rules.base import (
     same_dim,
 )
 from nnc.dialects.rules.conv import bool_param, dim, int_param, scalar_param
-
 from nnc.enums import OperationType as Op
 
 #: input indexes (Android's kScoreTensor ... kIsBGInLabelScalar)

@@ -36,7 +36,6 @@ from nnc.dialects.rules.layout import (
     same_quant_output,
 )
 from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
-
 from nnc.enums import OperationType as Op
 
 
@@ -102,7 +101,7 @@ def split(call: OpCall) -> list[OperandInfo]:
             raise RuleError(f"output {i} must have the input's scale and zero point")
     if x.dims is None:
         return [like(x, None)] * n
-    axis = normalize_axis(axis, x.rank)
+    axis = normalize_axis(axis, len(x.dims))
     size = x.dims[axis]
     if size and size % n:
         raise RuleError(f"dimension {axis} of size {size} is not divisible into {n} splits")
@@ -139,7 +138,7 @@ def expand_dims(call: OpCall) -> list[OperandInfo]:
     same_quant_output(call, x)
     if x.dims is None:
         return [like(x, None)]
-    axis = normalize_axis(axis, x.rank + 1)
+    axis = normalize_axis(axis, len(x.dims) + 1)
     return [like(x, (*x.dims[:axis], 1, *x.dims[axis:]))]
 
 
@@ -155,7 +154,7 @@ def _pad_common(call: OpCall, max_rank: int | None = 4) -> tuple[OperandInfo, li
     if x.dims is None:
         values = int_values(call, 1)
         return x, None if len(values) % 2 else [0] * (len(values) // 2)
-    pairs = paddings_of(call, 1, x.rank, "paddings")
+    pairs = paddings_of(call, 1, len(x.dims), "paddings")
     return x, [b + d + a if d else 0 for d, (b, a) in zip(x.dims, pairs)]
 
 
@@ -184,7 +183,7 @@ def mirror_pad(call: OpCall) -> list[OperandInfo]:
     if mode not in (0, 1):
         raise RuleError(f"mode must be 0 (REFLECT) or 1 (SYMMETRIC), got {mode}")
     if x.dims is not None:
-        for k, (b, a) in enumerate(paddings_of(call, 1, x.rank, "paddings")):
+        for k, (b, a) in enumerate(paddings_of(call, 1, len(x.dims), "paddings")):
             d = x.dims[k]
             limit = d - 1 if mode == 0 else d
             if d and (b > limit or a > limit):
@@ -209,7 +208,7 @@ def reverse(call: OpCall) -> list[OperandInfo]:
     int_tensor(call, 1, 1, "axis")
     same_quant_output(call, x)
     if x.dims is not None:
-        reverse_axis(call, x.rank)
+        reverse_axis(call, len(x.dims))
     return [like(x, x.dims)]
 
 
@@ -223,7 +222,7 @@ def channel_shuffle(call: OpCall) -> list[OperandInfo]:
     if groups < 1:
         raise RuleError(f"num_groups must be >= 1, got {groups}")
     if x.dims is not None:
-        axis = normalize_axis(axis, x.rank)
+        axis = normalize_axis(axis, len(x.dims))
         if x.dims[axis] and x.dims[axis] % groups:
             raise RuleError(f"dimension {axis} of size {x.dims[axis]} is not divisible by num_groups {groups}")
     return [like(x, x.dims)]

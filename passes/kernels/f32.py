@@ -125,7 +125,7 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue:
         out_rows = series(v, out_base, ldo, rows)
         cols = [v.ix(n0, o) for o in offs]  # the block's vectors' first channels
         for r in range(rows):
-            for j, (o, w) in enumerate(zip(offs, ws)):
+            for j, (_, w) in enumerate(zip(offs, ws)):
                 y = v.activation(accs[r * nw + j], act)
                 off = v.ix(out_rows[r], cols[j])
                 if epilogue is not None:
@@ -270,8 +270,12 @@ def gemm(
     else:
         panels = ctx.flat(ctx.alloc([total * depth], f32))
         for c0, c1, ws in all_blocks:
-            each(e, c0, c1, sum(ws), lambda e2, n0, width=sum(ws): transpose(
-                ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth))
+            width = sum(ws)
+
+            def pack(e2: Emitter, n0: IndexOrInt, width: int = width) -> None:
+                transpose(ctx, e2, w, Vec(e2).ix(0, (n0, depth)), panels, Vec(e2).ix(0, (n0, depth)), width, depth)
+
+            each(e, c0, c1, width, pack)
     res = [] if epilogue is None or epilogue.residual is None else [ctx.flat(epilogue.residual)]
     if regions is None:
         regions = [Region(run_count, run_at, run_len, a_rstride, ldo, tuple(levels))]
@@ -314,8 +318,16 @@ def _switch(e: Emitter, t: IndexOrInt, cases: Sequence[Case]) -> None:
             continue
         start, rest = first, cases[k + 1 :]
         below = e.cmp("ult", t, e.index(first + n))
-        e.if_(below, lambda e2, body=body, start=start: (body(e2, Vec(e2).ix(t, -start)), [])[1],
-              lambda e2, start=start + n, rest=rest: (_switch(e2, Vec(e2).ix(t, -start), rest), [])[1])
+
+        def then(e2: Emitter, body: Callable[[Emitter, IndexOrInt], None] = body, start: int = start) -> list[Value]:
+            body(e2, Vec(e2).ix(t, -start))
+            return []
+
+        def otherwise(e2: Emitter, start: int = start + n, rest: Sequence[Case] = rest) -> list[Value]:
+            _switch(e2, Vec(e2).ix(t, -start), rest)
+            return []
+
+        e.if_(below, then, otherwise)
         return
 
 
@@ -519,7 +531,11 @@ def transpose_kernel(bs: int):
         if bs:
             each(e, 0, rfull, bs, lambda e2, r0: each(e2, 0, cfull, bs, lambda e3, c0: block(e3, r0, c0)))
         for r0, r1, c0 in ((0, rfull, cfull), (rfull, rows, 0)):
-            each(e, r0, r1, 1, lambda e2, r, c0=c0: each(e2, c0, cols, 1, lambda e3, c: elem(e3, r, c)))
+
+            def row(e2: Emitter, r: IndexOrInt, c0: IndexOrInt = c0) -> None:
+                each(e2, c0, cols, 1, lambda e3, c: elem(e3, r, c))
+
+            each(e, r0, r1, 1, row)
 
     return f"nnc_transpose_{bs}", body
 
@@ -547,7 +563,7 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], a
     per tap one weight vector serves every pixel.  ``taps`` (fh, fw) unrolls
     the whole window; None loops over the taps [kh0, kh1) x [kw0, kw1) given
     at run time (border pixels, whose window is clipped to the input)."""
-    name = f"nnc_dw_{npix}p_{'%dx%d' % taps if taps else 'clip'}_t{tag(tails)}_{act_tag(act)}"
+    name = f"nnc_dw_{npix}p_{f'{taps[0]}x{taps[1]}' if taps else 'clip'}_t{tag(tails)}_{act_tag(act)}"
 
     def body(e: Emitter, p: list[Value]) -> None:
         x, w, bias, out, cfull, chans, x_base, x_pix, x_kh, x_kw, w_kh, kh0, kh1, kw0, kw1, out_base = p

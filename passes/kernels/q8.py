@@ -60,7 +60,18 @@ from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
 
 from nnc.passes.kernels.f32 import row_blocks
 from nnc.passes.kernels.tiles import TilePolicy
-from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, for_range, kernel, offsets, parallel_each, tag, widths
+from nnc.passes.kernels.vector import (
+    IndexOrInt,
+    IVec,
+    Vec,
+    each,
+    for_range,
+    kernel,
+    offsets,
+    parallel_each,
+    tag,
+    widths,
+)
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 
 # -- compile-time layouts --------------------------------------------------------------------
@@ -421,12 +432,18 @@ def gemm(
             # Row blocks are independent too: with a single column block (few
             # output channels) they are the parallel loop.
             for r0, r1, mr in rblocks:
-                parallel_each(e, r0, r1, mr, lambda e2, m0, mr=mr: call(
-                    e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, ldo))))
+
+                def row_block(e2: Emitter, m0: IndexOrInt, mr: int = mr) -> None:
+                    call(e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, ldo)))
+
+                parallel_each(e, r0, r1, mr, row_block)
 
         # Column blocks are independent: each writes its own output channels.
         if groups == 1:
-            parallel_each(e, c0, c1, width, lambda e2, n0, per_run=per_run: runs(e2, lambda e3, a, o: per_run(e3, n0, a, o)))
+            def column_block(e2: Emitter, n0: IndexOrInt, per_run=per_run) -> None:
+                runs(e2, lambda e3, a, o: per_run(e3, n0, a, o))
+
+            parallel_each(e, c0, c1, width, column_block)
             continue
         ncb = (c1 - c0) // width
 
@@ -505,7 +522,7 @@ def depthwise(
         name, body = dw_kernel(k, taps, tails, lanes)
         x_base = v.ix(0, (n, hp * wp * chans), (oh, strides[0] * wp * chans), (ow0, strides[1] * chans))
         pix = v.ix(0, (n, oh_n * ow_n), (oh, ow_n), ow0)
-        args = [
+        args: list[IndexOrInt] = [
             x, w, qtab, bias, out, cfull, chans, x_base, strides[1] * chans,
             dilations[0] * wp * chans, dilations[1] * chans, v.ix(0, (pix, chans)),
         ]  # fmt: skip

@@ -27,6 +27,7 @@ from nnc.passes.kernels.vector import (
     offsets,
     parallel_each,
     tag,
+    vector_width,
     widths,
 )
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
@@ -63,7 +64,7 @@ def vexp_nonpositive(e: Emitter, x: Value) -> Value:
     rounded value for results of at least 2**-126, 0 below (no
     subnormal results, as XNNPACK), exactly 1 at 0, 0 at -inf, NaN at NaN."""
     v, iv = Vec(e), IVec(e)
-    w = x.type.get_shape()[0]  # type: ignore[attr-defined]
+    w = vector_width(x)
     vi32 = VectorType(i32, [w])
     # maximumf keeps NaN (maxnum would replace it by the floor)
     x = e.op(arith.MaximumfOp(x, v.const(EXP_FLOOR, w)))
@@ -88,7 +89,7 @@ def vexp_nonpositive(e: Emitter, x: Value) -> Value:
 
 def _fold(v: Vec, x: Value, combine: Callable[[Value, Value], Value]) -> Value:
     """The lanes of ``x`` folded pairwise (halving) with ``combine``, as a scalar."""
-    w = x.type.get_shape()[0]  # type: ignore[attr-defined]
+    w = vector_width(x)
     while w > 1:
         h = w // 2
         x, w = combine(v.shuffle(x, x, range(h)), v.shuffle(x, x, range(h, w))), h

@@ -198,14 +198,14 @@ class Vec:
 
     def const(self, value: float, width: int) -> Value:
         t = VectorType(f32, [width])
-        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)] * width), t)  # noqa: E731
+        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)] * width), t)
         return self.e.constant((t, repr(float(value))), attr)
 
     def activation(self, v: Value, code: int) -> Value:
         """The fused activation on a vector (the scalar
         :func:`~nnc.passes.lowering.activation`'s ops)."""
         lo, hi = _ACT_RANGE[FuseCode(code)]
-        w = v.type.get_shape()[0]  # type: ignore[attr-defined]
+        w = vector_width(v)
         if lo is not None:
             v = self.e.op(arith.MaxnumfOp(v, self.const(lo, w)))
         if hi is not None:
@@ -218,7 +218,7 @@ class Vec:
 
     def hsum(self, v: Value) -> Value:
         """The lanes of ``v`` added up pairwise (halving), as a scalar."""
-        w = v.type.get_shape()[0]  # type: ignore[attr-defined]
+        w = vector_width(v)
         while w > 1:
             h = w // 2
             v, w = self.e.op(arith.AddfOp(self.shuffle(v, v, range(h)), self.shuffle(v, v, range(h, w)))), h
@@ -251,7 +251,7 @@ class IVec:
 
     @staticmethod
     def width(v: Value) -> int:
-        return v.type.get_shape()[0]  # type: ignore[attr-defined]
+        return vector_width(v)
 
     def load(self, buf: Value, off: IndexOrInt, elem: IntegerType, width: int) -> Value:
         return self.e.op(vector.LoadOp(buf, [self.e.index(off)], VectorType(elem, [width])))
@@ -261,7 +261,7 @@ class IVec:
 
     def const(self, value: int, elem: IntegerType, width: int) -> Value:
         t = VectorType(elem, [width])
-        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)] * width), t)  # noqa: E731
+        attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)] * width), t)
         return self.e.constant((t, repr(int(value))), attr)
 
     def splat(self, s: Value, width: int) -> Value:
@@ -288,7 +288,8 @@ class IVec:
         return self.e.op(llvm.TruncOp(v, VectorType(elem, [self.width(v)])))
 
     def shuffle(self, a: Value, b: Value, mask: Sequence[int]) -> Value:
-        t = VectorType(a.type.element_type, [len(mask)])  # type: ignore[attr-defined]
+        assert isinstance(a.type, VectorType)
+        t = VectorType(a.type.element_type, [len(mask)])
         return self.e.op(vector.ShuffleOp(a, b, DenseArrayBase.from_list(i64, list(mask)), result_type=t))
 
     def add(self, a: Value, b: Value) -> Value:
@@ -340,6 +341,13 @@ class IVec:
 # -- loops ---------------------------------------------------------------------------------------
 
 
+def vector_width(v: Value) -> int:
+    """The number of lanes of a vector value."""
+    t = v.type
+    assert isinstance(t, VectorType)
+    return t.get_shape()[0]
+
+
 def for_range(
     e: Emitter,
     lo: IndexOrInt,
@@ -370,7 +378,12 @@ def for_range(
 
 def each(e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[Emitter, IndexOrInt], None]) -> None:
     """:func:`for_range` without carried values (its rule for ``body``'s index)."""
-    for_range(e, lo, hi, step, lambda e2, i, _: (body(e2, i), [])[1])
+
+    def step_body(e2: Emitter, i: IndexOrInt, carried: list[Value]) -> list[Value]:
+        body(e2, i)
+        return carried
+
+    for_range(e, lo, hi, step, step_body)
 
 
 def parallel_each(

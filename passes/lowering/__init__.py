@@ -6,7 +6,7 @@ registry are in :mod:`nnc.passes.lowering.base`, re-exported here.  Importing
 this package registers every family's lowerings.
 """
 
-from nnc.passes.lowering import (  # noqa: F401  (each registers its lowerings)
+from nnc.passes.lowering import (  # each registers its lowerings
     control_flow,
     conv,
     detection,
@@ -25,7 +25,7 @@ from nnc.passes.lowering import (  # noqa: F401  (each registers its lowerings)
     ssd,
     tensor_ops,
 )
-from nnc.passes.lowering.base import (  # noqa: F401
+from nnc.passes.lowering.base import (
     LOWERINGS,
     EmissionState,
     Emitter,
@@ -34,3 +34,30 @@ from nnc.passes.lowering.base import (  # noqa: F401
     lowering,
     unsupported_reason,
 )
+
+__all__ = [
+    "EmissionState",
+    "Emitter",
+    "LOWERINGS",
+    "LoweringContext",
+    "control_flow",
+    "conv",
+    "detection",
+    "elementwise",
+    "float16",
+    "hashing",
+    "identity_map",
+    "layout",
+    "lowering",
+    "matmul",
+    "normalization",
+    "pool",
+    "proposals",
+    "recurrent",
+    "reduce",
+    "roi",
+    "shape_ops",
+    "ssd",
+    "tensor_ops",
+    "unsupported_reason",
+]

@@ -27,7 +27,6 @@ from typing import Any, Protocol
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, memref, scf
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -37,11 +36,11 @@ from xdsl.dialects.builtin import (
     MemRefType,
     UnrealizedConversionCastOp,
     f32,
-    i1,
     i32,
 )
 from xdsl.dialects.builtin import f32 as F32
 from xdsl.dialects.builtin import i32 as I32
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
@@ -50,14 +49,15 @@ from xdsl.rewriter import InsertPoint
 from nnc.dialects.optable import SPECS
 from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperationType
-from nnc.operand_types import FLOAT16_COMPUTE_TYPES, in_float32
-from nnc.operand_types import QUANT8_ASYMM_TYPES as QUANT8  # noqa: F401 (re-exported: 8-bit asymmetric, stored as i8)
+from nnc.operand_types import FLOAT16_COMPUTE_TYPES, QUANT8_ASYMM_TYPES, in_float32
 from nnc.passes.build import integer_attr, new_op
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
 from nnc.passes.target import Int8Dot
 
 Value = SSAValue
 IndexLike = SSAValue | int
+#: the 8-bit asymmetric operand types (stored as i8), re-exported for the lowerings
+QUANT8 = QUANT8_ASYMM_TYPES
 
 _INDEX = IndexType()
 _I64 = IntegerType(64)
@@ -256,15 +256,15 @@ class Emitter:
         return self.div(one, self.add(one, self.exp(self.neg(a))))
 
     # -- conversions -------------------------------------------------------------------
-    def index_cast(self, v: Value, to: Attribute = IndexType()) -> Value:
+    def index_cast(self, v: Value, to: Attribute = _INDEX) -> Value:
         return self.op(arith.IndexCastOp(v, to))
 
-    def to_float(self, v: Value, to: Attribute = F32) -> Value:
+    def to_float(self, v: Value, to: AnyFloat = F32) -> Value:
         if isinstance(v.type, IndexType):
             v = self.index_cast(v, IntegerType(64))
         return self.op(arith.SIToFPOp(v, to))
 
-    def to_int(self, v: Value, to: Attribute = I32) -> Value:
+    def to_int(self, v: Value, to: IntegerType = I32) -> Value:
         return self.op(arith.FPToSIOp(v, to))
 
     # -- memory -------------------------------------------------------------------------
@@ -300,14 +300,14 @@ class Emitter:
         self,
         lb: IndexLike,
         ub: IndexLike,
-        body: Callable[[Emitter, Value, Sequence[Value]], Sequence[Value]],
+        body: Callable[[Emitter, Value, list[Value]], Sequence[Value]],
         iter_args: Sequence[Value] = (),
         step: IndexLike = 1,
     ) -> list[Value]:
         """``scf.for``; ``body(e, iv, iter_args)`` returns the next iter_args."""
         block = Block(arg_types=[IndexType(), *[a.type for a in iter_args]])
         e = self.nested(Builder(InsertPoint.at_end(block)))
-        nxt = body(e, block.args[0], block.args[1:])
+        nxt = body(e, block.args[0], list(block.args[1:]))
         e.op(new_op(scf.YieldOp, tuple(nxt)))
         bounds = (self.index(lb), self.index(ub), self.index(step))
         op = new_op(scf.ForOp, (*bounds, *iter_args), [a.type for a in iter_args], regions=(Region(block),))
@@ -590,7 +590,7 @@ class LoweringContext:
         domain: Sequence[int],
         ins: Sequence[tuple[Value, AffineMap]],
         outs: Sequence[tuple[Value, AffineMap]],
-        body: Callable[[Emitter, Sequence[Value], Sequence[Value]], Sequence[Value]],
+        body: Callable[[Emitter, list[Value], list[Value]], Sequence[Value]],
         reduction_dims: Sequence[int] = (),
     ) -> None:
         """Emit ``linalg.generic`` over ``domain``.
@@ -612,15 +612,16 @@ class LoweringContext:
             domain, rank = (1,), 1
             ins = [(b, AffineMap(1, 0, m.results)) for b, m in ins]
             outs = [(b, AffineMap(1, 0, m.results)) for b, m in outs]
-        elem_types = [_elem(b) for b, _ in (*ins, *outs)]
+        elem_types = [memref_elem(b) for b, _ in (*ins, *outs)]
         block = Block(arg_types=elem_types)
         e = Emitter(Builder(InsertPoint.at_end(block)))
-        idx = [e.op(new_op(linalg.IndexOp, (), (_INDEX,), {"dim": integer_attr(d, _I64)})) for d in range(rank)]
+        index_ops = [new_op(linalg.IndexOp, (), (_INDEX,), {"dim": integer_attr(d, _I64)}) for d in range(rank)]
+        idx = [e.op(op) for op in index_ops]
         results = body(e, list(block.args), idx)
-        for op in [i.owner for i in idx]:
-            if not op.results[0].uses:
-                op.detach()
-                op.erase()
+        for index_op in index_ops:
+            if not index_op.results[0].uses:
+                index_op.detach()
+                index_op.erase()
         e.op(new_op(linalg.YieldOp, tuple(results)))
         iterators = [
             IteratorTypeAttr(IteratorType.REDUCTION if d in reduction_dims else IteratorType.PARALLEL)
@@ -642,7 +643,7 @@ class LoweringContext:
         self,
         out: Value,
         ins: Sequence[Value],
-        body: Callable[[Emitter, Sequence[Value]], Value],
+        body: Callable[[Emitter, list[Value]], Value],
     ) -> None:
         """``out[i] = body(ins[i]...)`` with numpy broadcasting of ``ins``."""
         oshape = self.shape(out)
@@ -699,11 +700,12 @@ def memref_of(elem: Attribute, shape: tuple[int, ...]) -> MemRefType:
 
 def element_bytes(t: Attribute) -> int:
     """Bytes one element of type ``t`` takes in a buffer (i1 and i8: 1)."""
-    width = t.bitwidth if hasattr(t, "bitwidth") else 32  # type: ignore[attr-defined]
+    width = t.bitwidth if hasattr(t, "bitwidth") else 32
     return max(1, (width + 7) // 8)
 
 
-def _elem(buf: Value) -> Attribute:
+def memref_elem(buf: Value) -> Attribute:
+    """The element type of a memref value."""
     t = buf.type
     assert isinstance(t, MemRefType)
     return t.element_type
@@ -713,9 +715,10 @@ def _check_domain(op: linalg.GenericOp, domain: Sequence[int]) -> None:
     """Loop ``d`` takes its bound from the first operand (inputs, then
     outputs) whose map has a plain ``d`` result, as linalg does; that
     dimension must equal ``domain[d]``."""
-    bounds = {}
+    bounds: dict[int, int] = {}
     for buf, amap in zip(op.operands, op.get_indexing_maps().data):
-        shape = buf.type.get_shape()  # type: ignore[attr-defined]
+        assert isinstance(buf.type, MemRefType)
+        shape = buf.type.get_shape()
         for k, expr in enumerate(amap.data.results):
             if isinstance(expr, AffineDimExpr):
                 bounds.setdefault(expr.position, shape[k])
@@ -800,5 +803,3 @@ def has_float16(call: OpCall) -> bool:
     """Whether any operand of ``call`` is TENSOR_FLOAT16 or FLOAT16."""
     return any(o.type in FLOAT16_COMPUTE_TYPES for o in (*call.inputs, *call.outputs))
 
-
-_ = (i1, Any)

@@ -239,7 +239,8 @@ def lower_unrolled_while(fl: _FunctionLowering, op: NNAPIOperation, index: int, 
     data = _data(fl, op, 2)
     outs = _outputs(fl, op)
     n_state = len(bodies[0].function_type.outputs.data) if bodies else len(outs)
-    state, fixed = data[:n_state], data[n_state:]
+    state: Sequence[SSAValue | None] = data[:n_state]
+    fixed = data[n_state:]
     start = _now(fl.builder)
     for k, body in enumerate(bodies):
         last = k == len(bodies) - 1
@@ -285,6 +286,7 @@ def _go_on(b: Builder, fl: _FunctionLowering, cond: SSAValue, start: SSAValue) -
     timeout records LOOP_TIMEOUT_STATUS (unless an error came first); one
     whose condition turned false in time ends normally."""
     elapsed = _emit(b, arith.SubiOp(_now(b), start))
+    assert fl.loop_timeout is not None  # a WHILE's function takes the timeout
     in_time = _emit(b, arith.CmpiOp(elapsed, fl.loop_timeout, "ule"))
     zero = _index(b, 0)
     status = _emit(b, memref.LoadOp.get(fl.status, [zero]))

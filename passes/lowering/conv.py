@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import i8, i16, i32
+from xdsl.dialects.builtin import MemRefType, i8, i16, i32
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from nnc.dialects.rules.base import OpCall
@@ -79,6 +79,7 @@ from nnc.passes.lowering.base import (
     affine_map,
     identity_map,
     lowering,
+    memref_elem,
 )
 from nnc.passes.lowering.conv_quant import QuantConv, QuantConvError
 from nnc.passes.lowering.quant import is_unsigned
@@ -209,7 +210,7 @@ def padded_copy(
     """A copy of the rank-4 ``x`` at rows/columns ``head`` of a buffer of
     spatial ``size`` filled with ``pad_value``."""
     n, _, _, c = _split(ctx.shape(x), nchw)
-    elem = x.type.element_type  # type: ignore[attr-defined]
+    elem = memref_elem(x)
     buf = ctx.alloc(join_layout(n, size[0], size[1], c, nchw), elem)
     ctx.fill(buf, pad_value)
     # The input goes into the interior, a static subview at (top, left).
@@ -220,9 +221,8 @@ def padded_copy(
 
 def strided_view(ctx: LoweringContext, buf: Value, offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int]) -> Value:
     """The static subview of ``buf`` at ``offsets`` with ``sizes`` and ``strides``."""
-    view = memref.SubviewOp.from_static_parameters(
-        buf, buf.type, list(offsets), list(sizes), list(strides)  # type: ignore[arg-type]
-    )
+    assert isinstance(buf.type, MemRefType)
+    view = memref.SubviewOp.from_static_parameters(buf, buf.type, list(offsets), list(sizes), list(strides))
     ctx.builder.insert(view)
     return view.result
 
@@ -248,7 +248,7 @@ def permuted(ctx: LoweringContext, src: Value, perm: Sequence[int]) -> Value:
     """A temporary copy of ``src`` with its dimensions reordered like numpy's
     ``src.transpose(perm)``: dimension ``k`` of the copy is ``perm[k]`` of ``src``."""
     shape = ctx.shape(src)
-    dst = ctx.alloc([shape[p] for p in perm], src.type.element_type)  # type: ignore[attr-defined]
+    dst = ctx.alloc([shape[p] for p in perm], memref_elem(src))
     dmap = affine_map(len(shape), lambda *d: tuple(d[p] for p in perm))
     ctx.generic(shape, [(src, identity_map(len(shape)))], [(dst, dmap)], lambda e, a, idx: [a[0]])
     return dst
@@ -353,14 +353,14 @@ def conv_2d(ctx: LoweringContext) -> None:
     channel_dim = 1 if g.nchw else 3
     xp = padded_input(ctx, x, g, 0.0 if qc is None else qc.in_zp)
     acc = _accumulator(ctx, qc, out, b, channel_dim)
-    wfn: Callable[[Loops], tuple] = lambda d: (d["oc"], d["kh"], d["kw"], d["ic"])  # noqa: E731
+    wfn: Callable[[Loops], tuple] = lambda d: (d["oc"], d["kh"], d["kw"], d["ic"])
     if g.nchw:
         # The innermost loop walks along an output row; the filter tap is invariant.
         order = ("n", "oc", "ic", "kh", "kw", "oh", "ow")
     elif g.batches * g.out_h * g.out_w >= TRANSPOSE_MIN_ROWS:
         # Per pixel and tap: out[pixel, :] += x[tap, ic] * wt[kh, kw, ic, :].
         w = permuted(ctx, w, (1, 2, 3, 0))
-        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["oc"])  # noqa: E731
+        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["oc"])
         order = ("n", "oh", "ow", "kh", "kw", "ic", "oc")
     else:
         # A dot product per output element over (kh, kw, ic).
@@ -424,6 +424,8 @@ def _conv_2d_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: 
     def row_at(e: Emitter, r: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
         """Run ``r`` is output row (n, oh) = divmod(r, out_h); its windows start stride_w * c apart."""
         v = Vec(e)
+        n: IndexOrInt
+        oh: IndexOrInt
         if g.batches == 1:
             n, oh = 0, r
         else:
@@ -525,17 +527,17 @@ def depthwise_conv_2d(ctx: LoweringContext) -> None:
     ofn: Callable[[Loops], tuple]
     if m > 1:
         w = ctx.reshaped(w, [g.filter_h, g.filter_w, g.in_c, m])
-        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["m"])  # noqa: E731
+        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["m"])
         if g.nchw:
             ov = ctx.reshaped(acc, [g.batches, g.in_c, m, g.out_h, g.out_w])
-            ofn = lambda d: (d["n"], d["ic"], d["m"], d["oh"], d["ow"])  # noqa: E731
+            ofn = lambda d: (d["n"], d["ic"], d["m"], d["oh"], d["ow"])
         else:
             ov = ctx.reshaped(acc, [g.batches, g.out_h, g.out_w, g.in_c, m])
-            ofn = lambda d: (d["n"], d["oh"], d["ow"], d["ic"], d["m"])  # noqa: E731
+            ofn = lambda d: (d["n"], d["oh"], d["ow"], d["ic"], d["m"])
     else:
         ov = acc
-        wfn = lambda d: (0, d["kh"], d["kw"], d["ic"])  # noqa: E731
-        ofn = lambda d: g.layout(d["n"], d["oh"], d["ow"], d["ic"])  # noqa: E731
+        wfn = lambda d: (0, d["kh"], d["kw"], d["ic"])
+        ofn = lambda d: g.layout(d["n"], d["oh"], d["ow"], d["ic"])
     if g.nchw:
         # The innermost loop walks along an output row.
         order = ("n", "ic", "m", "oh", "kh", "kw", "ow")
@@ -615,7 +617,10 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
                 for q0, q1, kw0, kw1 in col_runs:
                     npix = min(ctx.tiles.dw_pixels, q1 - q0)
                     full = q0 + (q1 - q0) // npix * npix
-                    each(e, q0, full, npix, lambda e2, ow0, npix=npix, kw=(kw0, kw1): call(e2, x_row, o_row, ow0, npix, kh, kw))
+                    def pixels(e2: Emitter, ow0: IndexOrInt, npix: int = npix, kw: tuple[int, int] = (kw0, kw1)) -> None:
+                        call(e2, x_row, o_row, ow0, npix, kh, kw)
+
+                    each(e, q0, full, npix, pixels)
                     if q1 > full:
                         call(e, x_row, o_row, full, q1 - full, kh, (kw0, kw1), tail=True)
 
@@ -668,14 +673,14 @@ def _grouped_generic(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv | None
     if g.nchw:
         xv = ctx.reshaped(xp, [g.batches, G, cig, hp, wp])
         av = ctx.reshaped(acc, [g.batches, G, cog, g.out_h, g.out_w])
-        xfn = lambda d: (d["n"], d["g"], d["ic"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]))  # noqa: E731
-        afn = lambda d: (d["n"], d["g"], d["oc"], d["oh"], d["ow"])  # noqa: E731
+        xfn = lambda d: (d["n"], d["g"], d["ic"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]))
+        afn = lambda d: (d["n"], d["g"], d["oc"], d["oh"], d["ow"])
         order = ("n", "g", "oc", "ic", "kh", "kw", "oh", "ow")
     else:
         xv = ctx.reshaped(xp, [g.batches, hp, wp, G, cig])
         av = ctx.reshaped(acc, [g.batches, g.out_h, g.out_w, G, cog])
-        xfn = lambda d: (d["n"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]), d["g"], d["ic"])  # noqa: E731
-        afn = lambda d: (d["n"], d["oh"], d["ow"], d["g"], d["oc"])  # noqa: E731
+        xfn = lambda d: (d["n"], *g.window_index(d["oh"], d["ow"], d["kh"], d["kw"]), d["g"], d["ic"])
+        afn = lambda d: (d["n"], d["oh"], d["ow"], d["g"], d["oc"])
         order = ("n", "oh", "ow", "g", "oc", "kh", "kw", "ic")
     sizes = dict(n=g.batches, g=G, oh=g.out_h, ow=g.out_w, oc=cog, kh=g.filter_h, kw=g.filter_w, ic=cig)
     named_generic(
@@ -829,7 +834,7 @@ def _transpose_input(ctx: LoweringContext, g: TransposeGeometry, x: Value, pad_v
 def _phase_filter(ctx: LoweringContext, w: Value, g: TransposeGeometry, py: Phase, px: Phase) -> Value:
     """The sub-filter of phase (py, px) as a temporary ``[out_c, py.taps,
     px.taps, in_c]``, window position (u, v) holding tap (py.tap(u), px.tap(v))."""
-    sub = ctx.alloc([g.out_c, py.taps, px.taps, g.in_c], w.type.element_type)  # type: ignore[attr-defined]
+    sub = ctx.alloc([g.out_c, py.taps, px.taps, g.in_c], memref_elem(w))
     src = affine_map(4, lambda k, u, v, d: (
         k, u * -g.stride_h + py.tap(0, g.stride_h), v * -g.stride_w + px.tap(0, g.stride_w), d))
     ctx.generic(ctx.shape(sub), [(w, src)], [(sub, identity_map(4))], lambda e, a, idx: [a[0]])
@@ -878,6 +883,8 @@ def _transpose_nhwc(ctx: LoweringContext, g: TransposeGeometry, x: Value, w: Val
             def run_at(e: Emitter, r: IndexOrInt, py=py, px=px) -> tuple[IndexOrInt, IndexOrInt]:
                 """Run ``r`` is row ``j`` of the phase in image ``n``: (n, j) = divmod(r, rows)."""
                 v = Vec(e)
+                n: IndexOrInt
+                j: IndexOrInt
                 if g.batches == 1:
                     n, j = 0, r
                 else:
@@ -943,13 +950,16 @@ def _transpose_generic(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv
             view = _phase_output(ctx, acc, g, py, px)
             sizes = dict(n=g.batches, j=py.count, i=px.count, k=g.out_c, u=py.taps, v=px.taps, d=g.in_c)
             order = ("n", "k", "d", "u", "v", "j", "i") if g.nchw else ("n", "j", "i", "k", "u", "v", "d")
+
+            def x_map(d: Loops, py=py, px=px) -> Sequence[AffineExpr | int]:
+                return g.layout(d["n"], d["j"] + d["u"] + (py.start + top), d["i"] + d["v"] + (px.start + left), d["d"])
+
             named_generic(
                 ctx,
                 [(k, sizes[k]) for k in order],
                 ("u", "v", "d"),
                 [
-                    (xp, lambda d, py=py, px=px: g.layout(
-                        d["n"], d["j"] + d["u"] + (py.start + top), d["i"] + d["v"] + (px.start + left), d["d"])),
+                    (xp, x_map),
                     (sub, lambda d: (d["k"], d["u"], d["v"], d["d"])),
                 ],
                 [(view, lambda d: g.layout(d["n"], d["j"], d["i"], d["k"]))],
@@ -994,7 +1004,7 @@ def q8_input_padded(ctx: LoweringContext, qc: QuantConv, x: Value, head: tuple[i
     return _q8_widened(ctx, qc, x, shape, [shape[0], *size, shape[3]], head)
 
 
-def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: list[int], padded: list[int], head: tuple[int, int]) -> Value:
+def _q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], padded: list[int], head: tuple[int, int]) -> Value:
     """The flat int16 buffer (two elements of slack) of ``x - input_zp``
     (``shape``) inside zeros of ``padded`` shape, at ``head`` (rank 4),
     copied over the whole buffer, or over rows of width x channels inside

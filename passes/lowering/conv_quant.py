@@ -48,8 +48,8 @@ from xdsl.dialects.builtin import i16, i32, i64
 from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperandType as T
 from nnc.passes.kernels.q8 import requant_table
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map
 from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map
 
 
 class QuantConvError(q.QuantError):
@@ -109,7 +109,7 @@ class QuantConv:
         if b.type != T.TENSOR_INT32:
             raise QuantConvError(f"bias type {b.type.name} is not TENSOR_INT32")
         if w.type == x.type:
-            multipliers = (_conv_multiplier(x.scale, w.scale, out.scale),)
+            multipliers: tuple[tuple[int, int], ...] = (_conv_multiplier(x.scale, w.scale, out.scale),)
         elif w.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL and channel_dim is not None:
             if w.channel_quant is None:
                 raise QuantConvError("per-channel filter without channel quantisation parameters")
@@ -195,7 +195,7 @@ class QuantConv:
                 shape,
                 [(acc, ident)],
                 [(out, ident)],
-                lambda e, a, idx: [finish(e, q.emit_mbqm(e, a[0], m, shift))],
+                lambda e, a, idx: [finish(e, q.ssa(q.emit_mbqm(e, a[0], m, shift)))],
             )
             return
         # One multiplier, left shift and right shift per output channel, read

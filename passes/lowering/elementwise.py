@@ -18,9 +18,9 @@ from xdsl.dialects.builtin import f32, i8, i32
 from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering.base import Emitter, LoweringContext, Value, activation, affine_map, identity_map, lowering
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering import quant_elementwise as quant
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value, activation, affine_map, identity_map, lowering
 
 _BINARY = {
     Op.ADD: Emitter.add,
@@ -195,7 +195,7 @@ def select(ctx: LoweringContext) -> None:
     if t in quant.QUANT8:
         fx, fy = quant.requantizer(ctx.info(1), ctx.out_info()), quant.requantizer(ctx.info(2), ctx.out_info())
     else:
-        fx = fy = lambda e, v: v  # noqa: E731
+        fx = fy = lambda e, v: v
 
     def body(e: Emitter, a: list[Value]) -> Value:
         return e.select(_is_true(e, a[0]), fx(e, a[1]), fy(e, a[2]))

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import f32, f64, i8, i32, i64
 
 from nnc.dialects.rules.hashing import LSH_DENSE, LSH_SPARSE
 from nnc.enums import OperationType as Op
-from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, element_bytes, lowering
+from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, element_bytes, lowering, memref_elem
 from nnc.passes.lowering.quant import wrap32
 
 # -- LSH_PROJECTION ----------------------------------------------------------------------------
@@ -267,7 +267,7 @@ def lsh_projection(ctx: LoweringContext) -> None:
     num_hash, num_bits = ctx.shape(hashes)
     in_shape = ctx.shape(inp)
     n_rows = in_shape[0]
-    row_bytes = element_bytes(inp.type.element_type)  # type: ignore[attr-defined]
+    row_bytes = element_bytes(memref_elem(inp))
     for d in in_shape[1:]:
         row_bytes *= d
     key_len = 4 + row_bytes

@@ -32,12 +32,11 @@ its own quantisation gets the real-valued mean requantised to it
 from __future__ import annotations
 
 import math as pymath
-
-import numpy as np
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects import arith, math, memref
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import IntegerType, MemRefType, f32, i32
 
 from nnc.dialects.rules.layout import (
     block_shape,
@@ -51,7 +50,16 @@ from nnc.dialects.rules.layout import (
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels.rows import mean_rows
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
+from nnc.passes.lowering.base import (
+    QUANT8,
+    Emitter,
+    LoweringContext,
+    Value,
+    affine_map,
+    identity_map,
+    lowering,
+    reduction_map,
+)
 
 #: Element types whose bytes the data-movement ops copy (float16 is rejected before lowering).
 DATA_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
@@ -157,6 +165,7 @@ def pad(ctx: LoweringContext) -> None:
     ctx.fill(out, _zero(ctx))
     if not all(ishape):
         return
+    assert isinstance(out.type, MemRefType)
     view = memref.SubviewOp.from_static_parameters(
         out, out.type, [b for b, _ in pairs], list(ishape), [1] * rank
     )
@@ -285,7 +294,9 @@ def mean(ctx: LoweringContext) -> None:
             real = e.mul(e.to_float(centred, f32), e.f32(info.scale / (count * oinfo.scale)))
             q = e.add(e.op(math.RoundOp(real)), e.f32(oinfo.zero_point))
             q = e.to_int(e.clamp(q, float(lo), float(hi)), i32)  # saturate before converting
-        return [e.op(arith.TruncIOp(q, args[1].type))]
+        storage = args[1].type
+        assert isinstance(storage, IntegerType)
+        return [e.op(arith.TruncIOp(q, storage))]
 
     rank_out = len(oshape)
     ctx.generic(oshape, [(acc, identity_map(rank_out))], [(out, identity_map(rank_out))], finish)

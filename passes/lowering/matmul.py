@@ -130,7 +130,7 @@ def _requantize(ctx: LoweringContext, acc: Value, out: Value) -> None:
     ident = identity_map(len(shape))
 
     def finish(e: Emitter, a: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
-        v = q.emit_mbqm(e, a[0], m, shift)
+        v = q.ssa(q.emit_mbqm(e, a[0], m, shift))
         v = e.add(v, e.i32(o.zero_point)) if o.zero_point else v
         return [q.store_q(e, v, o.type, -128, 127)]
 
@@ -169,7 +169,8 @@ def _offset(e: Emitter, t: IndexOrInt, out_batch: Sequence[int], dims: Sequence[
         return v.ix(0, (t, size))
     off: IndexOrInt = 0
     stride = size
-    rest = t
+    rest: IndexOrInt = t
+    idx: IndexOrInt
     for d in reversed(range(len(out_batch))):
         o = out_batch[d]
         if isinstance(rest, int):

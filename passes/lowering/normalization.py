@@ -50,9 +50,16 @@ from math import prod
 from typing import NamedTuple
 
 import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32, i32, i64
+from xdsl.ir import Attribute
+from xdsl.ir.affine import AffineMap
 
 from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.shape_ops import normalize_axis
+from nnc.enums import OperandType as T
+from nnc.enums import OperationType as Op
+from nnc.passes.kernels.rows import FLOAT_LOWEST, softmax_rows
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import (
     QUANT8,
@@ -63,14 +70,6 @@ from nnc.passes.lowering.base import (
     identity_map,
     lowering,
 )
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32, i32, i64
-from xdsl.ir import Attribute
-from xdsl.ir.affine import AffineMap
-
-from nnc.enums import OperandType as T
-from nnc.enums import OperationType as Op
-from nnc.passes.kernels.rows import FLOAT_LOWEST, softmax_rows
 
 #: Android's L2_NORMALIZATION lower bound on the norm
 L2_EPSILON = 1e-6
@@ -303,7 +302,7 @@ def softmax_exp_table(multiplier: int, left_shift: int, diff_min: int) -> list[i
             table.append(0)
             continue
         rescaled = q.multiply_by_quantized_multiplier_greater_than_one(-d, multiplier, left_shift)
-        table.append(q.exp_on_negative_values(q.PY, rescaled, _SCALED_DIFF_INTEGER_BITS))
+        table.append(q.py_int(q.exp_on_negative_values(q.PY, rescaled, _SCALED_DIFF_INTEGER_BITS)))
     return table
 
 
@@ -378,7 +377,7 @@ def softmax_quant(ctx: LoweringContext) -> None:
         num_bits_over_unit = e.sub(e.i32(_ACCUMULATION_INTEGER_BITS), headroom_plus_one)
         # (uint32(s) << headroom_plus_one) - (1u << 31), as int32
         shifted_sum_minus_one = e.add(_shl_var(e, s, headroom_plus_one), e.i32(q.INT32_MIN))
-        shifted_scale = q.one_over_one_plus_x_for_x_in_0_1(q.IR(e), shifted_sum_minus_one)
+        shifted_scale = q.ssa(q.one_over_one_plus_x_for_x_in_0_1(q.IR(e), shifted_sum_minus_one))
         return [shifted_scale, e.add(num_bits_over_unit, e.i32(31 - 8))]
 
     ident = identity_map(rank)

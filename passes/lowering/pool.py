@@ -38,6 +38,7 @@ from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.conv import implicit_padding
 from nnc.dialects.rules.pool import pool_window
 from nnc.enums import OperationType as Op
+from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
@@ -47,9 +48,7 @@ from nnc.passes.lowering.base import (
     identity_map,
     lowering,
 )
-from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.normalization import running_max
-
 
 
 @dataclass(frozen=True)
@@ -238,6 +237,7 @@ def pool_quant(ctx: LoweringContext) -> None:
 
         (acc,), count = window_reduce(e, geo, x, idx, [e.i32(init)], combine, with_count=average)
         if average:
+            assert count is not None  # with_count
             acc = _rounded_average(e, acc, count)
         return [q.store_q(e, acc, oinfo.type, act_min, act_max)]
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import IndexType, f32, i32
+from xdsl.dialects.builtin import IndexType, MemRefType, f32, i32
 
 from nnc.dialects.rules.base import T
 from nnc.dialects.rules.proposals import proposals_params
@@ -342,6 +342,7 @@ def generate_proposals_kernel(ctx: LoweringContext) -> Value:
     (total,) = ctx.e.for_(0, batches, image_loop, [ctx.e.index(0)])
 
     def pad(e: Emitter, r: Value, _: Sequence[Value]) -> list[Value]:
+        assert isinstance(out_rois.type, MemRefType) and isinstance(out_scores.type, MemRefType)
         for k in range(4):
             e.store(e.const(0, out_rois.type.element_type), out_rois, [r, k])
         e.store(e.const(0, out_scores.type.element_type), out_scores, [r])

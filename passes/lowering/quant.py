@@ -40,14 +40,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE  # noqa: F401 (re-exported)
-from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT, TANH_OUTPUT  # noqa: F401  (the rule's fact; quant_elementwise and tests read q.*_OUTPUT)
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from nnc.dialects.nnapi import QUANT_STORAGE as STORAGE
+from nnc.dialects.rules.elementwise import LOGISTIC_OUTPUT as LOGISTIC_OUTPUT  # the rule's fact, read as q.*_OUTPUT
+from nnc.dialects.rules.elementwise import TANH_OUTPUT as TANH_OUTPUT
 from nnc.enums import FuseCode, OperandType
-from nnc.operand_types import QRANGE, QUANT8_TYPES, UNSIGNED_QUANT_TYPES  # noqa: F401 (QRANGE, QUANT8_TYPES re-exported)
+from nnc.operand_types import QRANGE as QRANGE
+from nnc.operand_types import UNSIGNED_QUANT_TYPES
 
 T = OperandType
 
@@ -207,14 +209,6 @@ def calculate_activation_range(
     if activation == FuseCode.RELU1:
         return max(qmin, quantize(-1.0)), min(qmax, quantize(1.0))
     raise QuantError(f"unsupported fused activation {activation}")
-
-
-def calculate_activation_range_uint8(activation: int, scale: float, zero_point: int) -> tuple[int, int]:
-    return calculate_activation_range(T.TENSOR_QUANT8_ASYMM, activation, scale, zero_point)
-
-
-def calculate_activation_range_int8(activation: int, scale: float, zero_point: int) -> tuple[int, int]:
-    return calculate_activation_range(T.TENSOR_QUANT8_ASYMM_SIGNED, activation, scale, zero_point)
 
 
 # -- float <-> quant (Quantize.cpp / Dequantize.cpp) -------------------------------------------
@@ -685,16 +679,28 @@ def rounding_divide_by_pot(x: int, exponent: int) -> int:
     return PY.rdbpot(x, exponent)
 
 
+def py_int(v: Val) -> int:
+    """A value of the Python backend (:data:`PY`): always an int."""
+    assert isinstance(v, int)
+    return v
+
+
+def ssa(v: Val) -> SSAValue:
+    """A value :class:`IR` computed from an SSA operand: always an SSA value."""
+    assert isinstance(v, SSAValue)
+    return v
+
+
 def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int:
-    return mbqm(PY, x, multiplier, shift)
+    return py_int(mbqm(PY, x, multiplier, shift))
 
 
 def multiply_by_quantized_multiplier_smaller_than_one_exp(x: int, multiplier: int, left_shift: int) -> int:
-    return mbqm_smaller_than_one_exp(PY, x, multiplier, left_shift)
+    return py_int(mbqm_smaller_than_one_exp(PY, x, multiplier, left_shift))
 
 
 def multiply_by_quantized_multiplier_greater_than_one(x: int, multiplier: int, left_shift: int) -> int:
-    return mbqm_greater_than_one(PY, x, multiplier, left_shift)
+    return py_int(mbqm_greater_than_one(PY, x, multiplier, left_shift))
 
 
 # -- gemmlowp fixed-point exp / logistic / tanh (raw values) --------------------------------------
@@ -963,20 +969,8 @@ def emit_srdhm(e, a: Val, b: Val) -> Val:
     return IR(e).srdhm(a, b)
 
 
-def emit_rdbpot(e, x: Val, exponent: int) -> Val:
-    return IR(e).rdbpot(x, exponent)
-
-
 def emit_mbqm(e, x: Val, multiplier: int, shift: int) -> Val:
     return mbqm(IR(e), x, multiplier, shift)
-
-
-def emit_mbqm_smaller_than_one_exp(e, x: Val, multiplier: int, left_shift: int) -> Val:
-    return mbqm_smaller_than_one_exp(IR(e), x, multiplier, left_shift)
-
-
-def emit_mbqm_greater_than_one(e, x: Val, multiplier: int, left_shift: int) -> Val:
-    return mbqm_greater_than_one(IR(e), x, multiplier, left_shift)
 
 
 def load_q(e, value: SSAValue, t: OperandType) -> SSAValue:

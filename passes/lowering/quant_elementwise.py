@@ -30,15 +30,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from nnc.dialects.rules.base import OpCall
-from nnc.passes.lowering import quant as q
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import f32, f64, i32
 
+from nnc.dialects.rules.base import OpCall
 from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value
 
 
 def _qp(info) -> tuple[float, int]:
@@ -239,8 +239,8 @@ def binary_v1_2(ctx: LoweringContext) -> None:
             ops = q.IR(e)
             x = e.sub(q.load_q(e, v[0], t), e.i32(a.zero_point))
             alpha = e.sub(q.load_q(e, v[1], t), e.i32(b.zero_point))
-            pos = q.mbqm(ops, x, *p.pos)
-            neg = q.mbqm(ops, e.mul(x, alpha), *p.neg)
+            pos = q.ssa(q.mbqm(ops, x, *p.pos))
+            neg = q.ssa(q.mbqm(ops, e.mul(x, alpha), *p.neg))
             r = e.select(e.cmp("ge", x, e.i32(0)), pos, neg)
             return q.store_q(e, e.add(r, e.i32(out.zero_point)), t)
 

@@ -41,7 +41,6 @@ from nnc.dialects.rules.recurrent import (
 )
 from nnc.enums import OperationType as Op
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, lowering
-from nnc.passes.lowering.recurrent_quant import quantized_16bit_lstm_step, quantized_lstm_step
 from nnc.passes.lowering.recurrent_cells import (
     LstmCell,
     Slab,
@@ -57,6 +56,7 @@ from nnc.passes.lowering.recurrent_cells import (
     time_major_input,
     write_sequence,
 )
+from nnc.passes.lowering.recurrent_quant import quantized_16bit_lstm_step, quantized_lstm_step
 
 # -- LSTM ----------------------------------------------------------------------------------------
 
@@ -213,7 +213,8 @@ def bidirectional_sequence_lstm(ctx: LoweringContext) -> None:
     normalisation is on for both directions iff the forward input layer-norm
     weights are given (Android's single ``use_layer_norm``)."""
     params = _cell_params(ctx, BIDI_ACTIVATION)
-    layer_norm = ctx.has_input(BIDI_FW_CELL.layer_norm)  # type: ignore[arg-type]
+    assert BIDI_FW_CELL.layer_norm is not None  # the bidirectional LSTM has layer-norm weights
+    layer_norm = ctx.has_input(BIDI_FW_CELL.layer_norm)
     cells = [
         LstmCell.from_inputs(ctx, c, *params, layer_norm=layer_norm) for c in (BIDI_FW_CELL, BIDI_BW_CELL)
     ]

@@ -47,6 +47,7 @@ from nnc.passes.lowering.base import (
     activation,
     affine_map,
     element_bytes,
+    memref_elem,
 )
 from nnc.passes.lowering.conv import fully_connected_f32
 
@@ -80,7 +81,7 @@ def _clip(e: Emitter, x: Value, limit: float) -> Value:
 
 def element_type(buf: Value) -> Attribute:
     """The element type of a memref value."""
-    return buf.type.element_type  # type: ignore[attr-defined]
+    return memref_elem(buf)
 
 
 def _view(ctx: LoweringContext, buf: Value, offset: Value | int, shape: Sequence[int]) -> Value:
@@ -339,7 +340,9 @@ class LstmCell:
 
     @property
     def num_units(self) -> int:
-        return self.w_in["output"].type.get_shape()[0]  # type: ignore[attr-defined]
+        t = self.w_in["output"].type
+        assert isinstance(t, MemRefType)
+        return t.get_shape()[0]
 
 
 def _gate_block(ctx: LoweringContext, buf: Value, k: int) -> Value:
@@ -476,6 +479,8 @@ def lstm_step(
     _update(ctx, cg, [(c_out, "bn")], lambda e, v, a: tflite_activation(e, a[0], act))
     og = gate["output"]
     _update(ctx, og, [cg], lambda e, v, a: e.mul(v, a[0]))
+    og_k = og.k
+    assert og_k is not None  # a slice of the gates' buffer
 
     # Projection (or a copy when output_size == num_units).
     if cell.proj_w is not None:
@@ -487,7 +492,7 @@ def lstm_step(
         ctx.generic(
             (batch, n_out, n_cell),
             [
-                (og.buf, affine_map(3, lambda b, r, k: (og.k, b, k))),
+                (og.buf, affine_map(3, lambda b, r, k: (og_k, b, k))),
                 (w, affine_map(3, lambda b, r, k: (r, k))),
             ],
             [(out, affine_map(3, lambda b, r, k: (b, r)))],

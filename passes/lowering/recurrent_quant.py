@@ -51,7 +51,7 @@ _N = affine_map(2, lambda b, n: (n,))
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 
 
-def _f32(x: float) -> np.float32:
+def _f32(x: float | np.floating) -> np.float32:
     return np.float32(x)
 
 
@@ -162,6 +162,7 @@ def _concat_columns(ctx: LoweringContext, parts: Sequence[Value], elem) -> Value
             v = e.load(part, [r, col])
             value = v if value is None else e.select(e.cmp("ge", j, e.index(offset)), v, value)
             offset += width
+        assert value is not None  # at least one part
         return [value]
 
     ctx.generic((rows, sum(widths)), [], [(out, _BN)], body)
@@ -200,8 +201,8 @@ def quantized_16bit_lstm_step(ctx: LoweringContext) -> None:
         gates.append(acc)
 
     gi, gf, gc, go = gates
-    for g in (gi, gf, go):
-        logistic_q3(ctx, g)
+    for gate in (gi, gf, go):
+        logistic_q3(ctx, gate)
     tanh_q(ctx, gc, _GATE_BITS)
     # The new state (Q4.11) goes to cell_state_out; its tanh input (Q3.12) to gc.
 
@@ -229,7 +230,7 @@ def quantized_16bit_lstm_step(ctx: LoweringContext) -> None:
 # -- QUANTIZED_LSTM ---------------------------------------------------------------------------
 
 
-def quantize_multiplier(real: float) -> tuple[int, int]:
+def quantize_multiplier(real: float | np.floating) -> tuple[int, int]:
     """``QuantizeMultiplier`` of a float32 effective scale."""
     return q.quantize_multiplier(float(_f32(real)))
 
@@ -273,14 +274,15 @@ class QlstmParams:
         cell_shift = checked_log2(c_info.scale)
         assert cell_shift is not None  # the rule checked it
         gates = {}
+        ln_first = QLSTM_CELL.layer_norm
+        assert ln_first is not None  # QUANTIZED_LSTM has layer-norm weights
         for k, name in enumerate(("input", "forget", "cell", "output")):
             if name == "input" and not has(w(0)):
                 continue  # CIFG
             inter = _f32(ctx.scalar(QLSTM_INTERMEDIATE + k))
             peep = _PEEPHOLE.get(name)
             peep = w(peep) if peep is not None and has(w(peep)) else None
-            ln = QLSTM_CELL.layer_norm + k  # type: ignore[operator]
-            ln = ln if has(ln) else None
+            ln = ln_first + k if has(ln_first + k) else None
             ln_scale = _f32(info(ln).scale) if ln is not None else _f32(0.0)
             gates[name] = QlstmGate(
                 input_weights=w(k),
@@ -374,7 +376,7 @@ def _layer_norm_body(e: Emitter, params: list[Value]) -> None:
     [multiplier, shift, variance limit], batch, n)."""
     gate, weights, bias, scale, batch, n = params
     n64 = e.op(arith.IndexCastOp(n, i64))
-    c64 = lambda v: e.const(v, i64)  # noqa: E731
+    c64 = lambda v: e.const(v, i64)
 
     def row(e: Emitter, b: Value, carried: Sequence[Value]) -> list[Value]:
         ops = q.IR(e)
@@ -447,11 +449,17 @@ def _gate(ctx: LoweringContext, p: QlstmParams, g: QlstmGate, cell: Value,
         ctx.fill(acc, 0)
         int_matvec_acc(ctx, acc, src, s8, -zp, ctx.input(weights), w8, 0)
         if k == 0:
-            ctx.elementwise(gate, [acc], lambda e, a, m=m, shift=shift: q.IR(e).v(
-                _clamp16(q.IR(e), q.mbqm(q.IR(e), a[0], m, shift))))  # fmt: skip
+
+            def first(e: Emitter, a: list[Value], m: int = m, shift: int = shift) -> Value:
+                return q.IR(e).v(_clamp16(q.IR(e), q.mbqm(q.IR(e), a[0], m, shift)))
+
+            ctx.elementwise(gate, [acc], first)
         else:
-            _update(ctx, gate, [(acc, _BN)], lambda ops, v, a, m=m, shift=shift: _clamp16(
-                ops, ops.add(q.mbqm(ops, a[0], m, shift), v)))  # fmt: skip
+
+            def add(ops: q.Int32Ops, v: Value, a: list[Value], m: int = m, shift: int = shift) -> q.Val:
+                return _clamp16(ops, ops.add(q.mbqm(ops, a[0], m, shift), v))
+
+            _update(ctx, gate, [(acc, _BN)], add)
     if g.peephole is not None and g.peephole_scale is not None:
         pm, ps = g.peephole_scale
 

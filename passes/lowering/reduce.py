@@ -29,8 +29,17 @@ from nnc.dialects.rules.reduce import reduce_axes, reduce_keep_dims
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels.vector import parallel_each
-from nnc.passes.lowering.base import Emitter, LoweringContext, Value, affine_map, identity_map, lowering, reduction_map
 from nnc.passes.lowering import quant as q
+from nnc.passes.lowering.base import (
+    Emitter,
+    LoweringContext,
+    Value,
+    affine_map,
+    identity_map,
+    lowering,
+    memref_elem,
+    reduction_map,
+)
 
 #: types whose stored integers compare unsigned
 _UNSIGNED = {T.TENSOR_QUANT8_ASYMM, T.TENSOR_BOOL8}
@@ -51,7 +60,7 @@ def arg_min_max(ctx: LoweringContext) -> None:
         return
     t = ctx.info(0).type
     pred = _pred(t, "gt" if ctx.call.type == Op.ARGMAX else "lt")
-    elem = x.type.element_type  # type: ignore[attr-defined]
+    elem = memref_elem(x)
     acc_shape = [d for k, d in enumerate(ishape) if k != axis] or [1]
     acc = ctx.alloc(acc_shape, elem)
     flat_out = ctx.reshaped(out, acc_shape)

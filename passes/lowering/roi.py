@@ -66,9 +66,9 @@ from xdsl.dialects.builtin import f32, i1, i32
 from nnc.dialects.rules.roi import BOX_SCALE, roi_params
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.kernels.vector import IndexOrInt, parallel_each
+from nnc.passes.kernels.vector import parallel_each
 from nnc.passes.lowering import quant as q
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, lowering
+from nnc.passes.lowering.base import QUANT8, Emitter, IndexLike, LoweringContext, Value, lowering
 from nnc.passes.lowering.float16 import FLOAT16_ORIGIN
 
 #: ``constexpr float wScale = 1.0f / 255.0f`` of the quantised ROI_ALIGN
@@ -280,17 +280,19 @@ def roi_align(ctx: LoweringContext) -> None:
             channels(e, depth, average)
             return
 
-        channels(e, depth, lambda e, c: e.store(e.i32(0), acc, at(c)))
+        sums = acc
+        assert sums is not None  # quantised
+        channels(e, depth, lambda e, c: e.store(e.i32(0), sums, at(c)))
 
         def add_sample(e: Emitter, accs: Sequence[Value], pts, ws: list[Value]) -> list[Value]:
-            channels(e, depth, lambda e, c: e.store(e.add(e.load(acc, at(c)), interpolate(e, s, c, pts, ws)), acc, at(c)))
+            channels(e, depth, lambda e, c: e.store(e.add(e.load(sums, at(c)), interpolate(e, s, c, pts, ws)), sums, at(c)))
             return []
 
         fold_samples(e, s, j, [], add_sample)
 
         def requantise(e: Emitter, c: Value) -> None:
             ops = q.IR(e)
-            scaled = q.rdbpot_runtime(ops, ops.srdhm(e.load(acc, at(c)), s["multiplier"]), s["shift"])
+            scaled = q.ssa(q.rdbpot_runtime(ops, ops.srdhm(e.load(sums, at(c)), s["multiplier"]), s["shift"]))
             e.store(q.store_q(e, e.add(scaled, e.i32(oinfo.zero_point)), oinfo.type), out, at(c))
 
         channels(e, depth, requantise)
@@ -496,8 +498,8 @@ def heatmap_max_keypoint(ctx: LoweringContext) -> None:
             return e.select(e.cmp("ge", e.add(v, e.index(1)), e.index(size)), e.index(size - 2), e.add(v, e.index(1)))
         return v
 
-    def one(e: Emitter, item: IndexOrInt) -> None:
-        item = e.index(item)
+    def one(e: Emitter, at: IndexLike) -> None:
+        item = e.index(at)  # a Python int when there is a single item (no loop)
         n = e.op(arith.DivUIOp(item, e.index(keypoints)))
         k = e.op(arith.RemUIOp(item, e.index(keypoints)))
 

@@ -28,11 +28,12 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import math, memref
-from xdsl.dialects.builtin import f32, i1, i8, i32
+from xdsl.dialects.builtin import MemRefType, f32, i1, i8, i32
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import (
     QUANT8,
     Emitter,
@@ -41,10 +42,8 @@ from nnc.passes.lowering.base import (
     affine_map,
     identity_map,
     lowering,
+    memref_elem,
 )
-from nnc.passes.lowering import quant as q
-
-
 
 # -- CONCATENATION, RESHAPE -------------------------------------------------------------------
 
@@ -111,13 +110,14 @@ def concatenation(ctx: LoweringContext) -> None:
     dyn = ctx.out_info(0).dynamic
     final = out
     if dyn is not None and dyn.axis == axis:  # a data-dependent size along the axis: compacted below
-        out = ctx.alloc(oshape, out.type.element_type)  # type: ignore[attr-defined]
+        out = ctx.alloc(oshape, memref_elem(out))
     offset = 0
     for i in range(n):
         x = ctx.input(i)
         shape = ctx.shape(x)
         if all(shape):
             offsets = [offset if d == axis else 0 for d in range(rank)]
+            assert isinstance(out.type, MemRefType)
             view = memref.SubviewOp.from_static_parameters(out, out.type, offsets, shape, [1] * rank)
             ctx.builder.insert(view)
             scaling = _concat_scaling(t, ctx.info(i), ctx.out_info(0)) if t in QUANT8 else None

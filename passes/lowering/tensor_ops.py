@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import f64, i1, i64
+from xdsl.dialects.builtin import MemRefType, f64, i1, i64
 
 from nnc.dialects.rules.layout import paddings_of
 from nnc.dialects.rules.tensor_ops import reverse_axis, slice_bounds
@@ -35,6 +35,7 @@ DATA_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_INT32, *QUANT8)
 
 def _window(ctx: LoweringContext, buf: Value, offsets: Sequence[int], sizes: Sequence[int]) -> Value:
     """A static unit-stride subview of ``buf``."""
+    assert isinstance(buf.type, MemRefType)
     view = memref.SubviewOp.from_static_parameters(buf, buf.type, list(offsets), list(sizes), [1] * len(sizes))
     ctx.builder.insert(view)
     return view.result
@@ -219,7 +220,7 @@ def random_multinomial(ctx: LoweringContext) -> None:
     cdf = ctx.alloc([classes], f64)
     lowest = float(np.finfo(np.float32).min)
 
-    def row(e: Emitter, b: Value) -> None:
+    def row(e: Emitter, b: Value, _: list[Value]) -> list[Value]:
         def finite(e: Emitter, v: Value) -> Value:
             return e.cmp("lt", e.abs(v), e.f32(float("inf")))
 
@@ -239,14 +240,16 @@ def random_multinomial(ctx: LoweringContext) -> None:
 
         [total] = e.for_(0, classes, cumulate, [e.const(0.0, f64)])
 
-        def draw(e: Emitter, j: Value) -> None:
+        def draw(e: Emitter, j: Value, _: list[Value]) -> list[Value]:
             n = e.op(arith.IndexCastOp(e.add(e.mul(b, e.index(samples)), j), i64))
             target = e.mul(rand_double(e, s0, s1, n), total)
             e.store(_upper_bound(e, cdf, classes, target), out, [b, j])
+            return []
 
-        e.for_(0, samples, lambda e2, j, _: (draw(e2, j), [])[1])
+        e.for_(0, samples, draw)
+        return []
 
-    e.for_(0, batches, lambda e2, b, _: (row(e2, b), [])[1])
+    e.for_(0, batches, row)
 
 
 def _upper_bound(e: Emitter, cdf: Value, n: int, target: Value) -> Value:

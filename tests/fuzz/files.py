@@ -17,12 +17,12 @@ import random
 from typing import Any
 
 import numpy as np
-from tflite_builder import FLOAT32, INT32, UINT8, TFLiteBuilder
 
 import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc import modelfile
+from tflite_builder import FLOAT32, INT32, UINT8, TFLiteBuilder
 
 from .common import add_model, guarded, nnerror_or_ok
 

@@ -230,8 +230,8 @@ def _pads(scheme: int, h: int, w: int, kh: int, kw: int, sh: int, sw: int) -> tu
 def _windows(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, pads: tuple[int, int, int, int],
              fill: float = 0.0) -> tuple[np.ndarray, int, int]:  # fmt: skip
     """The padded input and the output size of a window sweep."""
-    t, b, l, r = pads
-    xp = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=fill)
+    top, bottom, left, right = pads
+    xp = np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=fill)
     oh = (xp.shape[1] - kh) // sh + 1
     ow = (xp.shape[2] - kw) // sw + 1
     return xp, oh, ow
