@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fuzz.edges import compiling_for
-from targets import runnable_cpus, runnable_target
-from test_kernels import _kernel_model
-from test_q8_kernels import conv_then_depthwise
 
 import nnc
+from fuzz.edges import compiling_for
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc.model import dtype_of
+from targets import runnable_cpus, runnable_target
+from test_kernels import _kernel_model
+from test_q8_kernels import conv_then_depthwise
 
 
 def _rows_model() -> tuple[nnc.Model, list[np.ndarray]]:
@@ -108,9 +108,8 @@ def test_every_runnable_target_computes_the_same(name: str) -> None:
 def test_the_runnable_targets_cover_the_host_kernel_paths() -> None:
     """Generic x86-64 is always among them; AVX2 wherever the host has AVX2
     and FMA; AVX-512 wherever it has AVX-512F."""
-    from targets import description
-
     from nnc.runtime.jit import Target
+    from targets import description
 
     host = description(Target.host())
     cpus = runnable_cpus()
