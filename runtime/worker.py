@@ -14,10 +14,11 @@ time it is given, is killed and forgotten: the caller gets
 
 Workers are plain Python processes started with :mod:`subprocess` (never a
 bare ``fork()``: the caller has native threads, e.g. the thread pool's) that
-load llvmlite and ``runtime/jit.py`` *by file*, not through the ``nnc``
+run llvmlite and the source of ``runtime/jit.py`` and of this module, which
+the caller sends them as it imported it (:data:`_SOURCES`), not the ``nnc``
 package (importing it pulls xDSL and numpy in: about a second per start).
-This module imports nothing from nnc for the same reason: the worker loads it
-by file too.  Workers are reused: up to :data:`MAX_WORKERS` live at once (the
+This module imports nothing from nnc for the same reason: the worker runs it
+too.  Workers are reused: up to :data:`MAX_WORKERS` live at once (the
 CPU count, as many as the compiler gate admits), so independent compilations
 run their LLVM stages in parallel, and idle ones wait for the next request.
 A worker is retired after :data:`MAX_JOBS` requests (LLVM's global context
@@ -25,7 +26,8 @@ keeps interned types and constants).  A forked child of the caller forgets
 the parent's workers (it must not share their pipes) and starts its own.
 
 Protocol: length-prefixed pickles of plain tuples over the worker's stdin and
-stdout: request ``(ir_text, exported, triple, cpu, features)`` (``exported``:
+stdout: first the sources ``(jit_source, worker_source)``, then each request
+``(ir_text, exported, triple, cpu, features)`` (``exported``:
 the functions that keep external linkage), reply
 ``("ok", object_bytes)`` or ``("error", exception_type_name, message)``.  The
 worker's fd 1 points at its stderr, so a stray print cannot corrupt a reply;
@@ -52,19 +54,49 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from nnc.runtime.jit import Target
 
-#: the worker's program: load jit.py and this file by path, serve requests
+#: the worker's program: read the source of jit.py and of this module from
+#: the parent (the first message on stdin), run them, serve requests.  Read
+#: with os.read: a buffered reader could take bytes of the first request.
 _BOOT = """
-import importlib.util, os, sys
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
+import os, pickle, struct, sys, types
+def read(n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            sys.exit(0)
+        data += chunk
+    return data
+def load(name, source):
+    mod = types.ModuleType(name)
     sys.modules[name] = mod
-    spec.loader.exec_module(mod)
+    exec(compile(source, name, "exec"), mod.__dict__)
     return mod
-here = sys.argv[1]
-jit = load("_nnc_worker_jit", os.path.join(here, "jit.py"))
-load("_nnc_worker", os.path.join(here, "worker.py")).serve(jit)
+(size,) = struct.unpack("<Q", read(8))
+jit_source, worker_source = pickle.loads(read(size))
+jit = load("_nnc_worker_jit", jit_source)
+load("_nnc_worker", worker_source).serve(jit)  # the name is _IN_WORKER
 """
+
+
+def _read_sources() -> tuple[str, str]:
+    """The text of runtime/jit.py and of this module, read when this module
+    is imported: what the caller runs, and what its workers will run.
+
+    Why not let a worker load the files itself: a process outlives an
+    upgrade of nnc's files on disk, and workers started after it would run
+    the new code against the old caller (a changed request format was seen
+    to break every compilation of a long fuzz run that way)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "jit.py"), encoding="utf-8") as jit, open(__file__, encoding="utf-8") as this:
+        return jit.read(), this.read()
+
+
+#: The name this module has in a worker, which runs it from the caller's text.
+_IN_WORKER = "_nnc_worker"
+#: (jit.py, worker.py) as this process imported them (:func:`_read_sources`);
+#: a worker, running from text without a file, starts no workers and needs none
+_SOURCES = ("", "") if __name__ == _IN_WORKER else _read_sources()
 
 #: live workers at most (each runs one LLVM stage at a time)
 MAX_WORKERS = os.cpu_count() or 1
@@ -107,7 +139,7 @@ def _write_message(stream: IO[bytes], message: Any) -> None:
 
 
 def serve(jit: Any) -> None:
-    """The worker's loop (``jit`` is runtime/jit.py, loaded by file): one
+    """The worker's loop (``jit`` is runtime/jit.py as the caller sent it): one
     request at a time until the parent closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     requests = os.fdopen(os.dup(0), "rb")
@@ -139,7 +171,7 @@ class _Worker:
         self.stderr = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, os.path.dirname(os.path.abspath(__file__))],
+                [sys.executable, "-c", _BOOT],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.stderr,
@@ -149,6 +181,11 @@ class _Worker:
         except BaseException:
             self.stderr.close()
             raise
+        assert self.proc.stdin is not None
+        try:
+            _write_message(self.proc.stdin, _SOURCES)
+        except OSError:
+            pass  # the worker died at once: the first request reports it
         self.jobs = 0
 
     def call(self, request: tuple, timeout_s: float | None) -> tuple:

@@ -83,6 +83,23 @@ def test_worker_exception_is_internal_compiler_error() -> None:
 
 
 @pytest.mark.skipif(driver.IN_PROCESS, reason="NNC_COMPILER_IN_PROCESS runs LLVM in the test process")
+def test_workers_run_the_callers_sources_not_the_files_on_disk(monkeypatch) -> None:
+    """A worker runs the jit.py and worker.py text the caller imported
+    (worker._SOURCES), so replacing nnc's files under a running process (an
+    upgrade) cannot give its new workers other code than its own: here the
+    caller's copy of jit.py raises, the file on disk does not."""
+    jit_source, worker_source = worker._SOURCES
+    marked = jit_source + "\ndef optimize(*args, **kwargs):\n    raise RuntimeError('the caller s copy of jit.py')\n"
+    worker.POOL.shutdown()
+    monkeypatch.setattr(worker, "_SOURCES", (marked, worker_source))
+    with pytest.raises(nnc.OpFailedError, match="the caller s copy of jit.py"):
+        nnc.Compilation(softmax_model(14, rows=3)).finish()
+    worker.POOL.shutdown()
+    monkeypatch.undo()
+    nnc.Compilation(softmax_model(14, rows=3)).finish()
+
+
+@pytest.mark.skipif(driver.IN_PROCESS, reason="NNC_COMPILER_IN_PROCESS runs LLVM in the test process")
 def test_hung_worker_is_killed_at_the_hang_timeout(monkeypatch) -> None:
     monkeypatch.setattr(driver, "HANG_TIMEOUT_S", 0.5)
     with inject_fault("hang"), pytest.raises(nnc.OpFailedError, match="internal compiler error.*no answer"):
