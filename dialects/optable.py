@@ -440,6 +440,19 @@ OPS: tuple[OpSpec, ...] = (
 
 SPECS: dict[OperationType, OpSpec] = {s.type: s for s in OPS}
 
+#: families whose operations have no rules module: IF and WHILE are validated
+#: with the models they reference, by :mod:`nnc.model`
+NO_RULES_MODULE = frozenset({"control_flow"})
+
+
+def implemented_families() -> list[str]:
+    """The families of the operations nnc implements, sorted: each names a
+    lowering module (``passes/lowering/<family>.py``) and, but those of
+    :data:`NO_RULES_MODULE`, a rules module (``dialects/rules/<family>.py``).
+    Both packages import their modules from this list, so a family exists
+    once, in the records."""
+    return sorted({s.family for s in SPECS.values() if s.supported})
+
 
 def complete_feature_level(specs: Mapping[OperationType, OpSpec] = SPECS) -> FeatureLevel:
     """The highest feature level nnc implements completely.

@@ -4,6 +4,7 @@
     nnc-opt FILE.mlir --pipeline          the whole default pipeline
     nnc-opt FILE.mlir -p ... --emit llvm  print LLVM IR (input must reach llvm)
     nnc-opt FILE.mlir --split-input-file  each ``// -----`` chunk on its own
+    nnc-opt --where OPERATION             where an operation lives (:mod:`nnc.where`)
 
 Reads standard input when FILE is ``-`` or absent.  Exits 1 with a one-line
 ``error:`` message on a parse, verification or pass error (no traceback): the
@@ -120,7 +121,9 @@ def process(
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """nnc-opt's arguments (:mod:`nnc.opt` adds ``--where``, which looks
+    above this layer)."""
     ap = argparse.ArgumentParser(prog="nnc-opt", description="Run nnc passes on an MLIR file.")
     ap.add_argument("file", nargs="?", default="-", help="input .mlir file (- for stdin)")
     ap.add_argument("-p", "--passes", default="", help='comma-separated pass names, each with options: name{opt="value"}')
@@ -130,7 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list-passes", action="store_true")
     ap.add_argument("-o", "--output", default="-")
     ap.add_argument("--timings", action="store_true", help="print each pass's wall time and op counts to stderr")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run nnc-opt with parsed arguments; the exit status."""
     if args.list_passes:
         print("\n".join(sorted(PASSES)))
         return 0

@@ -1,30 +1,16 @@
 """Lowerings of nnapi operations to linalg on memrefs, one module per family.
 
-The family of each operation is named by its record (:mod:`nnc.dialects.optable`);
+The family of each operation is named by its record (:mod:`nnc.dialects.optable`),
+and the modules imported here are those the records name;
 the shared builders (:class:`LoweringContext`, :class:`Emitter`) and the
 registry are in :mod:`nnc.passes.lowering.base`, re-exported here.  Importing
 this package registers every family's lowerings.
 """
 
-from nnc.passes.lowering import (  # each registers its lowerings
-    control_flow,
-    conv,
-    detection,
-    elementwise,
-    float16,
-    hashing,
-    layout,
-    matmul,
-    normalization,
-    pool,
-    proposals,
-    recurrent,
-    reduce,
-    roi,
-    shape_ops,
-    ssd,
-    tensor_ops,
-)
+from importlib import import_module
+
+from nnc.dialects.optable import implemented_families
+from nnc.passes.lowering import float16  # every family's float16 forms, widened to float32
 from nnc.passes.lowering.base import (
     LOWERINGS,
     EmissionState,
@@ -36,28 +22,16 @@ from nnc.passes.lowering.base import (
 )
 
 __all__ = [
+    "LOWERINGS",
     "EmissionState",
     "Emitter",
-    "LOWERINGS",
     "LoweringContext",
-    "control_flow",
-    "conv",
-    "detection",
-    "elementwise",
     "float16",
-    "hashing",
     "identity_map",
-    "layout",
     "lowering",
-    "matmul",
-    "normalization",
-    "pool",
-    "proposals",
-    "recurrent",
-    "reduce",
-    "roi",
-    "shape_ops",
-    "ssd",
-    "tensor_ops",
     "unsupported_reason",
 ]
+
+# Each family's module registers its lowerings when imported.
+for _family in implemented_families():
+    import_module(f"{__name__}.{_family}")
