@@ -52,7 +52,6 @@ from typing import Any
 import numpy as np
 
 from nnc.dialects.optable import OPS, SPECS
-from nnc.dialects.rules import RuleError, Unsupported
 from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
 from nnc.errors import BadDataError, NNError, OpFailedError, UnexpectedNullError
 from nnc.model import Model
@@ -1370,9 +1369,9 @@ def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
 def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
     """Operators that map to NNAPI operations of a later feature level than
     the target, or that nnc cannot compile yet: {index: reason}."""
-    # The lowering table imports xDSL (about 0.8 s): only an import of a
-    # TFLite file pays it, not every reader of nnc's own model files.
-    from nnc.passes.lowering import unsupported_reason
+    # The compiler imports xDSL (about 0.8 s): only an import of a TFLite
+    # file pays it, not every reader of nnc's own model files.
+    from nnc.driver import unsupported_reason
 
     problems: dict[int, str] = {}
     for j, op in enumerate(imp.model.operations):
@@ -1384,10 +1383,7 @@ def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
         if needs > imp.feature_level:
             problems[k] = f"NNAPI {nn.name} needs feature level {needs}, the target is {imp.feature_level}"
             continue
-        try:
-            reason = unsupported_reason(imp.model.call_for(j, op))
-        except (RuleError, Unsupported, ValueError) as e:
-            reason = str(e)
+        reason = unsupported_reason(imp.model.call_for(j, op))
         if reason is not None:
             problems[k] = f"mapped to NNAPI {nn.name}, which nnc cannot compile yet: {reason}"
     return problems
