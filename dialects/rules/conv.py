@@ -176,8 +176,10 @@ class Window:
         return out_h, out_w
 
 
-def _conv_window(call: OpCall, depthwise: bool) -> Window:
-    """Parse the scalar inputs of CONV_2D / DEPTHWISE_CONV_2D (all signatures).
+def conv_window(call: OpCall, depthwise: bool) -> Window:
+    """Parse the scalar inputs of CONV_2D / DEPTHWISE_CONV_2D (all signatures):
+    the one parser of them, used by the rules and by the lowering
+    (:class:`nnc.passes.lowering.conv.ConvGeometry`).
 
     Implicit padding: ``scheme, stride_w, stride_h, [multiplier], act[, nchw[,
     dil_w, dil_h]]`` from input 3; explicit padding has four padding inputs
@@ -281,7 +283,7 @@ def _conv_operand_types(
 def conv_2d(call: OpCall) -> list[OperandInfo]:
     """CONV_2D: filter [depth_out, fh, fw, depth_in], bias [depth_out]."""
     x, w, b = _conv_operand_types(call, channel_dim=0)
-    win = _conv_window(call, depthwise=False)
+    win = conv_window(call, depthwise=False)
     n, h, wd, c_in = split_layout(x, win.nchw)
     c_out = same_dim(dim(w, 0), dim(b, 0), "bias size differs from the filter's output depth")
     same_dim(c_in, dim(w, 3), "filter depth differs from the input depth")
@@ -293,7 +295,7 @@ def conv_2d(call: OpCall) -> list[OperandInfo]:
 def depthwise_conv_2d(call: OpCall) -> list[OperandInfo]:
     """DEPTHWISE_CONV_2D: filter [1, fh, fw, depth_out], depth_out = depth_in * multiplier."""
     x, w, b = _conv_operand_types(call, channel_dim=3)
-    win = _conv_window(call, depthwise=True)
+    win = conv_window(call, depthwise=True)
     if dim(w, 0) not in (0, 1):
         raise RuleError(f"filter dimension 0 must be 1, got {dim(w, 0)}")
     n, h, wd, c_in = split_layout(x, win.nchw)

@@ -59,7 +59,7 @@ from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.conv import (
     TransposeWindow,
     Window,
-    _conv_window,
+    conv_window,
     grouped_conv_window,
     join_layout,
     transpose_conv_window,
@@ -126,7 +126,7 @@ class ConvGeometry:
 
     @staticmethod
     def of(ctx: LoweringContext, depthwise: bool) -> ConvGeometry:
-        return ConvGeometry.from_window(ctx, _conv_window(ctx.call, depthwise))
+        return ConvGeometry.from_window(ctx, conv_window(ctx.call, depthwise))
 
     @staticmethod
     def from_window(ctx: LoweringContext, win: Window, groups: int = 1) -> ConvGeometry:
@@ -320,11 +320,11 @@ def _check(call: OpCall, channel_dim: int | None, activation: Callable[[OpCall],
 
 
 def _check_conv(call: OpCall) -> str | None:
-    return _check(call, 0, lambda c: _conv_window(c, depthwise=False).activation)
+    return _check(call, 0, lambda c: conv_window(c, depthwise=False).activation)
 
 
 def _check_depthwise(call: OpCall) -> str | None:
-    return _check(call, 3, lambda c: _conv_window(c, depthwise=True).activation)
+    return _check(call, 3, lambda c: conv_window(c, depthwise=True).activation)
 
 
 def _check_fully_connected(call: OpCall) -> str | None:
