@@ -171,7 +171,18 @@ def _memref(t: Attribute, what: str, result: bool = False) -> MemRefType:
         raise PassFailedException(f"convert-nnapi-to-linalg: {e}") from None
 
 
-class _FunctionLowering:
+class FunctionLowering:
+    """Lowers one function of the nnapi module (main or a referenced model)
+    operation by operation.
+
+    Its public interface is what the IF and WHILE lowerings
+    (:mod:`nnc.passes.lowering.control_flow`) need, since they lower their
+    referenced models' operations in place: :attr:`builder`, :attr:`hoist`
+    (where temporaries go inside a region), :attr:`buffers` and
+    :attr:`destinations` (tensor -> buffer), :attr:`status`,
+    :attr:`loop_timeout`, :attr:`functions`, :meth:`subgraph`,
+    :meth:`lower_body`, :meth:`alloc` and :meth:`context`."""
+
     def __init__(
         self,
         module: ModuleOp,
@@ -255,7 +266,7 @@ class _FunctionLowering:
             src = self.buffers[v]
             assert src is not None  # a returned value is never omitted
             if src is not dst:
-                self._ctx(OpCall(OperationType(0), [], []), [], []).copy(src, dst)
+                self.context(OpCall(OperationType(0), [], []), [], []).copy(src, dst)
         for k, v in enumerate(ret.arguments):
             self._compact_output(v.type, block.args[n_in + k])
         self.builder.insert(func.ReturnOp())
@@ -277,7 +288,7 @@ class _FunctionLowering:
         if outer == 1:
             return
         bound, inner = shape[dyn.axis], int(np.prod(shape[dyn.axis + 1 :], dtype=np.int64))
-        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
+        ctx = self.context(OpCall(OperationType(0), [], []), [], [])
         flat = ctx.flat(buf)
         e = ctx.e
         n = e.index_cast(e.load(self.counts, [dyn.count]))
@@ -321,11 +332,13 @@ class _FunctionLowering:
         alloc = memref.AllocOp.get(i32, 64, [n])
         alloc.attributes[COUNTS_ATTR] = UnitAttr()
         self.builder.insert(alloc)
-        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
+        ctx = self.context(OpCall(OperationType(0), [], []), [], [])
         ctx.fill(alloc.memref, 0)
         return alloc.memref
 
-    def _alloc(self, shape: Sequence[int], elem: Attribute) -> SSAValue:
+    def alloc(self, shape: Sequence[int], elem: Attribute) -> SSAValue:
+        """A temporary buffer, allocated in front of the outermost IF/WHILE
+        when lowering inside one (the buffer planner wants top-level allocs)."""
         op = memref.AllocOp.get(elem, 64, list(shape))
         if self.hoist is not None:
             Builder(self.hoist).insert(op)  # in front of the outermost IF/WHILE
@@ -362,9 +375,11 @@ class _FunctionLowering:
         self.destinations = saved
         return [self.buffers.get(v) for v in ret.arguments]
 
-    def _ctx(self, call: OpCall, ins: list, outs: list) -> LoweringContext:
+    def context(self, call: OpCall, ins: list, outs: list) -> LoweringContext:
+        """The lowering context of one call at the builder, with this
+        function's allocator, status, constants and target facts."""
         return LoweringContext(
-            self.builder, call, ins, outs, self._alloc, self.status, self._constant,
+            self.builder, call, ins, outs, self.alloc, self.status, self._constant,
             emission=self.emission, tiles=self.tiles, constants=self, half_conversions=self.half_conversions,
             int8_dot=self.int8_dot, counts=self.counts,
         )  # fmt: skip
@@ -448,11 +463,11 @@ class _FunctionLowering:
             dst = self.buffers.get(r) if epilogue is not None else self.destinations.get(r)
             if dst is None:
                 t = _memref(r.type, f"operation {index} ({call.type.name}) output {k}", result=True)
-                dst = self._alloc(t.get_shape(), t.element_type)
+                dst = self.alloc(t.get_shape(), t.element_type)
             self.buffers[r] = dst
             outs.append(dst)
         ins = [self.buffers.get(a) for a in op.args]
-        ctx = self._ctx(call, ins, outs)
+        ctx = self.context(call, ins, outs)
         ctx.epilogue = epilogue
         float16.lower(LOWERINGS[call.type], ctx)
         ctx.finish_epilogue()
@@ -467,12 +482,12 @@ class _FunctionLowering:
                 f"convert-nnapi-to-linalg: operation {index} ({call.type.name}) is marked {PRODUCER_ATTR} "
                 "but has no consumer to fuse"
             )
-        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
+        ctx = self.context(OpCall(OperationType(0), [], []), [], [])
         result = fused.consumer.outs[0]
         dst = self.destinations.get(result)
         if dst is None:
             t = _memref(result.type, f"operation {index} ({call.type.name}) fused output")
-            dst = self._alloc(t.get_shape(), t.element_type)
+            dst = self.alloc(t.get_shape(), t.element_type)
         self.buffers[result] = dst
         shape = _memref(op.outs[0].type, f"operation {index} ({call.type.name}) output").get_shape()
         self.buffers[op.outs[0]] = ctx.reshaped(dst, shape)
@@ -502,7 +517,7 @@ class _FunctionLowering:
         t = _memref(r.type, f"{kind.name} output")
         if not isinstance(src.type, MemRefType) or src.type.element_type != t.element_type:
             return False
-        ctx = self._ctx(OpCall(OperationType(0), [], []), [], [])
+        ctx = self.context(OpCall(OperationType(0), [], []), [], [])
         self.buffers[r] = ctx.reshaped(src, t.get_shape())
         return True
 
@@ -522,7 +537,7 @@ class _FunctionLowering:
 
 
 #: operations whose output is their input 0 with another shape, the elements
-#: in the same order (lowered as views, see ``_FunctionLowering._lower_as_view``)
+#: in the same order (lowered as views, see ``FunctionLowering._lower_as_view``)
 VIEW_OPERATIONS = frozenset({OperationType.RESHAPE, OperationType.SQUEEZE, OperationType.EXPAND_DIMS})
 
 
@@ -600,13 +615,13 @@ class ConvertNNAPIToLinalgPass(ModulePass):
             isinstance(o, nnapi.op_class(OperationType.RANDOM_MULTINOMIAL)) for f in functions for o in f.walk()
         )
         emission = EmissionState()
-        lowered: list[tuple[func.FuncOp, _FunctionLowering]] = []
+        lowered: list[tuple[func.FuncOp, FunctionLowering]] = []
         target = self.target()
         tiles = tile_policy(target)
         for top in functions:
             if SUBGRAPH_ATTR in top.attributes:
                 continue  # inlined where it is used
-            fl = _FunctionLowering(
+            fl = FunctionLowering(
                 op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops,
                 half_conversions=target.half_conversions, profile=self.profile and top.sym_name.data == "main",
                 int8_dot=target.int8_dot,

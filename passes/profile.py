@@ -18,7 +18,7 @@ Operation ``k`` took ``stamps[k + 1] - stamps[k]`` nanoseconds, so the
 operations' times add up exactly to ``stamps[N] - stamps[0]``: the whole
 native call but its prologue (the entry's argument loads) and the copies of
 outputs that are not written in place (an output that is an input or a
-constant).  It is one hook in the dispatch (``_FunctionLowering.run``), not
+constant).  It is one hook in the dispatch (``FunctionLowering.run``), not
 code in each lowering, so an operation's time is that of the code *its*
 lowering emitted:
 

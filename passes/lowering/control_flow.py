@@ -76,7 +76,7 @@ from nnc.runtime.abi import LOOP_TIMEOUT_STATUS
 
 if TYPE_CHECKING:
     from nnc.dialects.nnapi import NNAPIOperation
-    from nnc.passes.convert_nnapi_to_linalg import _FunctionLowering
+    from nnc.passes.convert_nnapi_to_linalg import FunctionLowering
 
 #: The monotonic clock in nanoseconds: ``int64_t nnc_monotonic_ns(void)``.
 CLOCK_FUNCTION = "nnc_monotonic_ns"
@@ -134,7 +134,7 @@ class _Nested:
     builder is the region's (:meth:`into`), and allocations go in front of
     the outermost IF/WHILE (see the module docstring); both restored on exit."""
 
-    def __init__(self, fl: _FunctionLowering, outer: Operation):
+    def __init__(self, fl: FunctionLowering, outer: Operation):
         self.fl = fl
         self.outer = outer
 
@@ -152,24 +152,24 @@ class _Nested:
         return self.fl.builder
 
 
-def _copy(fl: _FunctionLowering, src: SSAValue | None, dst: SSAValue, what: str) -> None:
+def _copy(fl: FunctionLowering, src: SSAValue | None, dst: SSAValue, what: str) -> None:
     if src is None:
         raise PassFailedException(f"{what} has no value (an omitted operand)")
     if src is not dst:
-        fl._ctx(OpCall(OperationType.IF, [], []), [], []).copy(src, dst)
+        fl.context(OpCall(OperationType.IF, [], []), [], []).copy(src, dst)
 
 
-def _data(fl: _FunctionLowering, op: NNAPIOperation, first: int) -> list[SSAValue | None]:
+def _data(fl: FunctionLowering, op: NNAPIOperation, first: int) -> list[SSAValue | None]:
     return [fl.buffers.get(a) for a in op.args[first:]]
 
 
-def _buffer(fl: _FunctionLowering, tensor_type) -> SSAValue:
+def _buffer(fl: FunctionLowering, tensor_type) -> SSAValue:
     """A new buffer for a value of ``tensor_type`` (placed by the planner)."""
     t = memref_type(tensor_type)
-    return fl._alloc(t.get_shape(), t.element_type)
+    return fl.alloc(t.get_shape(), t.element_type)
 
 
-def _outputs(fl: _FunctionLowering, op: NNAPIOperation) -> list[SSAValue]:
+def _outputs(fl: FunctionLowering, op: NNAPIOperation) -> list[SSAValue]:
     """The op's output buffers: in place into the function's outputs, else new."""
     outs = []
     for r in op.outs:
@@ -184,7 +184,7 @@ def _outputs(fl: _FunctionLowering, op: NNAPIOperation) -> list[SSAValue]:
 # -- IF ------------------------------------------------------------------------------------------
 
 
-def lower_if(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
+def lower_if(fl: FunctionLowering, op: NNAPIOperation, index: int) -> None:
     outs = _outputs(fl, op)
     cond = fl.buffers.get(op.args[0])
     if cond is None:
@@ -205,7 +205,7 @@ def lower_if(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
 # -- WHILE ---------------------------------------------------------------------------------------
 
 
-def lower_while(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
+def lower_while(fl: FunctionLowering, op: NNAPIOperation, index: int) -> None:
     if fl.loop_timeout is None:
         raise PassFailedException("WHILE needs the loop-timeout argument of the function")
     if UNROLLED_ATTR in op.attributes:
@@ -234,7 +234,7 @@ def lower_while(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> None:
         b.insert(scf.YieldOp())
 
 
-def lower_unrolled_while(fl: _FunctionLowering, op: NNAPIOperation, index: int, bodies: Sequence[func.FuncOp]) -> None:
+def lower_unrolled_while(fl: FunctionLowering, op: NNAPIOperation, index: int, bodies: Sequence[func.FuncOp]) -> None:
     """The WHILE as its per-iteration bodies in sequence (module docstring)."""
     data = _data(fl, op, 2)
     outs = _outputs(fl, op)
@@ -261,7 +261,7 @@ def lower_unrolled_while(fl: _FunctionLowering, op: NNAPIOperation, index: int, 
             _copy(fl, src, dst, f"operation {index} (WHILE) loop input {k}")
 
 
-def _unrolled_bodies(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> list[func.FuncOp]:
+def _unrolled_bodies(fl: FunctionLowering, op: NNAPIOperation, index: int) -> list[func.FuncOp]:
     """The body functions ``nnc.unrolled`` names, checked: each a referenced
     model taking the WHILE's inputs and giving as many state outputs."""
     attr = op.attributes[UNROLLED_ATTR]
@@ -280,7 +280,7 @@ def _unrolled_bodies(fl: _FunctionLowering, op: NNAPIOperation, index: int) -> l
     return bodies
 
 
-def _go_on(b: Builder, fl: _FunctionLowering, cond: SSAValue, start: SSAValue) -> SSAValue:
+def _go_on(b: Builder, fl: FunctionLowering, cond: SSAValue, start: SSAValue) -> SSAValue:
     """i1: run the body again: the condition holds, the loop is within its
     timeout and no operation has failed.  A loop that would go on past its
     timeout records LOOP_TIMEOUT_STATUS (unless an error came first); one
@@ -299,7 +299,7 @@ def _go_on(b: Builder, fl: _FunctionLowering, cond: SSAValue, start: SSAValue) -
     return _emit(b, arith.AndIOp(wanted, in_time))
 
 
-def _assign_state(fl: _FunctionLowering, results: Sequence[SSAValue | None], state: list[SSAValue], index: int) -> None:
+def _assign_state(fl: FunctionLowering, results: Sequence[SSAValue | None], state: list[SSAValue], index: int) -> None:
     """state[j] = results[j], after the whole body ran.  A result is never a
     state buffer itself (a model cannot list an operand as both input and
     output), only a temporary, a constant or an input-only operand, so the
