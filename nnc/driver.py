@@ -41,7 +41,6 @@ for type checking only.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import gc
 import hashlib
@@ -77,7 +76,7 @@ from nnc.errors import (
 from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
-from nnc.passes.convert_nnapi_to_linalg import ConstantPool, ConvertNNAPIToLinalgPass
+from nnc.passes.convert_nnapi_to_linalg import TARGET_ATTR, ConstantPool, ConvertNNAPIToLinalgPass, target_attr
 from nnc.passes.pipeline import StageTiming, context, default_pipeline, run_passes, to_llvm_ir
 from nnc.passes.shape_inference import ShapeInferenceError
 from nnc.passes.target import TargetDescription
@@ -298,11 +297,13 @@ def lower_shaped(
     ``profile``: time each operation (:mod:`nnc.passes.profile`)."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
-    description = target_description(target or Target.host())
+    # The target travels on the module: the lowering reads it, and the IR
+    # of every later stage says what it was compiled for.
+    module.attributes[TARGET_ATTR] = target_attr(target_description(target or Target.host()))
     pool = ConstantPool(weights)  # the lowering appends weights laid out for the kernels
     passes = [
-        dataclasses.replace(p, pool=pool, profile=profile) if isinstance(p, ConvertNNAPIToLinalgPass) else p
-        for p in default_pipeline(description)[1:]
+        ConvertNNAPIToLinalgPass(pool=pool, profile=profile) if p == ConvertNNAPIToLinalgPass.name else p
+        for p in default_pipeline()[1:]
     ]
     with gc_paused():
         run_passes(module, passes, context(), _TIMINGS.get())

@@ -56,6 +56,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FunctionType,
     IndexType,
     IntAttr,
@@ -551,6 +552,37 @@ def arith_index(builder: Builder, n: int) -> SSAValue:
     return op.result
 
 
+#: Module attribute: the target the module is compiled for, as
+#: ``{triple = "...", cpu = "...", features = "+a,+b"}`` (LLVM's spelling of
+#: the features, complete: the driver derives a CPU's from its name).  The
+#: driver sets it; the lowering reads it and records the target it used.
+TARGET_ATTR = "nnc.target"
+_TARGET_KEYS = ("triple", "cpu", "features")
+
+
+def target_attr(target: TargetDescription) -> DictionaryAttr:
+    """The :data:`TARGET_ATTR` value describing ``target``."""
+    return DictionaryAttr(
+        {"triple": StringAttr(target.triple), "cpu": StringAttr(target.cpu), "features": StringAttr(target.feature_string)}
+    )
+
+
+def module_target(module: ModuleOp) -> TargetDescription | None:
+    """The target :data:`TARGET_ATTR` names on ``module`` (None: no attribute;
+    PassFailedException if it is not three strings)."""
+    attr = module.attributes.get(TARGET_ATTR)
+    if attr is None:
+        return None
+    fields = attr.data if isinstance(attr, DictionaryAttr) else {}
+    if set(fields) != set(_TARGET_KEYS) or not all(isinstance(v, StringAttr) for v in fields.values()):
+        raise PassFailedException(
+            f"convert-nnapi-to-linalg: module attribute {TARGET_ATTR} must be "
+            '{triple = "...", cpu = "...", features = "..."}'
+        )
+    triple, cpu, features = (fields[k].data for k in _TARGET_KEYS)  # type: ignore[attr-defined]
+    return TargetDescription.parse(triple, cpu, features)
+
+
 @dataclass(frozen=True)
 class ConvertNNAPIToLinalgPass(ModulePass):
     """Lower every nnapi op to linalg.generic on memrefs (see module doc).
@@ -560,9 +592,11 @@ class ConvertNNAPIToLinalgPass(ModulePass):
     (:mod:`nnc.passes.target`, :mod:`nnc.passes.kernels.tiles`):
     ``target-triple`` (default x86-64 Linux), ``target-cpu`` (informative)
     and ``target-features``, LLVM's feature string, which decides.  Without
-    options the pass assumes :data:`~nnc.passes.target.DEFAULT_TARGET`
-    (AVX-512); the driver always gives the compilation's target, with the
-    features LLVM implies for its CPU.
+    options the pass reads the module's :data:`TARGET_ATTR`, which the driver
+    sets to the compilation's target (with the features LLVM implies for its
+    CPU), and without that assumes :data:`~nnc.passes.target.DEFAULT_TARGET`
+    (AVX-512).  The pass records the target it lowered for in
+    :data:`TARGET_ATTR`.
 
     ``pool`` (set by the driver, never on the command line): the model's
     constant pool.  With it the lowerings read constant weights and append
@@ -587,10 +621,12 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         """The pass configured for ``target``."""
         return ConvertNNAPIToLinalgPass(target.triple, target.cpu, target.feature_string)
 
-    def target(self) -> TargetDescription:
-        """The target the options describe."""
+    def target(self, module: ModuleOp | None = None) -> TargetDescription:
+        """The target to lower for: the options', else ``module``'s
+        :data:`TARGET_ATTR`, else :data:`~nnc.passes.target.DEFAULT_TARGET`."""
         if not (self.target_triple or self.target_cpu or self.target_features):
-            return DEFAULT_TARGET
+            recorded = module_target(module) if module is not None else None
+            return recorded or DEFAULT_TARGET
         if not self.target_features:
             raise PassFailedException(
                 "convert-nnapi-to-linalg: target-cpu without target-features: give the CPU's "
@@ -616,7 +652,8 @@ class ConvertNNAPIToLinalgPass(ModulePass):
         )
         emission = EmissionState()
         lowered: list[tuple[func.FuncOp, FunctionLowering]] = []
-        target = self.target()
+        target = self.target(op)
+        op.attributes[TARGET_ATTR] = target_attr(target)
         tiles = tile_policy(target)
         for top in functions:
             if SUBGRAPH_ATTR in top.attributes:

@@ -67,3 +67,22 @@ def test_where_of_an_unknown_operation_is_an_argument_error(capsys) -> None:
     assert main(["--where", "DEPTHWISE"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nnc-opt: error: unknown operation 'DEPTHWISE'") and "DEPTHWISE_CONV_2D" in err
+
+
+def test_nnc_opt_stops_quietly_when_its_reader_leaves() -> None:
+    """``nnc-opt ... | head``: a write to a pipe nobody reads ends nnc-opt
+    with a broken pipe's exit status (141), without a traceback.  The read
+    end is closed before nnc-opt starts, so its first write fails."""
+    import os
+    import subprocess
+    import sys
+
+    lit = ROOT / "lit" / "passes" / "convert-nnapi-to-linalg-target-attr.mlir"
+    script = f"import sys; from nnc.opt import main; sys.exit(main([{str(lit)!r}, '-p', 'convert-nnapi-to-linalg']))"
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        proc = subprocess.run([sys.executable, "-c", script], stdout=w, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(w)
+    assert proc.returncode == 141 and b"Traceback" not in proc.stderr, proc.stderr.decode()

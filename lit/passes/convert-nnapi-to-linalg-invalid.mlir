@@ -95,4 +95,13 @@ builtin.module {
   }
 }
 // CHECK: nnc-opt: error: operation 0 (WHILE): nnc.unrolled names @main_op0_body_it0, which is not a referenced model
+// -----
+
+// The module's target (nnc.target) must be three strings: triple, cpu, features.
+builtin.module attributes {nnc.target = "avx2"} {
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    func.return %a : tensor<2xf32>
+  }
+}
+// CHECK: nnc-opt: error: convert-nnapi-to-linalg: module attribute nnc.target must be {triple = "...", cpu = "...", features = "..."}
 // CHECK-NOT: Traceback
