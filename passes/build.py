@@ -39,9 +39,10 @@ from xdsl.traits import (
     IsTerminator,
     MemoryEffect,
     MemoryEffectKind,
-    RecursiveMemoryEffect,
     SymbolOpInterface,
 )
+
+from nnc.passes.xdsl_compat import is_recursive_memory_effect
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -152,9 +153,6 @@ def _class_traits(cls: type[Operation]) -> _ClassTraits:
     return kept, tuple(cls.get_traits_of_type(MemoryEffect))  # type: ignore[type-abstract]
 
 
-_RECURSIVE = RecursiveMemoryEffect.get_effects.__func__  # type: ignore[attr-defined]
-
-
 class _Effects:
     """xDSL's ``is_trivially_dead`` with each operation's memory effects
     (``get_effects``) remembered: the same answers, as long as the effects
@@ -189,7 +187,7 @@ class _Effects:
         for trait in traits:
             if found is None:
                 break
-            if getattr(type(trait).get_effects, "__func__", None) is _RECURSIVE:
+            if is_recursive_memory_effect(trait):
                 for region in op.regions:
                     for block in region.blocks:
                         for child in block.ops:

@@ -42,6 +42,7 @@ from nnc.passes.pipeline import (
     split_pipeline,
     to_llvm_ir,
 )
+from nnc.passes.xdsl_compat import failing_operation
 
 #: the separator of --split-input-file chunks (MLIR's)
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
@@ -62,12 +63,6 @@ def split_input(text: str) -> list[str]:
     return chunks
 
 
-#: the generic-form operation name on a line of xDSL's diagnostic dump
-_OP_NAME = re.compile(r'"([A-Za-z_][\w$]*\.[\w$.]+)"\(')
-#: the line of carets xDSL puts under the operation a diagnostic is about
-_UNDERLINE = re.compile(r"^\s*\^+-*\s*$")
-
-
 def _message(e: BaseException) -> str:
     """One line for ``e``.  A parse error gives ``file:line:col: message``;
     xDSL's verifier attaches the whole module, with the failing operation
@@ -79,13 +74,10 @@ def _message(e: BaseException) -> str:
         where = e.span.get_location()
         return f"{where.file}:{where.line}:{where.col}: {e.msg}"
     text = str(e).splitlines()[0] if str(e) else type(e).__name__
-    for note in getattr(e, "__notes__", ()):
-        lines = note.splitlines()
-        for above, line in zip(lines, lines[1:]):
-            m = _OP_NAME.search(above)
-            if _UNDERLINE.match(line) and m:
-                return text if text.startswith(m.group(1)) else f"{m.group(1)}: {text}"
-    return text
+    name = failing_operation(e)
+    if name is None or text.startswith(name):
+        return text
+    return f"{name}: {text}"
 
 
 def process(
