@@ -2,7 +2,7 @@
 
 // Element-wise operations of passes/lowering/elementwise.py, one function
 // each: one linalg.generic over the output, written in place, whose body is
-// the operation's scalar arithmetic (see also elementwise_v1_2.mlir).
+// the operation's scalar arithmetic (see also elementwise_types.mlir).
 builtin.module {
   // NNAPI's integer division: floor division that cannot trap; a divisor
   // of 0 gives 0 and of -1 gives the negation (INT_MIN wraps).

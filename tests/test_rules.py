@@ -1,6 +1,6 @@
-"""Rules of the NNAPI 1.0 operations (conv, pool, shape_ops, normalization,
-recurrent): inferred output shapes for every signature, tolerance of unknown
-dimensions, and RuleError for invalid models.  The last tests replay the
+"""Rules of the conv, pool, shape, normalization and recurrent operations:
+inferred output shapes for every signature, tolerance of unknown dimensions,
+and RuleError for invalid models.  The last tests replay the
 conformance corpus (shared/nnapi-cts) through the rules."""
 
 from __future__ import annotations

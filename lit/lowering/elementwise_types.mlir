@@ -1,9 +1,9 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// NNAPI 1.2 element-wise operations (passes/lowering/elementwise.py and
-// quant_elementwise.py).
+// Element-wise operations across operand types (passes/lowering/elementwise.py
+// and quant_elementwise.py): quantised GREATER and MAXIMUM, CAST, LOGICAL_NOT.
 builtin.module {
-  func.func @elementwise_v1_2(%a: tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, %b: tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<1>>>, %f: tensor<3xf32>, %l: tensor<3xi1>) -> (tensor<3xi1>, tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<0>>>, tensor<3xi1>) {
+  func.func @elementwise_types(%a: tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, %b: tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<1>>>, %f: tensor<3xf32>, %l: tensor<3xi1>) -> (tensor<3xi1>, tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<0>>>, tensor<3xi1>) {
     // GREATER of quantised operands compares the float32 real values.
     %r_g = "nnapi.greater"(%a, %b) : (tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<1>>>) -> tensor<3xi1>
     // MAXIMUM requantises %b to the output (in f64, Android's requantize);
@@ -17,7 +17,7 @@ builtin.module {
   }
 }
 
-// CHECK-LABEL: func.func @elementwise_v1_2(
+// CHECK-LABEL: func.func @elementwise_types(
 // CHECK-SAME:    %[[A:[0-9]+]]: memref<3xi8>, %[[B:[0-9]+]]: memref<3xi8>, %[[F:[0-9]+]]: memref<3xf32>, %[[L:[0-9]+]]: memref<3xi8>, %[[R_G:[0-9]+]]: memref<3xi8>, %[[R_M:[0-9]+]]: memref<3xi8>, %[[R_C:[0-9]+]]: memref<3xi8>, %[[R_N:[0-9]+]]: memref<3xi8>
 
 // GREATER: (q - zp) * scale for both sides, an ordered float compare, a 0/1 byte.

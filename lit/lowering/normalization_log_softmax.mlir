@@ -3,7 +3,7 @@
 // LOG_SOFTMAX and INSTANCE_NORMALIZATION (passes/lowering/normalization.py),
 // and RESIZE_NEAREST_NEIGHBOR (passes/lowering/layout.py).
 builtin.module {
-  func.func @v1_2(%x: tensor<2x5xf32>, %y: tensor<1x2x2x3xf32>, %r: tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>) -> (tensor<2x5xf32>, tensor<1x2x2x3xf32>, tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>) {
+  func.func @log_softmax_instance_resize(%x: tensor<2x5xf32>, %y: tensor<1x2x2x3xf32>, %r: tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>) -> (tensor<2x5xf32>, tensor<1x2x2x3xf32>, tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>) {
     // LOG_SOFTMAX along axis 1 with beta 2: max, sum of exp((x - max) * 2),
     // then (x - max) * 2 - log(sum).
     %beta = "nnapi.constant"() <{value = dense<2.0> : tensor<f32>}> : () -> f32
@@ -22,7 +22,7 @@ builtin.module {
   }
 }
 
-// CHECK-LABEL: func.func @v1_2(
+// CHECK-LABEL: func.func @log_softmax_instance_resize(
 // CHECK-SAME:    %[[X:[0-9]+]]: memref<2x5xf32>, %[[Y:[0-9]+]]: memref<1x2x2x3xf32>, %[[R:[0-9]+]]: memref<1x2x2x1xi8>, %[[R_L:[0-9]+]]: memref<2x5xf32>, %[[R_I:[0-9]+]]: memref<1x2x2x3xf32>, %[[R_R:[0-9]+]]: memref<1x3x3x1xi8>
 
 // LOG_SOFTMAX
