@@ -36,6 +36,7 @@ from nnc.passes.lowering import LoweringContext, identity_map
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.quant_elementwise import FLOAT_UNARY, float_unary_table
 from nnc.passes.pipeline import DEFAULT_PIPELINE, run_passes, to_llvm_ir
+from nnc.runtime import threadpool
 from nnc.runtime.jit import NativeModule, Target, optimize
 
 INT32_MIN, INT32_MAX = q.INT32_MIN, q.INT32_MAX
@@ -310,6 +311,11 @@ class NativeFn:
         arena = module.attributes.get("nnc.arena_size")
         self.arena_size = arena.data if isinstance(arena, IntAttr) else 0
         target = Target.host()
+        # The code may call the thread pool (nnc-parallelize-generics): its
+        # symbols must exist before the module is loaded, as Executable
+        # ensures for a model.  Without this the test crashed when it ran
+        # before any other test had installed the pool.
+        threadpool.install()
         self.native = NativeModule(optimize(to_llvm_ir(module), target), target)
 
     def __call__(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
