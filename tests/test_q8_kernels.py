@@ -26,7 +26,7 @@ from nnc import OperationType as Op
 from nnc.driver import lower, static_input_infos
 from nnc.enums import FuseCode
 from nnc.passes.lowering import quant as q
-from nnc.passes.lowering.conv_quant import _conv_multiplier
+from nnc.passes.lowering.conv_q8 import _conv_multiplier
 from nnc.runtime.jit import Target, emit_assembly, optimize
 from test_control_flow import _scalar
 

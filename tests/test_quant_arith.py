@@ -34,7 +34,7 @@ from nnc.dialects.rules import OpCall
 from nnc.enums import FuseCode
 from nnc.passes.lowering import LoweringContext, identity_map
 from nnc.passes.lowering import quant as q
-from nnc.passes.lowering.quant_elementwise import FLOAT_UNARY, float_unary_table
+from nnc.passes.lowering.elementwise_q8 import FLOAT_UNARY, float_unary_table
 from nnc.passes.pipeline import DEFAULT_PIPELINE, run_passes, to_llvm_ir
 from nnc.runtime import threadpool
 from nnc.runtime.jit import NativeModule, Target, optimize

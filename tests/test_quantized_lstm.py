@@ -1,5 +1,5 @@
 """The integer builders of QUANTIZED_16BIT_LSTM and QUANTIZED_LSTM
-(passes/lowering/quant.py's int16 fixed point, recurrent_quant.py's
+(passes/lowering/quant.py's int16 fixed point, recurrent_q8.py's
 run-time helpers), against Python transcriptions of the reference code:
 
 * gemmlowp's ``FixedPoint<std::int16_t, k>`` exp / logistic / tanh
@@ -26,7 +26,7 @@ from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc.passes.lowering import LoweringContext, identity_map
 from nnc.passes.lowering import quant as q
-from nnc.passes.lowering.recurrent_quant import inv_sqrt_quantized_multiplier_exp
+from nnc.passes.lowering.recurrent_q8 import inv_sqrt_quantized_multiplier_exp
 from test_quant_arith import NativeFn
 
 # -- gemmlowp int16 fixed point, transcribed (numpy int64 arrays holding int16) ---------------
@@ -260,7 +260,7 @@ def test_generated_inv_sqrt_and_runtime_rdbpot():
 # The corpus runs QLSTM with layer normalisation, CIFG or not, projection or
 # not, no peephole, no clipping, hidden zero point 0 and cell scale 2^-15.
 # ``ref_qlstm`` transcribes ``qlstm::execute`` (with the peephole read from
-# the previous cell state: see recurrent_quant.py) on Python ints.
+# the previous cell state: see recurrent_q8.py) on Python ints.
 
 S8, W8, S16, I32 = T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT8_SYMM, T.TENSOR_QUANT16_SYMM, T.TENSOR_INT32
 f32 = np.float32

@@ -24,7 +24,7 @@ What the kernels read (laid out by the lowering, :mod:`nnc.passes.lowering.conv`
 Bit-exactness: every product ``(x - zx) * (w - zw)`` and every sum is exact
 in int32 (the reference accumulates the same products in int32, and
 integer addition is associative), and the epilogue computes exactly
-:meth:`~nnc.passes.lowering.conv_quant.QuantConv.requantize`'s arithmetic
+:meth:`~nnc.passes.lowering.conv_q8.QuantConv.requantize`'s arithmetic
 (``(x << left) * m`` rounded to its high word, then the rounding right
 shift), lane by lane.
 

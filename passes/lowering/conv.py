@@ -39,9 +39,9 @@ The geometry (layout, explicit padding computed like Android's
 :class:`ConvGeometry`; together with :func:`padded_input` and
 :func:`named_generic` it is shared by the float and the quantised variants,
 which differ only in the accumulator, the body and the epilogue: for
-quantised inputs those come from :class:`~nnc.passes.lowering.conv_quant.QuantConv`
+quantised inputs those come from :class:`~nnc.passes.lowering.conv_q8.QuantConv`
 (int32 accumulation with the zero points subtracted, then requantisation
-like Android's reference CPU path; see :mod:`nnc.passes.lowering.conv_quant`).
+like Android's reference CPU path; see :mod:`nnc.passes.lowering.conv_q8`).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ from nnc.passes.lowering.base import (
     lowering,
     memref_elem,
 )
-from nnc.passes.lowering.conv_quant import QuantConv, QuantConvError
+from nnc.passes.lowering.conv_q8 import QuantConv, QuantConvError
 from nnc.passes.lowering.quant import is_unsigned
 from nnc.passes.target import Int8Dot
 

@@ -5,7 +5,7 @@ comparisons, SELECT and CAST (one table row per op, shared builders);
 DEQUANTIZE and QUANTIZE.
 
 Quantised operands (TENSOR_QUANT8_ASYMM / _SIGNED) of ADD, SUB, MUL, RELU*,
-LOGISTIC and TANH go to :mod:`nnc.passes.lowering.quant_elementwise`; the
+LOGISTIC and TANH go to :mod:`nnc.passes.lowering.elementwise_q8`; the
 float and int32 paths are below."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from xdsl.dialects.builtin import f32, i8, i32
 from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.lowering import elementwise_q8 as quant
 from nnc.passes.lowering import quant as q
-from nnc.passes.lowering import quant_elementwise as quant
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value, activation, affine_map, identity_map, lowering
 
 _BINARY = {
@@ -168,7 +168,7 @@ def binary_v1_2(ctx: LoweringContext) -> None:
 def comparison(ctx: LoweringContext) -> None:
     """Float and int32 compare the values; TENSOR_BOOL8 the stored bytes as
     unsigned (Android compares ``uint8_t``); quantised operands compare their
-    float32 real values ``(q - zero_point) * scale`` (see quant_elementwise)."""
+    float32 real values ``(q - zero_point) * scale`` (see elementwise_q8)."""
     t = ctx.info(0).type
     pred = _COMPARE_PRED[ctx.call.type]
     if t in quant.QUANT8:

@@ -1,7 +1,7 @@
 """Recurrent operations: LSTM, RNN, SVDF and the sequence operations
 UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN, and
 the integer cells QUANTIZED_16BIT_LSTM and QUANTIZED_LSTM (their steps are in
-:mod:`nnc.passes.lowering.recurrent_quant`).
+:mod:`nnc.passes.lowering.recurrent_q8`).
 
 Each lowering follows Android's reference implementation (``LSTM.cpp``,
 ``RNN.cpp``, ``SVDF.cpp``, ``UnidirectionalSequenceLSTM.cpp``, ... in
@@ -56,7 +56,7 @@ from nnc.passes.lowering.recurrent_cells import (
     time_major_input,
     write_sequence,
 )
-from nnc.passes.lowering.recurrent_quant import quantized_16bit_lstm_step, quantized_lstm_step
+from nnc.passes.lowering.recurrent_q8 import quantized_16bit_lstm_step, quantized_lstm_step
 
 # -- LSTM ----------------------------------------------------------------------------------------
 
@@ -95,13 +95,13 @@ def lstm(ctx: LoweringContext) -> None:
 
 @lowering(Op.QUANTIZED_16BIT_LSTM)
 def quantized_16bit_lstm(ctx: LoweringContext) -> None:
-    """QuantizedLSTMCell::eval: see :func:`~nnc.passes.lowering.recurrent_quant.quantized_16bit_lstm_step`."""
+    """QuantizedLSTMCell::eval: see :func:`~nnc.passes.lowering.recurrent_q8.quantized_16bit_lstm_step`."""
     quantized_16bit_lstm_step(ctx)
 
 
 @lowering(Op.QUANTIZED_LSTM)
 def quantized_lstm(ctx: LoweringContext) -> None:
-    """qlstm::execute: see :func:`~nnc.passes.lowering.recurrent_quant.quantized_lstm_step`."""
+    """qlstm::execute: see :func:`~nnc.passes.lowering.recurrent_q8.quantized_lstm_step`."""
     quantized_lstm_step(ctx)
 
 
