@@ -38,7 +38,7 @@ def _points_at_its_definition(path: Path, line: int, name: str) -> bool:
         }),
         ("HARD_SWISH", {
             "record": "dialects/optable.py", "rule": "dialects/rules/elementwise.py",
-            "lowering": "passes/lowering/quant_elementwise.py", "tflite HARD_SWISH": "nnc/tflite.py",
+            "lowering": "passes/lowering/elementwise_q8.py", "tflite HARD_SWISH": "nnc/tflite.py",
             "lit": "lit/lowering/elementwise.mlir",
         }),
     ],

@@ -1,7 +1,7 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
 // Element-wise operations across operand types (passes/lowering/elementwise.py
-// and quant_elementwise.py): quantised GREATER and MAXIMUM, CAST, LOGICAL_NOT.
+// and elementwise_q8.py): quantised GREATER and MAXIMUM, CAST, LOGICAL_NOT.
 builtin.module {
   func.func @elementwise_types(%a: tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, %b: tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<1>>>, %f: tensor<3xf32>, %l: tensor<3xi1>) -> (tensor<3xi1>, tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<0>>>, tensor<3xi1>) {
     // GREATER of quantised operands compares the float32 real values.

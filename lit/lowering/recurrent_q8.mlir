@@ -1,6 +1,6 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// The integer LSTM cells (passes/lowering/recurrent_quant.py), bit-exact with
+// The integer LSTM cells (passes/lowering/recurrent_q8.py), bit-exact with
 // Android's QuantizedLSTMCell and QLSTM; every intermediate is an i32 holding
 // the reference's int16/int32 value.
 

@@ -1,6 +1,6 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// Quantised element-wise ops (passes/lowering/quant_elementwise.py): integer
+// Quantised element-wise ops (passes/lowering/elementwise_q8.py): integer
 // arithmetic with Android's fixed-point multipliers (passes/lowering/quant.py).
 builtin.module {
   // ADD uint8 with RELU: inputs zero-extended and offset by -zp, shifted left by
