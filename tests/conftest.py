@@ -50,8 +50,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         item.user_properties.append(("checklist", tuple(int(i) for i in mark.args)))
 
 
-#: Test modules run first, longest first (per-test durations of a full run,
-#: session 8): pytest-xdist's load scheduling hands each worker consecutive
+#: Test modules run first, longest first (by the per-test durations of a
+#: full run): pytest-xdist's load scheduling hands each worker consecutive
 #: runs of tests in collection order, so a module of tests lasting tens of
 #: seconds each, collected last, keeps one worker busy after the other ran
 #: out of tests.  Only the order changes; every test runs.
