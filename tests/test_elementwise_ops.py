@@ -11,7 +11,7 @@ import numpy as np
 
 from nnc import OperandType as T
 from nnc import OperationType as Op
-from test_tensor_ops import F, run_one
+from test_data_movement_numpy import F, run_one
 
 
 def test_sqrt() -> None:

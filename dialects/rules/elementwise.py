@@ -119,14 +119,14 @@ def dequantize(call: OpCall) -> list[OperandInfo]:
     return [out]
 
 
-# -- NNAPI 1.2 / 1.3 element-wise operations -----------------------------------------------------
+# -- unary and binary operations without parameters or activation ------------------------------
 
-#: same-shape unary ops of NNAPI 1.2+ (their operand types: the records)
-UNARY_V1_2 = (Op.ABS, Op.NEG, Op.EXP, Op.LOG, Op.RSQRT, Op.SIN, Op.SQRT, Op.LOGICAL_NOT, Op.HARD_SWISH)
+#: same-shape unary ops without parameters (their operand types: the records)
+PLAIN_UNARY = (Op.ABS, Op.NEG, Op.EXP, Op.LOG, Op.RSQRT, Op.SIN, Op.SQRT, Op.LOGICAL_NOT, Op.HARD_SWISH)
 
 
-@rule(*UNARY_V1_2)
-def unary_v1_2(call: OpCall) -> list[OperandInfo]:
+@rule(*PLAIN_UNARY)
+def plain_unary(call: OpCall) -> list[OperandInfo]:
     """One tensor in, one of the same type and shape out (HARD_SWISH's
     quantised output may declare its own scale and zero point)."""
     if len(call.inputs) != 1:
@@ -145,7 +145,7 @@ def elu(call: OpCall) -> list[OperandInfo]:
 
 
 #: broadcasting binary ops without an activation (their operand types: the records)
-BINARY_V1_2 = (Op.MAXIMUM, Op.MINIMUM, Op.POW, Op.PRELU, Op.LOGICAL_AND, Op.LOGICAL_OR)
+PLAIN_BINARY = (Op.MAXIMUM, Op.MINIMUM, Op.POW, Op.PRELU, Op.LOGICAL_AND, Op.LOGICAL_OR)
 #: comparisons: broadcasting, TENSOR_BOOL8 output
 COMPARISONS = (Op.EQUAL, Op.NOT_EQUAL, Op.GREATER, Op.GREATER_EQUAL, Op.LESS, Op.LESS_EQUAL)
 
@@ -159,8 +159,8 @@ def _two_inputs(call: OpCall) -> tuple[OperandInfo, OperandInfo]:
     return a, b
 
 
-@rule(*BINARY_V1_2)
-def binary_v1_2(call: OpCall) -> list[OperandInfo]:
+@rule(*PLAIN_BINARY)
+def plain_binary(call: OpCall) -> list[OperandInfo]:
     """Two tensors of one type, broadcast; the output has their type (a
     quantised output keeps its declared scale and zero point)."""
     a, b = _two_inputs(call)

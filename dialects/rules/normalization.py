@@ -12,12 +12,13 @@ from nnc.dialects.rules.base import (
     RuleError,
     T,
     check_output_quant,
+    expect_count,
     expect_primary,
     like,
     rule,
 )
 from nnc.dialects.rules.conv import bool_param, int_param, scalar_param
-from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
+from nnc.dialects.rules.operands import normalize_axis
 from nnc.enums import OperationType as Op
 
 

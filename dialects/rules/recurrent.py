@@ -1,7 +1,7 @@
 """Rules for the recurrent operations: LSTM, RNN, SVDF, the sequence forms
 UNIDIRECTIONAL_SEQUENCE_LSTM/RNN and BIDIRECTIONAL_SEQUENCE_LSTM/RNN, and
 the integer cells QUANTIZED_16BIT_LSTM and QUANTIZED_LSTM
-(EMBEDDING_LOOKUP and HASHTABLE_LOOKUP are in shape_ops, LSH_PROJECTION in
+(EMBEDDING_LOOKUP and HASHTABLE_LOOKUP are in lookup, LSH_PROJECTION in
 hashing: the families of their lowerings).
 
 Optional inputs (LSTM's CIFG/peephole/projection/layer-norm tensors, SVDF's bias,
@@ -27,6 +27,7 @@ from nnc.dialects.rules.base import (
     OperandInfo,
     RuleError,
     T,
+    expect_count,
     expect_primary,
     expect_rank,
     expect_type,
@@ -36,7 +37,6 @@ from nnc.dialects.rules.base import (
 )
 from nnc.dialects.rules.conv import bool_param, dim, int_param, scalar_param
 from nnc.dialects.rules.elementwise import check_fuse_code
-from nnc.dialects.rules.shape_ops import expect_count
 from nnc.enums import OperationType as Op
 
 # -- LSTM -----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ TOPK_V2's values (``topk_v2::prepare``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from nnc.dialects.rules.base import (
@@ -19,19 +20,14 @@ from nnc.dialects.rules.base import (
     OperandInfo,
     RuleError,
     T,
+    expect_count,
     expect_primary,
+    expect_type,
     like,
     rule,
 )
 from nnc.dialects.rules.conv import bool_param, int_param
-from nnc.dialects.rules.layout import (
-    int_tensor,
-    int_values,
-    mean_axes,
-    mean_out_dims,
-    same_quant_output,
-)
-from nnc.dialects.rules.shape_ops import expect_count, normalize_axis
+from nnc.dialects.rules.operands import data_input, int_tensor, int_values, normalize_axis, same_quant_output
 from nnc.enums import OperationType as Op
 
 
@@ -99,3 +95,40 @@ def topk_v2(call: OpCall) -> list[OperandInfo]:
         raise RuleError(f"k must be in [1, {last or 'the last dimension'}], got {k}")
     dims = (*x.dims[:-1], k)
     return [like(x, dims), indices.with_dims(dims)]
+
+
+def mean_axes(call: OpCall, rank: int) -> list[int]:
+    """The reduced dimensions, non-negative, without repeats, in input order."""
+    axes = set()
+    for a in int_values(call, 1):
+        axes.add(normalize_axis(a, rank))
+    return sorted(axes)
+
+
+def keep_dims(call: OpCall) -> bool:
+    """MEAN's keep_dims: an INT32 where any positive value means true."""
+    return int_param(call, 2) > 0
+
+
+def mean_out_dims(dims: Sequence[int], axes: Sequence[int], keep: bool) -> list[int]:
+    if keep:
+        return [1 if k in axes else d for k, d in enumerate(dims)]
+    return [d for k, d in enumerate(dims) if k not in axes] or [1]
+
+
+@rule(Op.MEAN)
+def mean(call: OpCall) -> list[OperandInfo]:
+    """Average over the listed axes (repeats and negative axes allowed).
+
+    Unlike the data-movement ops, a quantised output may declare its own scale
+    and zero point: the lowering then requantises the mean."""
+    expect_count(call, (3,))
+    x = data_input(call)
+    int_tensor(call, 1, 1, "axes")
+    expect_type(call, 2, (T.INT32,))
+    keep = keep_dims(call)
+    if x.dims is None:
+        int_values(call, 1)
+        return [like(x, None)]
+    axes = mean_axes(call, len(x.dims))
+    return [like(x, mean_out_dims(x.dims, axes, keep))]

@@ -32,6 +32,27 @@ builtin.module {
     %r = "nnapi.local_response_normalization"(%x, %radius, %bias, %alpha, %beta, %axis) : (tensor<1x6x2xf32>, i32, f32, f32, f32, i32) -> tensor<1x6x2xf32>
     func.return %r : tensor<1x6x2xf32>
   }
+
+  // SOFTMAX, uint8, beta 1 and input scale 1/4: a 256-entry table of
+  // exp_on_negative_values (Q0.31) of max - q built at compile time (a constant; entry 0
+  // is exp(0) = INT32_MAX), the row max, the sum of the entries rescaled to
+  // Q12.19, the per-row reciprocal and exponent, then one generic writing
+  // RoundingDivideByPOT(reciprocal * exp, exponent) clamped to [0, 255].
+  func.func @softmax_q8(%x: tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>) -> tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>> {
+    %beta = "nnapi.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> f32
+    %r = "nnapi.softmax"(%x, %beta) : (tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>, f32) -> tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>
+    func.return %r : tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>
+  }
+
+  // L2_NORMALIZATION, int8 along the last axis: the per-row sum of squares
+  // of q - zp, GetInvSqrtQuantizedMultiplierExp per row (Newton-Raphson, with
+  // the constant sqrt(2)/2 = 1518500250 in Q0.31), then
+  // MultiplyByQuantizedMultiplier(q - zp, m, shift + 7) as
+  // reference_integer_ops::L2Normalization, clamped to [-128, 127].
+  func.func @l2_q8(%x: tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e-01 : f64, #builtin.int<-5>>>) -> tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 7.812500e-03 : f64, #builtin.int<0>>> {
+    %r = "nnapi.l2_normalization"(%x) : (tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e-01 : f64, #builtin.int<-5>>>) -> tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 7.812500e-03 : f64, #builtin.int<0>>>
+    func.return %r : tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 7.812500e-03 : f64, #builtin.int<0>>>
+  }
 }
 
 // CHECK-LABEL: func.func @softmax(
@@ -94,3 +115,49 @@ builtin.module {
 // CHECK:             %[[P:.*]] = math.powf %[[BASE]], %[[NBETA]] : f32
 // CHECK:             %[[RES:.*]] = arith.mulf %[[V]], %[[P]] : f32
 // CHECK:             linalg.yield %[[RES]] : f32
+
+// The table is a constant: entry 0 is 2147483647 (little-endian 0xFFFFFF7F).
+// CHECK:       "memref.global"() <{sym_name = "[[TABLE_SYM:__nnc_const_softmax_q8_[0-9]+]]", type = memref<256xi32>, initial_value = dense<"0xFFFFFF7F{{[0-9A-F]*}}"> : tensor<256xi32>
+// CHECK-LABEL: func.func @softmax_q8(
+// CHECK-SAME:    %[[X:.*]]: memref<2x5xi8>, %[[OUT:.*]]: memref<2x5xi8>
+// CHECK:         %[[TABLE:.*]] = memref.get_global @[[TABLE_SYM]] : memref<256xi32>
+// CHECK:         %[[MAX:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : memref<2x5xi8>) outs(%[[MAX]] : memref<2x1xi32>)
+// CHECK:           arith.extui %{{.*}} : i8 to i32
+// CHECK:           arith.maxsi
+// CHECK:         %[[SUM:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MAX]] : memref<2x5xi8>, memref<2x1xi32>) outs(%[[SUM]] : memref<2x1xi32>)
+// CHECK:           memref.load %[[TABLE]]
+// CHECK:           arith.shrsi %{{.*}}, %{{.*}} : i32
+// CHECK:         %[[SCALE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
+// CHECK:         %[[EXP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]] : memref<2x1xi32>) outs(%[[SCALE]], %[[EXP]] : memref<2x1xi32>, memref<2x1xi32>)
+// CHECK:           arith.cmpi ult
+// CHECK:           arith.shli
+// CHECK:         linalg.generic {{.*}} ins(%[[X]], %[[MAX]], %[[SCALE]], %[[EXP]] : memref<2x5xi8>, memref<2x1xi32>, memref<2x1xi32>, memref<2x1xi32>) outs(%[[OUT]] : memref<2x5xi8>)
+// CHECK:           memref.load %[[TABLE]]
+// CHECK:           arith.shrsi %{{.*}}, %{{.*}} : i64
+// CHECK:           arith.constant 255 : i32
+// CHECK:           arith.trunci %{{.*}} : i32 to i8
+
+// CHECK-LABEL: func.func @l2_q8(
+// CHECK-SAME:    %[[X:.*]]: memref<2x3xi8>, %[[OUT:.*]]: memref<2x3xi8>
+// CHECK:         %[[SQ:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
+// CHECK:         linalg.generic {{.*}} ins(%[[X]] : memref<2x3xi8>) outs(%[[SQ]] : memref<2x1xi32>)
+// CHECK:           arith.extsi %{{.*}} : i8 to i32
+// CHECK:           arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK:         %[[M:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
+// CHECK:         %[[SH:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
+// CHECK:         linalg.generic {{.*}} ins(%[[SQ]] : memref<2x1xi32>) outs(%[[M]], %[[SH]] : memref<2x1xi32>, memref<2x1xi32>)
+// CHECK:           arith.constant 1518500250 : i64
+// CHECK:         linalg.generic {{.*}} ins(%[[X]], %[[M]], %[[SH]] : memref<2x3xi8>, memref<2x1xi32>, memref<2x1xi32>) outs(%[[OUT]] : memref<2x3xi8>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: i8, %[[MUL:.*]]: i32, %[[SHIFT:.*]]: i32, %{{.*}}: i8):
+// CHECK:           %[[Q:.*]] = arith.extsi %[[V]] : i8 to i32
+// CHECK:           %[[ZP:.*]] = arith.constant -5 : i32
+// CHECK:           %[[C:.*]] = arith.subi %[[Q]], %[[ZP]] : i32
+// CHECK:           %[[SEVEN:.*]] = arith.constant 7 : i32
+// CHECK:           arith.addi %[[SHIFT]], %[[SEVEN]] : i32
+// CHECK:           arith.shli %[[C]], %{{.*}} : i32
+// CHECK:           arith.constant -128 : i32
+// CHECK:           arith.constant 127 : i32
+// CHECK:           arith.trunci %{{.*}} : i32 to i8

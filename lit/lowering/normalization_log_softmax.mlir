@@ -1,9 +1,8 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// LOG_SOFTMAX and INSTANCE_NORMALIZATION (passes/lowering/normalization.py),
-// and RESIZE_NEAREST_NEIGHBOR (passes/lowering/layout.py).
+// LOG_SOFTMAX and INSTANCE_NORMALIZATION (passes/lowering/normalization.py).
 builtin.module {
-  func.func @log_softmax_instance_resize(%x: tensor<2x5xf32>, %y: tensor<1x2x2x3xf32>, %r: tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>) -> (tensor<2x5xf32>, tensor<1x2x2x3xf32>, tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>) {
+  func.func @log_softmax_instance(%x: tensor<2x5xf32>, %y: tensor<1x2x2x3xf32>) -> (tensor<2x5xf32>, tensor<1x2x2x3xf32>) {
     // LOG_SOFTMAX along axis 1 with beta 2: max, sum of exp((x - max) * 2),
     // then (x - max) * 2 - log(sum).
     %beta = "nnapi.constant"() <{value = dense<2.0> : tensor<f32>}> : () -> f32
@@ -15,15 +14,12 @@ builtin.module {
     %eps = "nnapi.constant"() <{value = dense<1.0e-3> : tensor<f32>}> : () -> f32
     %nhwc = "nnapi.constant"() <{value = dense<false> : tensor<i1>}> : () -> i1
     %r_i = "nnapi.instance_normalization"(%y, %gamma, %b, %eps, %nhwc) : (tensor<1x2x2x3xf32>, f32, f32, f32, i1) -> tensor<1x2x2x3xf32>
-    // RESIZE_NEAREST_NEIGHBOR 2x2 -> 3x3 of quantised bytes: in = min(floor(o * 2/3), 1).
-    %three = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
-    %r_r = "nnapi.resize_nearest_neighbor"(%r, %three, %three, %nhwc) : (tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, i32, i32, i1) -> tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>
-    func.return %r_l, %r_i, %r_r : tensor<2x5xf32>, tensor<1x2x2x3xf32>, tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>
+    func.return %r_l, %r_i : tensor<2x5xf32>, tensor<1x2x2x3xf32>
   }
 }
 
-// CHECK-LABEL: func.func @log_softmax_instance_resize(
-// CHECK-SAME:    %[[X:[0-9]+]]: memref<2x5xf32>, %[[Y:[0-9]+]]: memref<1x2x2x3xf32>, %[[R:[0-9]+]]: memref<1x2x2x1xi8>, %[[R_L:[0-9]+]]: memref<2x5xf32>, %[[R_I:[0-9]+]]: memref<1x2x2x3xf32>, %[[R_R:[0-9]+]]: memref<1x3x3x1xi8>
+// CHECK-LABEL: func.func @log_softmax_instance(
+// CHECK-SAME:    %[[X:[0-9]+]]: memref<2x5xf32>, %[[Y:[0-9]+]]: memref<1x2x2x3xf32>, %[[R_L:[0-9]+]]: memref<2x5xf32>, %[[R_I:[0-9]+]]: memref<1x2x2x3xf32>
 
 // LOG_SOFTMAX
 // CHECK:         %[[MX:[0-9]+]] = memref.alloc() {{.*}} : memref<2x1xf32>
@@ -48,9 +44,3 @@ builtin.module {
 // CHECK:           arith.divf
 // CHECK:           arith.constant 5.000000e-01 : f32
 
-// RESIZE_NEAREST_NEIGHBOR: floor(o * float(2/3)), clamped to 1, per spatial dim.
-// CHECK:         outs(%[[R_R]] : memref<1x3x3x1xi8>)
-// CHECK:           arith.constant 0.666666687 : f32
-// CHECK:           math.floor
-// CHECK:           arith.minsi
-// CHECK:           memref.load %[[R]]

@@ -37,6 +37,28 @@ builtin.module {
     %r = "nnapi.l2_pool_2d"(%x, %valid, %two, %two, %two, %two, %none) : (tensor<1x4x4x1xf32>, i32, i32, i32, i32, i32, i32) -> tensor<1x2x2x1xf32>
     func.return %r : tensor<1x2x2x1xf32>
   }
+
+  // AVERAGE_POOL_2D, int8, VALID 2x2 stride 2, RELU: the int32 window sum is
+  // divided by the clipped count rounding half away from zero (C's truncating
+  // division of sum +- count/2), then clamped to [zero point, 127].
+  func.func @avg_q8(%x: tensor<1x4x4x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-3>>>) -> tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-3>>> {
+    %valid = "nnapi.constant"() <{value = dense<2> : tensor<i32>}> : () -> i32
+    %two = "nnapi.constant"() <{value = dense<2> : tensor<i32>}> : () -> i32
+    %relu = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %r = "nnapi.average_pool_2d"(%x, %valid, %two, %two, %two, %two, %relu) : (tensor<1x4x4x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-3>>>, i32, i32, i32, i32, i32, i32) -> tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-3>>>
+    func.return %r : tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-3>>>
+  }
+
+  // MAX_POOL_2D, uint8, padding 1 and a 3x3 window, RELU6 with scale 0.5 and
+  // zero point 128: the running maximum starts at 0 and the result is clamped
+  // to [128, 140].
+  func.func @max_q8(%x: tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>) -> tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>> {
+    %one = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %three = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
+    %relu6 = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
+    %r = "nnapi.max_pool_2d"(%x, %one, %one, %one, %one, %one, %one, %three, %three, %relu6) : (tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>, i32, i32, i32, i32, i32, i32, i32, i32, i32) -> tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>
+    func.return %r : tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>
+  }
 }
 
 // CHECK-LABEL: func.func @avg(
@@ -97,3 +119,41 @@ builtin.module {
 // CHECK:           %[[MEAN:.*]] = arith.divf %[[SUM]], %[[COUNT]] : f32
 // CHECK:           %[[R:.*]] = math.sqrt %[[MEAN]] : f32
 // CHECK:           linalg.yield %[[R]] : f32
+
+// CHECK-LABEL: func.func @avg_q8(
+// CHECK-SAME:    %[[X:.*]]: memref<1x4x4x1xi8>, %[[OUT:.*]]: memref<1x2x2x1xi8>
+// CHECK:         linalg.generic {{.*}} outs(%[[OUT]] : memref<1x2x2x1xi8>)
+// CHECK:           %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK:           %[[SUM:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (i32) {
+// CHECK:             scf.for
+// CHECK:               %[[V:.*]] = memref.load %[[X]]
+// CHECK:               %[[W:.*]] = arith.extsi %[[V]] : i8 to i32
+// CHECK:               arith.addi %{{.*}}, %[[W]] : i32
+// CHECK:           %[[COUNT:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK:           %[[HALF:.*]] = arith.divsi %[[COUNT]], %{{.*}} : i32
+// CHECK:           %[[POS:.*]] = arith.cmpi sgt, %[[SUM]], %{{.*}} : i32
+// CHECK:           %[[UP:.*]] = arith.addi %[[SUM]], %[[HALF]] : i32
+// CHECK:           %[[DOWN:.*]] = arith.subi %[[SUM]], %[[HALF]] : i32
+// CHECK:           %[[NUM:.*]] = arith.select %[[POS]], %[[UP]], %[[DOWN]] : i32
+// CHECK:           %[[AVG:.*]] = arith.divsi %[[NUM]], %[[COUNT]] : i32
+// CHECK:           %[[LO:.*]] = arith.constant -3 : i32
+// CHECK:           %[[A:.*]] = arith.maxsi %[[AVG]], %[[LO]] : i32
+// CHECK:           %[[HI:.*]] = arith.constant 127 : i32
+// CHECK:           %[[B:.*]] = arith.minsi %[[A]], %[[HI]] : i32
+// CHECK:           %[[R:.*]] = arith.trunci %[[B]] : i32 to i8
+// CHECK:           linalg.yield %[[R]] : i8
+
+// CHECK-LABEL: func.func @max_q8(
+// CHECK-SAME:    %[[X:.*]]: memref<1x3x3x1xi8>, %[[OUT:.*]]: memref<1x3x3x1xi8>
+// CHECK:         linalg.generic {{.*}} outs(%[[OUT]] : memref<1x3x3x1xi8>)
+// CHECK:           %[[INIT:.*]] = arith.constant 0 : i32
+// CHECK:           %[[MAX:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (i32) {
+// CHECK:               %[[V:.*]] = memref.load %[[X]]
+// CHECK:               %[[W:.*]] = arith.extui %[[V]] : i8 to i32
+// CHECK:               arith.maxsi %{{.*}}, %[[W]] : i32
+// CHECK-NOT:       arith.divsi
+// CHECK:           %[[LO:.*]] = arith.constant 128 : i32
+// CHECK:           %[[A:.*]] = arith.maxsi %[[MAX]], %[[LO]] : i32
+// CHECK:           %[[HI:.*]] = arith.constant 140 : i32
+// CHECK:           %[[B:.*]] = arith.minsi %[[A]], %[[HI]] : i32
+// CHECK:           arith.trunci %[[B]] : i32 to i8

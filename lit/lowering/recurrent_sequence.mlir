@@ -2,7 +2,7 @@
 
 // Sequence RNN/LSTM and SVDF lowerings (passes/lowering/recurrent.py); see
 // recurrent.mlir for RNN, LSTM and LSH_PROJECTION and
-// unidirectional_sequence_lstm.mlir.
+// recurrent_unidirectional_lstm.mlir.
 builtin.module {
   // UNIDIRECTIONAL_SEQUENCE_RNN (time-major, RELU): the hidden state is copied
   // to a temporary, then an scf.for over the 2 time steps computes, in a view

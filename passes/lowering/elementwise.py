@@ -63,7 +63,7 @@ def unary(ctx: LoweringContext) -> None:
     ctx.elementwise(ctx.output(), [ctx.input(0)], lambda e, a: fn(e, a[0]))
 
 
-# -- NNAPI 1.2 / 1.3 element-wise operations -------------------------------------------------------
+# -- parameterless unary math, comparisons, min/max and logical operations -----------------------
 #
 # Float bodies follow Android's reference expressions (std::exp, 1.f / std::sqrt,
 # tflite's HardSwish ``x * min(6, max(0, x + 3)) / 6``); int32 ABS and NEG wrap
@@ -91,7 +91,7 @@ def _bool8(e: Emitter, c: Value) -> Value:
     return e.op(arith.ExtUIOp(c, i8))
 
 
-_UNARY_V1_2: dict[Op, Callable[[Emitter, Value], Value]] = {
+_PLAIN_UNARY: dict[Op, Callable[[Emitter, Value], Value]] = {
     Op.ABS: _abs,
     Op.NEG: Emitter.neg,
     Op.EXP: Emitter.exp,
@@ -104,12 +104,12 @@ _UNARY_V1_2: dict[Op, Callable[[Emitter, Value], Value]] = {
 }
 
 
-@lowering(*_UNARY_V1_2, check=quant.check_unary_v1_2)
-def unary_v1_2(ctx: LoweringContext) -> None:
+@lowering(*_PLAIN_UNARY, check=quant.check_plain_unary)
+def plain_unary(ctx: LoweringContext) -> None:
     if ctx.info(0).type in quant.QUANT8:
         (quant.float_unary if ctx.call.type in quant.FLOAT_UNARY else quant.hard_swish)(ctx)
         return
-    fn = _UNARY_V1_2[ctx.call.type]
+    fn = _PLAIN_UNARY[ctx.call.type]
     ctx.elementwise(ctx.output(), [ctx.input(0)], lambda e, a: fn(e, a[0]))
 
 
@@ -140,7 +140,7 @@ def _prelu(e: Emitter, x: Value, alpha: Value) -> Value:
     return e.select(e.cmp("ge", x, e.f32(0.0)), x, e.mul(x, alpha))
 
 
-_BINARY_V1_2: dict[Op, Callable[[Emitter, Value, Value], Value]] = {
+_PLAIN_BINARY: dict[Op, Callable[[Emitter, Value, Value], Value]] = {
     Op.MAXIMUM: _std_max,
     Op.MINIMUM: _std_min,
     Op.POW: Emitter.pow,
@@ -155,12 +155,12 @@ _COMPARE_PRED = {
 }  # fmt: skip
 
 
-@lowering(*_BINARY_V1_2, check=quant.check_binary_v1_2)
-def binary_v1_2(ctx: LoweringContext) -> None:
+@lowering(*_PLAIN_BINARY, check=quant.check_plain_binary)
+def plain_binary(ctx: LoweringContext) -> None:
     if ctx.info(0).type in quant.QUANT8:
-        quant.binary_v1_2(ctx)
+        quant.plain_binary(ctx)
         return
-    fn = _BINARY_V1_2[ctx.call.type]
+    fn = _PLAIN_BINARY[ctx.call.type]
     ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], lambda e, a: fn(e, a[0], a[1]))
 
 

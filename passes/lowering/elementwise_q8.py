@@ -153,7 +153,7 @@ def unary(ctx: LoweringContext) -> None:
     ctx.elementwise(ctx.output(), [ctx.input(0)], body)
 
 
-# -- NNAPI 1.2 / 1.3: comparisons, MAXIMUM / MINIMUM, PRELU, SELECT, HARD_SWISH ----------------------
+# -- comparisons, MAXIMUM / MINIMUM, PRELU, SELECT, HARD_SWISH ----------------------
 
 
 def dequantizer(info) -> Callable[[Emitter, Value], Value]:
@@ -208,13 +208,13 @@ def _prelu_params(call: OpCall) -> _PReluParams:
     return _PReluParams(q.quantize_multiplier(float(sa / so)), q.quantize_multiplier(product / float(so)))
 
 
-def check_binary_v1_2(call: OpCall) -> str | None:
+def check_plain_binary(call: OpCall) -> str | None:
     if call.inputs[0].type not in QUANT8:
         return None
     return q.quant_reason(call, _prelu_params) if call.type == Op.PRELU else None
 
 
-def binary_v1_2(ctx: LoweringContext) -> None:
+def plain_binary(ctx: LoweringContext) -> None:
     """Quantised MAXIMUM / MINIMUM (both inputs requantised to the output,
     then std::max / std::min) and PRELU (tflite-style fixed point:
     ``zp_out + MBQM(x, pos)`` for ``x = q - zp_in >= 0``, else
@@ -276,7 +276,7 @@ def _hard_swish_params(call: OpCall) -> _HardSwishParams:
     return _HardSwishParams(_down_scale_int16(out_m), out_exp, _down_scale_int16(relu_m), relu_exp)
 
 
-def check_unary_v1_2(call: OpCall) -> str | None:
+def check_plain_unary(call: OpCall) -> str | None:
     if call.inputs[0].type not in QUANT8:
         return None
     if call.type in FLOAT_UNARY:

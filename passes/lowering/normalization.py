@@ -56,7 +56,7 @@ from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineMap
 
 from nnc.dialects.rules.base import OpCall
-from nnc.dialects.rules.shape_ops import normalize_axis
+from nnc.dialects.rules.operands import normalize_axis
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels.rows import FLOAT_LOWEST, softmax_rows
@@ -476,7 +476,7 @@ def l2_normalization_quant(ctx: LoweringContext) -> None:
     ctx.generic(shape, [(x, full), (mult_buf, red), (shift_buf, red)], [(out, full)], body)
 
 
-# -- LOG_SOFTMAX, INSTANCE_NORMALIZATION (NNAPI 1.2, float32) -----------------------------------
+# -- LOG_SOFTMAX, INSTANCE_NORMALIZATION (float32) -----------------------------------
 
 
 @lowering(Op.LOG_SOFTMAX)

@@ -1,6 +1,6 @@
 """Philox-4x32-10, the counter-based generator of TensorFlow's
 ``random::PhiloxRandom`` that Android's RANDOM_MULTINOMIAL draws from,
-emitted as integer arithmetic (a helper of :mod:`nnc.passes.lowering.tensor_ops`;
+emitted as integer arithmetic (a helper of :mod:`nnc.passes.lowering.generate`;
 it registers no lowering).
 
 A generator is a 64-bit key and a 128-bit counter; each call encrypts the

@@ -20,17 +20,21 @@ so elements are combined in row-major order like Android's loops.
 
 from __future__ import annotations
 
+import math as pymath
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import i32
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import IntegerType, f32, i32
 
-from nnc.dialects.rules.reduce import reduce_axes, reduce_keep_dims
+from nnc.dialects.rules.reduce import keep_dims, mean_axes, reduce_axes, reduce_keep_dims
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.kernels.rows import mean_rows
 from nnc.passes.kernels.vector import parallel_each
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import (
+    QUANT8,
     Emitter,
     LoweringContext,
     Value,
@@ -166,3 +170,62 @@ def topk_v2(ctx: LoweringContext) -> None:
         e.for_(0, k, output, [e.load(xf, [r, 0]), e.i32(-1)])
 
     parallel_each(ctx.e, 0, rows, 1, row)
+
+
+def _widen(e: Emitter, v: Value, unsigned: bool) -> Value:
+    """A stored 8-bit element as i32 (zero-extended for QUANT8_ASYMM)."""
+    return e.op(arith.ExtUIOp(v, i32) if unsigned else arith.ExtSIOp(v, i32))
+
+
+@lowering(Op.MEAN)
+def mean(ctx: LoweringContext) -> None:
+    x, out = ctx.input(0), ctx.output()
+    ishape, oshape = ctx.shape(x), ctx.shape(out)
+    rank = len(ishape)
+    axes = mean_axes(ctx.call, rank)
+    keep = keep_dims(ctx.call)
+    count = pymath.prod(ishape[a] for a in axes)
+    if count == 0:
+        ctx.fill(out, 0)  # Android leaves T() when no element is reduced
+        return
+
+    reduce_map = reduction_map(rank, axes, keep)
+    in_map = identity_map(rank)
+    info, oinfo = ctx.info(0), ctx.out_info()
+    if info.type == T.TENSOR_FLOAT32 and sorted(axes) == list(range(rank - len(axes), rank)):
+        # the reduced elements of an output are one contiguous row: the
+        # vector row kernel (the sum in vector accumulators; within the
+        # float32 tolerance of the serial sum below, not bit-identical)
+        mean_rows(ctx, ctx.flat(x), ctx.flat(out), pymath.prod(ishape) // count, count)
+        return
+    if info.type not in QUANT8:
+        ctx.fill(out, 0.0)
+        ctx.generic(ishape, [(x, in_map)], [(out, reduce_map)],
+                    lambda e, a, idx: [e.add(a[1], a[0])], reduction_dims=axes)  # fmt: skip
+        if count != 1:
+            ctx.elementwise(out, [out], lambda e, a: e.div(a[0], e.f32(float(count))))
+        return
+
+    unsigned = info.type == T.TENSOR_QUANT8_ASYMM
+    acc = ctx.alloc(oshape, i32)
+    ctx.fill(acc, 0)
+    ctx.generic(ishape, [(x, in_map)], [(acc, reduce_map)],
+                lambda e, a, idx: [e.add(a[1], _widen(e, a[0], unsigned))], reduction_dims=axes)  # fmt: skip
+    same = (oinfo.scale, oinfo.zero_point) == (info.scale, info.zero_point)
+    lo, hi = (0, 255) if unsigned else (-128, 127)
+
+    def finish(e: Emitter, args: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
+        total = args[0]
+        if same:
+            q = e.op(arith.DivSIOp(total, e.i32(count)))  # C++ int division: toward zero
+        else:
+            centred = e.sub(total, e.i32(count * info.zero_point))
+            real = e.mul(e.to_float(centred, f32), e.f32(info.scale / (count * oinfo.scale)))
+            q = e.add(e.op(math.RoundOp(real)), e.f32(oinfo.zero_point))
+            q = e.to_int(e.clamp(q, float(lo), float(hi)), i32)  # saturate before converting
+        storage = args[1].type
+        assert isinstance(storage, IntegerType)
+        return [e.op(arith.TruncIOp(q, storage))]
+
+    rank_out = len(oshape)
+    ctx.generic(oshape, [(acc, identity_map(rank_out))], [(out, identity_map(rank_out))], finish)

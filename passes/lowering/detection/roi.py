@@ -63,7 +63,7 @@ import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import f32, i1, i32
 
-from nnc.dialects.rules.roi import BOX_SCALE, roi_params
+from nnc.dialects.rules.detection.roi import BOX_SCALE, roi_params
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels.vector import parallel_each

@@ -1,6 +1,6 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// BOX_WITH_NMS_LIMIT (passes/lowering/detection.py): its outputs carry a
+// BOX_WITH_NMS_LIMIT (passes/lowering/detection/nms.py): its outputs carry a
 // data-dependent size (#nnapi.bounded<axis 0, count 0, factor 1>), so @main
 // gets the counts buffer (nnc.counts, zeroed first), the outputs are zeroed
 // (padding rows beyond the count), the kernel runs in scf.for loops over the

@@ -1,6 +1,6 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// DETECTION_POSTPROCESSING (passes/lowering/ssd.py): outputs zeroed, then per
+// DETECTION_POSTPROCESSING (passes/lowering/detection/ssd.py): outputs zeroed, then per
 // batch (a parallel loop): the anchors decoded into boxes (exp of the scaled
 // size deltas), and regular NMS: per class (a parallel loop, one candidate
 // row each) the candidates above the score threshold, hard NMS in place on

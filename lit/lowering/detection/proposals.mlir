@@ -1,6 +1,6 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// AXIS_ALIGNED_BBOX_TRANSFORM (passes/lowering/proposals.py): a loop over the
+// AXIS_ALIGNED_BBOX_TRANSFORM (passes/lowering/detection/proposals.py): a loop over the
 // boxes, then one over the classes; each box reads its image's size through a
 // checked batch index (an index outside image_info or x2 < x1 is reported).
 builtin.module {

@@ -51,7 +51,7 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import IndexType, f32, i32
 
-from nnc.dialects.rules.ssd import (
+from nnc.dialects.rules.detection.ssd import (
     ANCHORS,
     DELTAS,
     INCLUDE_BACKGROUND,

@@ -37,7 +37,7 @@ from nnc.dialects.rules.base import (
 )
 from nnc.dialects.rules.conv import bool_param, dim, int_param, join_layout, scalar_param, split_layout
 from nnc.dialects.rules.elementwise import FLOAT_TYPES
-from nnc.dialects.rules.layout import int_tensor, same_quant_output
+from nnc.dialects.rules.operands import int_tensor, same_quant_output
 from nnc.enums import OperationType as Op
 
 #: the quantisation Android requires of TENSOR_QUANT16_ASYMM boxes

@@ -1,6 +1,6 @@
 // RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
 
-// Regions of interest (passes/lowering/roi.py).  ROI_ALIGN and ROI_POOLING
+// Regions of interest (passes/lowering/detection/roi.py).  ROI_ALIGN and ROI_POOLING
 // first check and scale every roi in one sequential loop (an invalid roi or
 // batch index sets the status and becomes the empty box of batch 0), then
 // compute the output rows (roi, y) in a parallel loop, each looping over

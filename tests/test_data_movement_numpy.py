@@ -1,4 +1,4 @@
-"""Tensor operations (REVERSE, MIRROR_PAD, PACK, SPLIT) where the conformance
+"""Data-movement operations (REVERSE, MIRROR_PAD, PACK, SPLIT) where the conformance
 corpus does not cover them, against numpy (np.flip, np.pad, np.stack); and
 :func:`run_one`, which builds and runs a one-operation model."""
 

@@ -31,7 +31,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import IndexType, MemRefType, f32, i32
 
 from nnc.dialects.rules.base import T
-from nnc.dialects.rules.proposals import proposals_params
+from nnc.dialects.rules.detection.proposals import proposals_params
 from nnc.enums import OperationType as Op
 from nnc.operand_types import OperandInfo
 from nnc.passes.lowering import quant as q

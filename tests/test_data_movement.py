@@ -1,10 +1,10 @@
-"""Rules of the NNAPI 1.1 layout operations (dialects/rules/layout.py):
-BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND, PAD, SQUEEZE, STRIDED_SLICE, TRANSPOSE
-and MEAN -- inferred shapes for every signature, tolerance of unknown
+"""Rules of BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND, TRANSPOSE (family rearrange),
+PAD (pad), SQUEEZE (reshape), STRIDED_SLICE (slice) and MEAN (reduce) --
+inferred shapes for every signature, tolerance of unknown
 dimensions, RuleError for invalid parameters, Unsupported for shape inputs
 that are not known yet, and a replay of the conformance corpus.  The last
 section runs small models end to end against numpy references of Android's
-kernels (passes/lowering/layout.py)."""
+kernels (passes/lowering/<family>.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import pytest
 
 import nnc
 from nnc.dialects.rules import OpCall, OperandInfo, RuleError, Unsupported, infer
-from nnc.dialects.rules.layout import clamped_index
+from nnc.dialects.rules.slice import clamped_index
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 

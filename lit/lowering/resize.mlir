@@ -1,0 +1,67 @@
+// RUN: nnc-opt %s -p convert-nnapi-to-linalg | filecheck %s
+
+// The resize operations (passes/lowering/resize.py).
+builtin.module {
+  // RESIZE_BILINEAR with half-pixel centers: (y + 0.5) * scale - 0.5, with
+  // scale = 2/3 in float32, floor/ceil clamped to the input, four loads.
+  func.func @resize_bilinear(%a: tensor<1x2x2x1xf32>) -> tensor<1x3x3x1xf32> {
+    %w = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
+    %h = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
+    %l = "nnapi.constant"() <{value = dense<false> : tensor<i1>}> : () -> i1
+    %ac = "nnapi.constant"() <{value = dense<false> : tensor<i1>}> : () -> i1
+    %hp = "nnapi.constant"() <{value = dense<true> : tensor<i1>}> : () -> i1
+    %r = "nnapi.resize_bilinear"(%a, %w, %h, %l, %ac, %hp) : (tensor<1x2x2x1xf32>, i32, i32, i1, i1, i1) -> tensor<1x3x3x1xf32>
+    func.return %r : tensor<1x3x3x1xf32>
+  }
+
+  // RESIZE_BILINEAR, uint8, 2x2 -> 3x3: the float interpolation of the
+  // zero-extended values, truncated back (static_cast) to the storage type.
+  func.func @resize_bilinear_q8(%x: tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>) -> tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>> {
+    %three = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
+    %r = "nnapi.resize_bilinear"(%x, %three, %three) : (tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>, i32, i32) -> tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>
+    func.return %r : tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>
+  }
+
+  // RESIZE_NEAREST_NEIGHBOR 2x2 -> 3x3 of quantised bytes: in = min(floor(o * 2/3), 1).
+  func.func @resize_nearest_neighbor(%r: tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>) -> tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>> {
+    %nhwc = "nnapi.constant"() <{value = dense<false> : tensor<i1>}> : () -> i1
+    %three = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
+    %r_r = "nnapi.resize_nearest_neighbor"(%r, %three, %three, %nhwc) : (tensor<1x2x2x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>, i32, i32, i1) -> tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>
+    func.return %r_r : tensor<1x3x3x1x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<3>>>
+  }
+}
+
+// CHECK-LABEL: func.func @resize_bilinear(
+// CHECK-SAME:    %[[IN:[0-9]+]]: memref<1x2x2x1xf32>, %[[OUT:[0-9]+]]: memref<1x3x3x1xf32>
+// CHECK:         linalg.generic {{.*}} outs(%[[OUT]] : memref<1x3x3x1xf32>)
+// CHECK:           arith.constant 5.000000e-01 : f32
+// CHECK:           arith.addf
+// CHECK:           arith.constant 0.666666687 : f32
+// CHECK:           arith.mulf
+// CHECK:           arith.subf
+// CHECK:           math.floor
+// CHECK:           arith.maxsi
+// CHECK:           math.ceil
+// CHECK:           arith.minsi
+// CHECK-COUNT-4:   memref.load %[[IN]]
+// CHECK:           linalg.yield
+
+// CHECK-LABEL: func.func @resize_bilinear_q8(
+// CHECK-SAME:    %[[X:.*]]: memref<1x2x2x1xi8>, %[[OUT:.*]]: memref<1x3x3x1xi8>
+// CHECK:         linalg.generic {{.*}} outs(%[[OUT]] : memref<1x3x3x1xi8>)
+// CHECK:           %[[V:.*]] = memref.load %[[X]]
+// CHECK:           %[[U:.*]] = arith.extui %[[V]] : i8 to i32
+// CHECK:           arith.sitofp %[[U]] : i32 to f32
+// CHECK-COUNT-3:   arith.addf
+// CHECK:           %[[T:.*]] = arith.fptosi %{{.*}} : f32 to i32
+// CHECK:           arith.maxsi %[[T]], %{{.*}} : i32
+// CHECK:           arith.trunci %{{.*}} : i32 to i8
+
+// RESIZE_NEAREST_NEIGHBOR: floor(o * float(2/3)), clamped to 1, per spatial dim.
+// CHECK-LABEL: func.func @resize_nearest_neighbor(
+// CHECK-SAME:    %[[R:[0-9]+]]: memref<1x2x2x1xi8>, %[[R_R:[0-9]+]]: memref<1x3x3x1xi8>
+// CHECK:         outs(%[[R_R]] : memref<1x3x3x1xi8>)
+// CHECK:           arith.constant 0.666666687 : f32
+// CHECK:           math.floor
+// CHECK:           arith.minsi
+// CHECK:           memref.load %[[R]]
