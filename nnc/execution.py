@@ -526,18 +526,18 @@ class Execution:
                 raise BadDataError(fn, f"{what}: dimensions {dims} are not fully specified")
             if not isinstance(memory, Memory):
                 raise BadDataError(fn, f"expected an nnc.Memory, got {type(memory).__name__}")
-            memory._check_open(fn)
+            memory.check_open(fn)
             table = self._inputs if io == INPUT else self._outputs
             dtype = dtype_of(operand.type)
             if memory.kind == "device":
-                memory._check_role(fn, self.compilation, io, int(index), offset, length, dims)
+                memory.check_role(fn, self.compilation, io, int(index), offset, length, dims)
                 if int(index) in table:
                     raise BadStateError(fn, f"{what} is already set")
                 self._bind(fn, table, index, _Binding("device", dims, None, memory))
                 if io == OUTPUT:
                     self._device_outputs.append((int(index), memory))
                 return
-            view = memory._client_array(fn, io, offset, length, dtype)
+            view = memory.region_array(fn, io, offset, length, dtype)
             if int(index) in table:
                 raise BadStateError(fn, f"{what} is already set")
             self._check_length(fn, what, int(length), dims, dtype.itemsize)
@@ -583,7 +583,7 @@ class Execution:
         """COMPUTATION -> COMPLETED; device memories written by the outputs
         become initialised, or uninitialised if the computation failed."""
         for k, memory in self._device_outputs:
-            memory._set_written(outcome.shapes[k] if outcome.error is None and outcome.shapes else None)
+            memory.mark_written(outcome.shapes[k] if outcome.error is None and outcome.shapes else None)
         with self._lock:
             self._outcome = outcome
             self._state = State.COMPLETED
@@ -619,7 +619,7 @@ class Execution:
         for b in self._inputs.values():
             if b.kind == "device":
                 assert b.memory is not None and b.dims is not None
-                b.memory._input_array(fn, b.dims)
+                b.memory.input_data(fn, b.dims)
 
     def _run_here(self, fn: str, deadline: int | None, burst: Burst | None = None) -> None:
         """Validate and compute in this thread; the caller already began."""
@@ -655,14 +655,14 @@ class Execution:
             raise BadDataError(fn, f"expected an nnc.Burst, got {type(burst).__name__}")
         if burst.compilation is not self.compilation:
             raise BadDataError(fn, "the burst and the execution come from different compilations")
-        if burst._closed:
+        if burst.closed:
             raise BadStateError(fn, "the burst was closed (freed)")
-        burst._acquire(fn)
+        burst.acquire(fn)
         try:
             self._begin(fn)
             self._run_here(fn, self._deadline(), burst)
         finally:
-            burst._release()
+            burst.release()
 
     @ndk(_START)
     def start_compute(self) -> Event:
@@ -676,7 +676,7 @@ class Execution:
         except NNError as e:
             self._finish(self._fail(e))
             raise
-        event = Event._for_computation(self, fenced=False)
+        event = Event.for_computation(self, fenced=False)
         self._spawn(fn, event, deadline, [], 0)
         return event
 
@@ -704,20 +704,20 @@ class Execution:
             if deps is None or not all(isinstance(e, Event) for e in deps):
                 raise BadDataError(fn, "dependencies must be a list of nnc.Event")
             for e in deps:
-                if e._closed:
+                if e.closed:
                     raise BadStateError(fn, "a dependency event was closed (freed)")
             duration = _uint64(fn, duration, "the duration")
             if duration:
                 self._single_device(fn, "a duration")
             self._check_fenced_outputs(fn)
             for i, e in enumerate(deps):
-                done, error = e._poll()
+                done, error = e.poll()
                 if done and error is not None:
                     raise OpFailedError(fn, f"dependency {i} failed: {error}")
         except NNError as e:
             self._finish(self._fail(e))
             raise
-        event = Event._for_computation(self, fenced=True)
+        event = Event.for_computation(self, fenced=True)
         self._spawn(fn, event, deadline, deps, duration)
         return event
 
@@ -740,7 +740,7 @@ class Execution:
         """The worker thread: wait for the dependencies, compute, signal."""
         try:
             for i, dep in enumerate(deps):
-                error = dep._status()
+                error = dep.wait_error()
                 if error is not None:
                     raise OpFailedError(fn, f"dependency {i} failed: {error}")
             if duration:
@@ -752,7 +752,7 @@ class Execution:
         except BaseException as e:  # noqa: BLE001 - a bug must reach the waiter, not kill the thread silently
             outcome = _Outcome(OpFailedError(fn, f"internal error: {type(e).__name__}: {e}"))
         self._finish(outcome)
-        event._complete(outcome.error)
+        event.signal(outcome.error)
 
     # -- the computation itself -------------------------------------------------------------------------
     def _check_deadline(self, fn: str, deadline: int | None, when: str) -> None:
@@ -777,7 +777,7 @@ class Execution:
     def _input_array(b: _Binding, operand: Operand, fn: str) -> np.ndarray:
         if b.kind == "device":
             assert b.memory is not None and b.dims is not None
-            raw = b.memory._input_array(fn, b.dims)
+            raw = b.memory.input_data(fn, b.dims)
             return raw.view(dtype_of(operand.type)).reshape(b.dims)
         assert b.array is not None
         return b.array
@@ -824,9 +824,9 @@ class Execution:
             return np.empty(shape, dtype)
         if b.kind == "device":
             assert b.memory is not None
-            raw = b.memory._output_array(fn, shape)
+            raw = b.memory.output_data(fn, shape)
             if raw is None:
-                if need * dtype.itemsize > b.memory._capacity():
+                if need * dtype.itemsize > b.memory.capacity:
                     return None
                 raise OpFailedError(fn, f"output {k}: computed shape {list(shape)} does not fit the device memory's "
                                         f"dimensions {list(b.memory.dimensions or ())}")  # fmt: skip
@@ -847,12 +847,12 @@ class Execution:
             self._check_deadline(fn, deadline, "before the computation started")
         plan = self._plan or self._plan_for(fn, deadline)
         for memory in plan.memories:
-            memory._check_mapped(fn)
+            memory.check_mapped(fn)
         call = plan.call
         threadpool.use(self._num_threads)
         t1 = time.perf_counter_ns() if measure else 0
         try:
-            arena = burst._arena(call.executable) if burst is not None else None
+            arena = burst.arena(call.executable) if burst is not None else None
             status = call.executable.run(call.inputs, call.outputs, arena, call.loop_timeout_ns, prepared=call)
         except MemoryError:
             raise OutOfMemoryError(fn, "cannot allocate the execution's working memory") from None
