@@ -34,15 +34,21 @@ class Burst:
         self._arenas: dict[int, tuple[object, np.ndarray]] = {}
         self._closed = False
 
-    def _acquire(self, fn: str) -> None:
+    @property
+    def closed(self) -> bool:
+        """Whether the burst was closed (freed): it then accepts no computation."""
+        return self._closed
+
+    def acquire(self, fn: str) -> None:
         """Take the burst for one computation (BAD_STATE if it is busy)."""
         if not self._in_use.acquire(blocking=False):
             raise BadStateError(fn, "another computation is running on this burst")
 
-    def _release(self) -> None:
+    def release(self) -> None:
+        """Give the burst back after the computation :meth:`acquire` took it for."""
         self._in_use.release()
 
-    def _arena(self, executable) -> np.ndarray | None:
+    def arena(self, executable) -> np.ndarray | None:
         """The scratch arena kept for ``executable`` (only while acquired)."""
         entry = self._arenas.get(id(executable))
         if entry is None:

@@ -75,14 +75,16 @@ class Event:
 
     # -- runtime side -------------------------------------------------------------------------
     @classmethod
-    def _for_computation(cls, execution: object, fenced: bool) -> Event:
+    def for_computation(cls, execution: object, fenced: bool) -> Event:
+        """The event of a computation ``execution`` starts, keeping it alive
+        until signalled; ``fenced``: with a sync fence."""
         ev = cls(_origin="fenced" if fenced else "compute")
         ev._holds = execution
         if fenced:
             ev._fence_r, ev._fence_w = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         return ev
 
-    def _complete(self, error: NNError | None) -> None:
+    def signal(self, error: NNError | None) -> None:
         """Signal the event with the computation's result (worker thread)."""
         with self._lock:
             self._error = error
@@ -96,18 +98,23 @@ class Event:
             self._holds = None
             self._done.set()
 
-    def _status(self) -> NNError | None:
+    def wait_error(self) -> NNError | None:
         """Block until signalled; the computation's error or None."""
         if self._origin == "fd":
             return self._wait_fd(block=True)[1]
         self._done.wait()
         return self._error
 
-    def _poll(self) -> tuple[bool, NNError | None]:
+    def poll(self) -> tuple[bool, NNError | None]:
         """(signalled, error) without blocking."""
         if self._origin == "fd":
             return self._wait_fd(block=False)
         return self._done.is_set(), self._error
+
+    @property
+    def closed(self) -> bool:
+        """Whether the event was closed (freed)."""
+        return self._closed
 
     def _wait_fd(self, block: bool) -> tuple[bool, NNError | None]:
         poller = select.poll()
@@ -133,7 +140,7 @@ class Event:
         if it succeeded, else raise its error (e.g. OutputInsufficientSizeError
         with the output shapes, MissedDeadlineError, OpFailedError), reported
         by ``ANeuralNetworksEvent_wait`` with the original as ``__cause__``."""
-        error = self._status()
+        error = self.wait_error()
         if error is not None:
             raise rebrand(error, _WAIT)
 
@@ -173,7 +180,7 @@ class Event:
     @property
     def signalled(self) -> bool:
         """Whether the computation has ended (never blocks)."""
-        return self._poll()[0]
+        return self.poll()[0]
 
     @ndk(_FREE, free=True)
     def close(self) -> None:
@@ -182,7 +189,7 @@ class Event:
         if self._closed:
             return
         try:
-            self._status()
+            self.wait_error()
         except Exception:  # noqa: BLE001 - freeing never fails
             pass
         self._closed = True

@@ -241,13 +241,13 @@ class Memory(ConstantMemory):
         (it has no client-visible bytes), offset 0 with length 0
         (the size cannot be implied), or a range past the end;
         UNMAPPABLE when the region cannot be read."""
-        self._check_open(function)
+        self.check_open(function)
         if self.kind != "fd":
             raise BadDataError(function, "device memory (from a MemoryDesc) has no client-visible bytes")
         self._check_range(function, offset, length)
         if not self.protect & mmap.PROT_READ:
             raise UnmappableError(function, "the memory was mapped without PROT_READ")
-        self._check_mapped(function)
+        self.check_mapped(function)
         assert self._mmap is not None
         return memoryview(self._mmap)[int(offset) : int(offset) + int(length)]
 
@@ -255,7 +255,8 @@ class Memory(ConstantMemory):
         """A copy of the bytes of a region (see :meth:`view`)."""
         return bytes(self.view(offset, length, fn))
 
-    def _check_open(self, fn: str) -> None:
+    def check_open(self, fn: str) -> None:
+        """BAD_STATE once the memory was closed (freed)."""
         if self._closed:
             raise BadStateError(fn, "the memory was closed (freed)")
 
@@ -273,7 +274,7 @@ class Memory(ConstantMemory):
                 fn, f"region [{offset}, {offset + length}) is past the end of the {self._size}-byte memory"
             )
 
-    def _check_mapped(self, fn: str) -> None:
+    def check_mapped(self, fn: str) -> None:
         """The file still covers the mapping (else touching it would SIGBUS)."""
         if self._mmap is None or self._mmap.closed or self._mapping is None or self._mapping.fd < 0:
             raise UnmappableError(fn, "the mapping was released")
@@ -286,8 +287,8 @@ class Memory(ConstantMemory):
                 fn, f"the file shrank to {st.st_size} bytes; the mapping needs {self._offset + self._size}"
             )
 
-    # -- binding by executions (nnc.execution) ----------------------------------------------------
-    def _client_array(self, fn: str, io: str, offset: int, length: int, dtype: np.dtype) -> np.ndarray:
+    # -- used by executions (nnc.execution) to bind and run ----------------------------------------
+    def region_array(self, fn: str, io: str, offset: int, length: int, dtype: np.dtype) -> np.ndarray:
         """A typed view of a client region bound as an execution input or output."""
         self._check_range(fn, offset, length)
         offset, length = int(offset), int(length)
@@ -297,11 +298,11 @@ class Memory(ConstantMemory):
         if self.protect & need != need:
             what = "PROT_READ" if io == INPUT else "PROT_READ | PROT_WRITE"
             raise UnmappableError(fn, f"an {io} memory must be mapped with {what} (protect={self.protect:#x})")
-        self._check_mapped(fn)
+        self.check_mapped(fn)
         assert self._mmap is not None
         return np.frombuffer(self._mmap, dtype=dtype, count=length // dtype.itemsize, offset=offset)
 
-    def _check_role(
+    def check_role(
         self, fn: str, compilation: object, io: str, index: int, offset: object, length: object,
         dims: tuple[int, ...] | None,
     ) -> None:
@@ -318,7 +319,7 @@ class Memory(ConstantMemory):
         except ValueError as e:
             raise BadDataError(fn, f"dimensions incompatible with the device memory's: {e}") from None
 
-    def _input_array(self, fn: str, dims: tuple[int, ...]) -> np.ndarray:
+    def input_data(self, fn: str, dims: tuple[int, ...]) -> np.ndarray:
         """The device memory's bytes as an input of shape ``dims``."""
         with self._lock:
             if not self._initialized or self._data is None:
@@ -329,7 +330,7 @@ class Memory(ConstantMemory):
                 )
             return self._data
 
-    def _output_array(self, fn: str, shape: tuple[int, ...]) -> np.ndarray | None:
+    def output_data(self, fn: str, shape: tuple[int, ...]) -> np.ndarray | None:
         """Bytes for an output of ``shape``, or None if the memory's declared
         shape cannot hold it (the caller reports the error)."""
         assert self._meta is not None
@@ -343,12 +344,13 @@ class Memory(ConstantMemory):
                 self._data = _allocate(fn, nbytes)
             return self._data
 
-    def _capacity(self) -> int:
+    @property
+    def capacity(self) -> int:
         """Bytes of a fixed-shape device memory (0: sized by its outputs)."""
         assert self._meta is not None
         return self._meta.byte_size(self._initial_dims)
 
-    def _set_written(self, shape: tuple[int, ...] | None) -> None:
+    def mark_written(self, shape: tuple[int, ...] | None) -> None:
         """After a computation: initialised with ``shape``, or reset (None)."""
         with self._lock:
             self._initialized = shape is not None
@@ -370,7 +372,7 @@ class Memory(ConstantMemory):
         for m in (src, dst):
             if not isinstance(m, Memory):
                 raise BadDataError(fn, f"expected an nnc.Memory, got {type(m).__name__}")
-            m._check_open(fn)
+            m.check_open(fn)
         if src is dst:
             return
         first, second = sorted((src, dst), key=id)
@@ -379,10 +381,10 @@ class Memory(ConstantMemory):
                 shape = _copy_checked(fn, src, dst)
             except NNError:
                 if dst.kind == "device":
-                    dst._set_written(None)
+                    dst.mark_written(None)
                 raise
             if dst.kind == "device":
-                dst._set_written(shape)
+                dst.mark_written(shape)
 
     # -- lifetime -----------------------------------------------------------------------------------
     @ndk(_FREE, free=True)
@@ -479,7 +481,7 @@ def _source_bytes(fn: str, m: Memory) -> np.ndarray:
         return m._data
     if not m.protect & mmap.PROT_READ:
         raise UnmappableError(fn, "the source memory was mapped without PROT_READ")
-    m._check_mapped(fn)
+    m.check_mapped(fn)
     assert m._mmap is not None  # mapped
     return np.frombuffer(m._mmap, dtype=np.uint8)
 
@@ -491,7 +493,7 @@ def _destination_bytes(fn: str, m: Memory, size: int) -> np.ndarray:
         return m._data
     if m.protect & _PROT_MASK != _PROT_MASK:
         raise UnmappableError(fn, "the destination memory must be mapped with PROT_READ | PROT_WRITE")
-    m._check_mapped(fn)
+    m.check_mapped(fn)
     assert m._mmap is not None  # mapped
     return np.frombuffer(m._mmap, dtype=np.uint8)
 

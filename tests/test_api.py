@@ -323,7 +323,7 @@ def test_scalar_model_input_is_compiled_in_per_value():
     np.testing.assert_array_equal(cm.run(x, y, np.array(1, np.int32))[0], [2, 0])
 
 
-# -- a reusable execution keeps what its bindings fix (nnc.execution._plan_for) ------------------------
+# -- a reusable execution keeps what its bindings fix (nnc.execution.computation.Runner._plan_for) -----
 def _reusable_add(x, y, out) -> nnc.Execution:
     c = nnc.Compilation(add_model(dims=(2,)))
     c.finish()
