@@ -50,9 +50,9 @@ from nnc.tflite.converters import (
     TFLiteTranslation,
     UnsupportedOperatorsError,
     import_tflite,
-    is_tflite_file,
     translate_tflite,
 )
+from nnc.tflite.reader import is_tflite_file
 
 __all__ = [
     "CONVERTERS",
