@@ -45,13 +45,13 @@ the NNAPI operations it became (``nnc info``).
 from nnc.tflite.converters import (
     CONVERTERS,
     CUSTOM_CONVERTERS,
-    DECOMPOSITIONS,
     OperatorImport,
     TFLiteTranslation,
     UnsupportedOperatorsError,
     import_tflite,
     translate_tflite,
 )
+from nnc.tflite.decompositions import DECOMPOSITIONS
 from nnc.tflite.reader import is_tflite_file
 
 __all__ = [
