@@ -40,18 +40,22 @@ implement yet are reported together in one :class:`UnsupportedOperatorsError`
 (index, operator name, reason); an import is never partial.
 :func:`translate_tflite` returns the same report with, for every operator,
 the NNAPI operations it became (``nnc info``).
+
+The package: ``reader`` reads the flatbuffer, ``state`` holds the conversion
+context, ``converters`` the per-operator converters and their table (with
+``decompositions`` and ``custom`` operators), ``importer`` drives the import.
+Names with a leading underscore are shared inside the package only.
 """
 
-from nnc.tflite.converters import (
-    CONVERTERS,
-    CUSTOM_CONVERTERS,
+from nnc.tflite.converters import CONVERTERS, CUSTOM_CONVERTERS
+from nnc.tflite.decompositions import DECOMPOSITIONS
+from nnc.tflite.importer import (
     OperatorImport,
     TFLiteTranslation,
     UnsupportedOperatorsError,
     import_tflite,
     translate_tflite,
 )
-from nnc.tflite.decompositions import DECOMPOSITIONS
 from nnc.tflite.reader import is_tflite_file
 
 __all__ = [

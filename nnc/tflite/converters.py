@@ -1,92 +1,24 @@
-"""Import a TensorFlow Lite flatbuffer as an NNAPI :class:`~nnc.model.Model`.
-
-The mapping follows TFLite's own NNAPI delegate (``nnapi_delegate.cc``), so a
-``.tflite`` file means to nnc what it means to Android:
-
-* fused activations become the NNAPI ``FuseCode`` input; SAME/VALID become
-  the implicit padding scheme; a missing bias becomes a zero bias;
-* float32/int32/bool tensors map one to one; uint8 is TENSOR_QUANT8_ASYMM;
-  int8 is TENSOR_QUANT8_ASYMM_SIGNED, or, for a target feature level below 4
-  (Android 11) where that type does not exist, TENSOR_QUANT8_ASYMM with values
-  and zero point shifted by +128 (what the delegate does for old drivers);
-  an int8 tensor with a scale per channel is TENSOR_QUANT8_SYMM_PER_CHANNEL,
-  and its int32 bias gets scale 0 as NNAPI requires;
-* constant tensors (a non-empty buffer) become operand values;
-* the subgraph's inputs and outputs keep their order and their names (the
-  signature's names where the file has a signature, else the tensor names),
-  in ``model.input_names`` / ``model.output_names``.
-
-Variable tensors (an LSTM's carried state) have no NNAPI equivalent: NNAPI
-models are stateless.  They become explicit model inputs appended after the
-subgraph's inputs (zero for the first run), and where the operation can
-return the final state (UNIDIRECTIONAL_SEQUENCE_LSTM's outputs 1 and 2, NNAPI
-1.3) it is appended to the model outputs.  They are named after the operator
-and the state, ``op1.output_state`` / ``op1.cell_state`` for the inputs and
-``op1.output_state:out`` / ``op1.cell_state:out`` for the outputs; the caller
-feeds the outputs back in to continue a sequence as LiteRT does internally.
-
-Some builtins become small NNAPI graphs (per-channel FULLY_CONNECTED as a
-1x1 CONV_2D between RESHAPEs, keep_num_dims as a RESHAPE after the FC, the
-``DECOMPOSITIONS`` of builtins the delegate rejects); DEQUANTIZE of a float16
-constant is folded into a float32 constant.  One custom operator is mapped:
-SSD's ``TFLite_Detection_PostProcess``, options read from its flexbuffer
-``custom_options``, becomes DETECTION_POSTPROCESSING (and CASTs of its int32
-outputs to TFLite's float32).
-
-Every operator is checked before anything is compiled.  Operators with no
-NNAPI equivalent, options the mapping cannot express, NNAPI operations of a
-later feature level than the target, and NNAPI operations nnc does not
-implement yet are reported together in one :class:`UnsupportedOperatorsError`
-(index, operator name, reason); an import is never partial.
-:func:`translate_tflite` returns the same report with, for every operator,
-the NNAPI operations it became (``nnc info``).
-"""
+"""The converters: one per TFLite builtin (or group), each emitting the
+NNAPI operations of one operator, and ``CONVERTERS``, the table the importer
+looks operators up in (decompositions and custom operators included; a
+builtin a record lists without a converter here maps one to one)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-from nnc.dialects.optable import OPS, SPECS
-from nnc.enums import FeatureLevel, FuseCode, OperandType, OperationType, PaddingCode
-from nnc.errors import BadDataError, NNError, OpFailedError
-from nnc.model import Model
+from nnc.dialects.optable import OPS
+from nnc.enums import FuseCode, OperandType, OperationType, PaddingCode
 from nnc.operand_types import dtype_of
 from nnc.tflite.custom import CUSTOM_OPS
 from nnc.tflite.decompositions import DECOMPOSED, _f32
-from nnc.tflite.reader import (
-    FN,
-    _load,
-    _operator_code,
-    _options,
-    _parse,
-    _read_tensors,
-    _signature_names,
-)
-from nnc.tflite.state import Converter, _Call, _Importer, _Unsupported
+from nnc.tflite.reader import _options
+from nnc.tflite.state import Converter, _Call, _Unsupported
 
-_LEVELS = list(FeatureLevel)
 T = OperandType
 Op = OperationType
-
-
-
-
-class UnsupportedOperatorsError(OpFailedError):
-    """Some operators of the TFLite model cannot be imported or compiled.
-
-    ``problems`` lists ``(operator index, operator name, reason)`` for every
-    such operator of the subgraph, not just the first.
-    """
-
-    def __init__(self, problems: list[tuple[int, str, str]]):
-        self.problems = problems
-        lines = "\n".join(f"  operator {i} ({name}): {why}" for i, name, why in problems)
-        super().__init__(FN, f"{len(problems)} operator(s) cannot be imported:\n{lines}")
-
 
 _FUSE = {0: FuseCode.NONE, 1: FuseCode.RELU, 2: FuseCode.RELU1, 3: FuseCode.RELU6}
 _FUSE_NAMES = {4: "TANH", 5: "SIGN_BIT"}
@@ -697,6 +629,7 @@ def _fuse_lstm(code: int) -> int:
     raise _Unsupported(f"LSTM activation {code} has no NNAPI equivalent")
 
 
+#: the decompositions and custom operators join the table
 CONVERTERS.update(DECOMPOSED)
 CONVERTERS.update(CUSTOM_OPS)
 
@@ -705,166 +638,3 @@ CONVERTERS.update(CUSTOM_OPS)
 CUSTOM_CONVERTERS = frozenset(CONVERTERS)
 for _name in TFLITE_OPS.keys() - CUSTOM_CONVERTERS:
     CONVERTERS[_name] = _direct
-
-
-
-def _feature_level(level: int) -> int:
-    """1..8 from either that number or a :class:`FeatureLevel` value."""
-    levels = list(FeatureLevel)
-    if level in levels:
-        return levels.index(FeatureLevel(level)) + 1
-    if isinstance(level, int) and 1 <= level <= len(levels):
-        return level
-    raise BadDataError(FN, f"unknown feature level {level!r} (1..{len(levels)} or an nnc.FeatureLevel)")
-
-
-@dataclass
-class OperatorImport:
-    """How one TFLite operator was imported (what ``nnc info`` prints)."""
-
-    index: int
-    name: str
-    #: the NNAPI operations it became, in order ([] when folded or failed)
-    nnapi: list[str]
-    #: how it was imported without an operation (a folded constant), else ""
-    note: str = ""
-    #: why it cannot be imported or compiled, else None
-    problem: str | None = None
-
-
-@dataclass
-class TFLiteTranslation:
-    """The result of :func:`translate_tflite`: every operator's mapping, and
-    the model when every operator converted (it may still hold operations nnc
-    cannot compile yet: ``problems`` lists them too)."""
-
-    operators: list[OperatorImport]
-    model: Model | None
-
-    @property
-    def problems(self) -> list[tuple[int, str, str]]:
-        return [(o.index, o.name, o.problem) for o in self.operators if o.problem is not None]
-
-
-def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> TFLiteTranslation:
-    """Map every operator of a ``.tflite`` file onto NNAPI and report each.
-
-    Unlike :func:`import_tflite` this does not stop at operators that cannot
-    be imported: it lists them with the others (BadDataError still for a file
-    that is not a valid TFLite model)."""
-    level = _feature_level(feature_level)
-    data, where, identity = _load(source)
-    try:
-        result = _import(data, where, level)
-    except NNError:
-        raise
-    except Exception as e:  # noqa: BLE001 - a corrupt flatbuffer fails in any reader
-        raise BadDataError(FN, f"{where} is not a valid TFLite model: {type(e).__name__}: {e}") from None
-    if result.model is not None and identity is not None:
-        result.model.source_key = ("tflite", identity, level)
-    return result
-
-
-def _import(data: bytes, where: str, level: int) -> TFLiteTranslation:
-    """translate_tflite after reading; any non-NNError is a malformed file."""
-    fb = _parse(data, where)
-    if fb.SubgraphsLength() > 1:
-        raise BadDataError(FN, f"{where} has {fb.SubgraphsLength()} subgraphs; only single-subgraph models "
-                               "are supported (control flow is not)")  # fmt: skip
-    sub = fb.Subgraphs(0)
-    try:
-        tensors = _read_tensors(fb, sub)
-    except NNError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise BadDataError(FN, f"{where}: malformed tensor table: {e}") from None
-    outputs = frozenset(int(i) for i in sub.OutputsAsNumpy()) if not sub.OutputsIsNone() else frozenset()
-    imp = _Importer(Model(), tensors, level, graph_outputs=outputs)
-    names, failed = _convert(imp, fb, sub)
-    model = None
-    if not failed:
-        _identify(imp, fb, sub)
-        model = imp.model
-    problems = dict(failed) | _nnc_support(imp, set(failed))
-    ops = [OperatorImport(k, name, [], imp.notes.get(k, ""), problems.get(k)) for k, name in enumerate(names)]
-    for j, (k, _) in enumerate(imp.op_index):
-        ops[k].nnapi.append(OperationType(imp.model.operations[j].type).name)
-    return TFLiteTranslation(ops, model)
-
-
-def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> Model:
-    """Read a ``.tflite`` file (path or bytes) into a finished :class:`Model`.
-
-    ``feature_level`` is the NNAPI level the model must fit (1..8 or an
-    :class:`~nnc.FeatureLevel`; default 8, the newest): an operator that maps
-    to an operation of a later level is reported.  From level 4 (Android 11)
-    int8 maps to TENSOR_QUANT8_ASYMM_SIGNED; below it int8 tensors are
-    shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a file that is
-    not a valid TFLite model and :class:`UnsupportedOperatorsError` listing
-    every operator that cannot be imported or compiled.
-    """
-    result = translate_tflite(source, feature_level=feature_level)
-    if result.problems or result.model is None:
-        raise UnsupportedOperatorsError(result.problems)
-    return result.model
-
-
-def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
-    """Convert every operator: (the operators' names, {index: reason} of those that fail)."""
-    names, problems = [], {}
-    for k in range(sub.OperatorsLength()):
-        op = sub.Operators(k)
-        _, name = _operator_code(fb, op)
-        names.append(name)
-        conv = CONVERTERS.get(name)
-        if conv is None:
-            problems[k] = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
-            continue
-        call = _Call(imp, k, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
-                     [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else [])  # fmt: skip
-        before = len(imp.model.operations)
-        try:
-            conv(call)
-        except _Unsupported as e:
-            problems[k] = str(e)
-        except NNError as e:
-            problems[k] = f"NNAPI rejects the mapped operation: {e.message}"
-        imp.op_index += [(k, name)] * (len(imp.model.operations) - before)
-    return names, problems
-
-
-def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
-    """Operators that map to NNAPI operations of a later feature level than
-    the target, or that nnc cannot compile yet: {index: reason}."""
-    # The compiler imports xDSL (about 0.8 s): only an import of a TFLite
-    # file pays it, not every reader of nnc's own model files.
-    from nnc.driver import unsupported_reason
-
-    problems: dict[int, str] = {}
-    for j, op in enumerate(imp.model.operations):
-        k, _ = imp.op_index[j]
-        if k in failed or k in problems:
-            continue
-        nn = OperationType(op.type)
-        needs = _LEVELS.index(SPECS[nn].since) + 1
-        if needs > imp.feature_level:
-            problems[k] = f"NNAPI {nn.name} needs feature level {needs}, the target is {imp.feature_level}"
-            continue
-        reason = unsupported_reason(imp.model.call_for(j, op))
-        if reason is not None:
-            problems[k] = f"mapped to NNAPI {nn.name}, which nnc cannot compile yet: {reason}"
-    return problems
-
-
-def _identify(imp: _Importer, fb, sub) -> None:
-    """Declare model inputs/outputs (subgraph order, then state) and finish."""
-    sig_in, sig_out = _signature_names(fb, 0, sub)
-    in_t = [int(i) for i in sub.InputsAsNumpy()] if not sub.InputsIsNone() else []
-    out_t = [int(i) for i in sub.OutputsAsNumpy()] if not sub.OutputsIsNone() else []
-    inputs = [imp.operand(t) for t in in_t] + [i for i, _ in imp.state_inputs]
-    outputs = [imp.operand(t) for t in out_t] + [i for i, _ in imp.state_outputs]
-    m = imp.model
-    m.identify_inputs_and_outputs(inputs, outputs)
-    m.finish()
-    m.input_names = [sig_in.get(t, imp.tensors[t].name) for t in in_t] + [n for _, n in imp.state_inputs]
-    m.output_names = [sig_out.get(t, imp.tensors[t].name) for t in out_t] + [n for _, n in imp.state_outputs]
