@@ -34,11 +34,11 @@ def _points_at_its_definition(path: Path, line: int, name: str) -> bool:
     [
         ("DEPTHWISE_CONV_2D", {
             "record": "dialects/optable.py", "rule": "dialects/rules/conv.py", "lowering": "passes/lowering/conv.py",
-            "kernel": "passes/kernels/q8.py", "tflite DEPTHWISE_CONV_2D": "nnc/tflite.py", "lit": "lit/lowering/conv.mlir",
+            "kernel": "passes/kernels/q8.py", "tflite DEPTHWISE_CONV_2D": "nnc/tflite/converters.py", "lit": "lit/lowering/conv.mlir",
         }),
         ("HARD_SWISH", {
             "record": "dialects/optable.py", "rule": "dialects/rules/elementwise.py",
-            "lowering": "passes/lowering/elementwise_q8.py", "tflite HARD_SWISH": "nnc/tflite.py",
+            "lowering": "passes/lowering/elementwise_q8.py", "tflite HARD_SWISH": "nnc/tflite/converters.py",
             "lit": "lit/lowering/elementwise.mlir",
         }),
     ],

@@ -1,0 +1,193 @@
+"""The driving loop and the public entry points: read the file, convert
+every operator through ``CONVERTERS``, check what nnc can compile at the
+target feature level, and report every problem at once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from nnc.dialects.optable import SPECS
+from nnc.enums import FeatureLevel, OperationType
+from nnc.errors import BadDataError, NNError, OpFailedError
+from nnc.model import Model
+from nnc.tflite.converters import CONVERTERS
+from nnc.tflite.reader import FN, _load, _operator_code, _parse, _read_tensors, _signature_names
+from nnc.tflite.state import _Call, _Importer, _Unsupported
+
+_LEVELS = list(FeatureLevel)
+
+
+class UnsupportedOperatorsError(OpFailedError):
+    """Some operators of the TFLite model cannot be imported or compiled.
+
+    ``problems`` lists ``(operator index, operator name, reason)`` for every
+    such operator of the subgraph, not just the first.
+    """
+
+    def __init__(self, problems: list[tuple[int, str, str]]):
+        self.problems = problems
+        lines = "\n".join(f"  operator {i} ({name}): {why}" for i, name, why in problems)
+        super().__init__(FN, f"{len(problems)} operator(s) cannot be imported:\n{lines}")
+
+
+def _feature_level(level: int) -> int:
+    """1..8 from either that number or a :class:`FeatureLevel` value."""
+    levels = list(FeatureLevel)
+    if level in levels:
+        return levels.index(FeatureLevel(level)) + 1
+    if isinstance(level, int) and 1 <= level <= len(levels):
+        return level
+    raise BadDataError(FN, f"unknown feature level {level!r} (1..{len(levels)} or an nnc.FeatureLevel)")
+
+
+@dataclass
+class OperatorImport:
+    """How one TFLite operator was imported (what ``nnc info`` prints)."""
+
+    index: int
+    name: str
+    #: the NNAPI operations it became, in order ([] when folded or failed)
+    nnapi: list[str]
+    #: how it was imported without an operation (a folded constant), else ""
+    note: str = ""
+    #: why it cannot be imported or compiled, else None
+    problem: str | None = None
+
+
+@dataclass
+class TFLiteTranslation:
+    """The result of :func:`translate_tflite`: every operator's mapping, and
+    the model when every operator converted (it may still hold operations nnc
+    cannot compile yet: ``problems`` lists them too)."""
+
+    operators: list[OperatorImport]
+    model: Model | None
+
+    @property
+    def problems(self) -> list[tuple[int, str, str]]:
+        return [(o.index, o.name, o.problem) for o in self.operators if o.problem is not None]
+
+
+def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> TFLiteTranslation:
+    """Map every operator of a ``.tflite`` file onto NNAPI and report each.
+
+    Unlike :func:`import_tflite` this does not stop at operators that cannot
+    be imported: it lists them with the others (BadDataError still for a file
+    that is not a valid TFLite model)."""
+    level = _feature_level(feature_level)
+    data, where, identity = _load(source)
+    try:
+        result = _import(data, where, level)
+    except NNError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a corrupt flatbuffer fails in any reader
+        raise BadDataError(FN, f"{where} is not a valid TFLite model: {type(e).__name__}: {e}") from None
+    if result.model is not None and identity is not None:
+        result.model.source_key = ("tflite", identity, level)
+    return result
+
+
+def _import(data: bytes, where: str, level: int) -> TFLiteTranslation:
+    """translate_tflite after reading; any non-NNError is a malformed file."""
+    fb = _parse(data, where)
+    if fb.SubgraphsLength() > 1:
+        raise BadDataError(FN, f"{where} has {fb.SubgraphsLength()} subgraphs; only single-subgraph models "
+                               "are supported (control flow is not)")  # fmt: skip
+    sub = fb.Subgraphs(0)
+    try:
+        tensors = _read_tensors(fb, sub)
+    except NNError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise BadDataError(FN, f"{where}: malformed tensor table: {e}") from None
+    outputs = frozenset(int(i) for i in sub.OutputsAsNumpy()) if not sub.OutputsIsNone() else frozenset()
+    imp = _Importer(Model(), tensors, level, graph_outputs=outputs)
+    names, failed = _convert(imp, fb, sub)
+    model = None
+    if not failed:
+        _identify(imp, fb, sub)
+        model = imp.model
+    problems = dict(failed) | _nnc_support(imp, set(failed))
+    ops = [OperatorImport(k, name, [], imp.notes.get(k, ""), problems.get(k)) for k, name in enumerate(names)]
+    for j, (k, _) in enumerate(imp.op_index):
+        ops[k].nnapi.append(OperationType(imp.model.operations[j].type).name)
+    return TFLiteTranslation(ops, model)
+
+
+def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> Model:
+    """Read a ``.tflite`` file (path or bytes) into a finished :class:`Model`.
+
+    ``feature_level`` is the NNAPI level the model must fit (1..8 or an
+    :class:`~nnc.FeatureLevel`; default 8, the newest): an operator that maps
+    to an operation of a later level is reported.  From level 4 (Android 11)
+    int8 maps to TENSOR_QUANT8_ASYMM_SIGNED; below it int8 tensors are
+    shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a file that is
+    not a valid TFLite model and :class:`UnsupportedOperatorsError` listing
+    every operator that cannot be imported or compiled.
+    """
+    result = translate_tflite(source, feature_level=feature_level)
+    if result.problems or result.model is None:
+        raise UnsupportedOperatorsError(result.problems)
+    return result.model
+
+
+def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
+    """Convert every operator: (the operators' names, {index: reason} of those that fail)."""
+    names, problems = [], {}
+    for k in range(sub.OperatorsLength()):
+        op = sub.Operators(k)
+        _, name = _operator_code(fb, op)
+        names.append(name)
+        conv = CONVERTERS.get(name)
+        if conv is None:
+            problems[k] = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
+            continue
+        call = _Call(imp, k, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
+                     [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else [])  # fmt: skip
+        before = len(imp.model.operations)
+        try:
+            conv(call)
+        except _Unsupported as e:
+            problems[k] = str(e)
+        except NNError as e:
+            problems[k] = f"NNAPI rejects the mapped operation: {e.message}"
+        imp.op_index += [(k, name)] * (len(imp.model.operations) - before)
+    return names, problems
+
+
+def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
+    """Operators that map to NNAPI operations of a later feature level than
+    the target, or that nnc cannot compile yet: {index: reason}."""
+    # The compiler imports xDSL (about 0.8 s): only an import of a TFLite
+    # file pays it, not every reader of nnc's own model files.
+    from nnc.driver import unsupported_reason
+
+    problems: dict[int, str] = {}
+    for j, op in enumerate(imp.model.operations):
+        k, _ = imp.op_index[j]
+        if k in failed or k in problems:
+            continue
+        nn = OperationType(op.type)
+        needs = _LEVELS.index(SPECS[nn].since) + 1
+        if needs > imp.feature_level:
+            problems[k] = f"NNAPI {nn.name} needs feature level {needs}, the target is {imp.feature_level}"
+            continue
+        reason = unsupported_reason(imp.model.call_for(j, op))
+        if reason is not None:
+            problems[k] = f"mapped to NNAPI {nn.name}, which nnc cannot compile yet: {reason}"
+    return problems
+
+
+def _identify(imp: _Importer, fb, sub) -> None:
+    """Declare model inputs/outputs (subgraph order, then state) and finish."""
+    sig_in, sig_out = _signature_names(fb, 0, sub)
+    in_t = [int(i) for i in sub.InputsAsNumpy()] if not sub.InputsIsNone() else []
+    out_t = [int(i) for i in sub.OutputsAsNumpy()] if not sub.OutputsIsNone() else []
+    inputs = [imp.operand(t) for t in in_t] + [i for i, _ in imp.state_inputs]
+    outputs = [imp.operand(t) for t in out_t] + [i for i, _ in imp.state_outputs]
+    m = imp.model
+    m.identify_inputs_and_outputs(inputs, outputs)
+    m.finish()
+    m.input_names = [sig_in.get(t, imp.tensors[t].name) for t in in_t] + [n for _, n in imp.state_inputs]
+    m.output_names = [sig_out.get(t, imp.tensors[t].name) for t in out_t] + [n for _, n in imp.state_outputs]
