@@ -51,7 +51,7 @@ from nnc.passes.build import integer_attr
 from nnc.passes.counts import COUNTS_ATTR, read_counts_layout
 from nnc.passes.lowering.control_flow import CLOCK_FUNCTION, LOOP_TIMEOUT_ARG_ATTR
 from nnc.passes.profile import PROFILE_ATTR, read_layout
-from nnc.passes.to_llvm import llvm_call, llvm_constant, llvm_gep, llvm_load, llvm_store
+from nnc.passes.to_llvm.builders import llvm_call, llvm_constant, llvm_gep, llvm_load, llvm_store
 from nnc.runtime.abi import COUNTS_SYMBOL, PROFILE_SYMBOL
 from nnc.runtime.abi import ENTRY_NAME as ENTRY
 
