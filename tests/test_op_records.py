@@ -177,7 +177,7 @@ def test_parser_reads_every_operation_of_the_header(header) -> None:
 @pytest.mark.parametrize("op", list(OperationType), ids=lambda op: op.name)
 def test_record_is_complete(op: OperationType) -> None:
     spec = SPECS[op]
-    assert re.fullmatch(r"[a-z_]+(\.[a-z_]+)?", spec.family), f"{op.name}: family {spec.family!r}"
+    assert re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?", spec.family), f"{op.name}: family {spec.family!r}"
     assert spec.implemented <= set(spec.types), f"{op.name}: implements undeclared types"
     if not spec.supported:
         assert op not in LOWERINGS, f"{op.name} is declared unsupported but has a lowering"

@@ -33,7 +33,7 @@ def _points_at_its_definition(path: Path, line: int, name: str) -> bool:
     "op,expected",
     [
         ("DEPTHWISE_CONV_2D", {
-            "record": "dialects/optable.py", "rule": "dialects/rules/conv.py", "lowering": "passes/lowering/conv.py",
+            "record": "dialects/optable.py", "rule": "dialects/rules/conv/depthwise.py", "lowering": "passes/lowering/conv/depthwise.py",
             "kernel": "passes/kernels/q8.py", "tflite DEPTHWISE_CONV_2D": "nnc/tflite/converters.py", "lit": "lit/lowering/conv.mlir",
         }),
         ("HARD_SWISH", {

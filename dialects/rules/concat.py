@@ -20,10 +20,11 @@ from nnc.dialects.rules.base import (
     rule,
     same_dim,
 )
-from nnc.dialects.rules.conv import dim, int_param
 from nnc.dialects.rules.elementwise import QUANT8
 from nnc.dialects.rules.operands import (
     data_input,
+    dim,
+    int_param,
     int_tensor,
     int_values,
     normalize_axis,

@@ -18,10 +18,11 @@ from nnc.dialects.rules.base import (
     expect_count,
     rule,
 )
-from nnc.dialects.rules.conv import dim, int_param
 from nnc.dialects.rules.operands import (
     data_input,
+    dim,
     expect_dims,
+    int_param,
     int_tensor,
     int_values,
 )

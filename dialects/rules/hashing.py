@@ -20,8 +20,8 @@ from nnc.dialects.rules.base import (
     rule,
     same_dim,
 )
-from nnc.dialects.rules.conv import dim, int_param
 from nnc.dialects.rules.elementwise import FLOAT_TYPES
+from nnc.dialects.rules.operands import dim, int_param
 from nnc.enums import OperationType as Op
 
 #: LSH_PROJECTION's type input (LSHProjectionType)

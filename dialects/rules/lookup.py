@@ -19,8 +19,7 @@ from nnc.dialects.rules.base import (
     rule,
     same_dim,
 )
-from nnc.dialects.rules.conv import dim, int_param
-from nnc.dialects.rules.operands import normalize_axis
+from nnc.dialects.rules.operands import dim, int_param, normalize_axis
 from nnc.enums import OperationType as Op
 
 

@@ -28,7 +28,7 @@ from nnc.dialects.rules.base import (
     rule,
     same_dim,
 )
-from nnc.dialects.rules.conv import bool_param
+from nnc.dialects.rules.operands import bool_param
 from nnc.enums import OperationType as Op
 
 

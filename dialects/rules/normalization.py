@@ -17,8 +17,7 @@ from nnc.dialects.rules.base import (
     like,
     rule,
 )
-from nnc.dialects.rules.conv import bool_param, int_param, scalar_param
-from nnc.dialects.rules.operands import normalize_axis
+from nnc.dialects.rules.operands import bool_param, int_param, normalize_axis, scalar_param
 from nnc.enums import OperationType as Op
 
 

@@ -9,7 +9,7 @@ zero point must be the input's (:func:`same_quant_output`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from nnc.dialects.rules.base import (
     expect_type,
 )
 from nnc.dialects.rules.elementwise import QUANT8
+from nnc.enums import OperandType
 
 MAX_RANK = 4
 
@@ -106,3 +107,46 @@ def normalize_axis(axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise RuleError(f"axis {axis} out of range for rank {rank}")
     return axis % rank
+
+
+def scalar_param(call: OpCall, i: int, types: Iterable[OperandType], default=None):
+    """The value of scalar input ``i`` after checking its operand type.
+
+    With a ``default``, an absent or omitted input yields the default.
+    """
+    if default is not None and not call.has_input(i):
+        return default
+    expect_type(call, i, types)
+    return call.scalar(i, default)
+
+def int_param(call: OpCall, i: int, default: int | None = None) -> int:
+    return scalar_param(call, i, (T.INT32,), default)
+
+def bool_param(call: OpCall, i: int, default: bool = False) -> bool:
+    return bool(scalar_param(call, i, (T.BOOL,), default))
+
+def dim(info: OperandInfo, k: int) -> int:
+    """Dimension ``k`` of ``info`` (0 when the rank or the size is unknown)."""
+    if info.dims is None or not -len(info.dims) <= k < len(info.dims):
+        return 0
+    return max(int(info.dims[k]), 0)
+
+def split_layout(info: OperandInfo, nchw: bool) -> tuple[int, int, int, int]:
+    """(batches, height, width, channels) of a rank-4 operand; 0 = unknown."""
+    if nchw:
+        return dim(info, 0), dim(info, 2), dim(info, 3), dim(info, 1)
+    return dim(info, 0), dim(info, 1), dim(info, 2), dim(info, 3)
+
+def join_layout(n: int, h: int, w: int, c: int, nchw: bool) -> tuple[int, int, int, int]:
+    return (n, c, h, w) if nchw else (n, h, w, c)
+
+def known_product(dims: Sequence[int] | None) -> int:
+    """The number of elements, or 0 if any dimension (or the rank) is unknown."""
+    if dims is None:
+        return 0
+    n = 1
+    for d in dims:
+        if d <= 0:
+            return 0
+        n *= int(d)
+    return n

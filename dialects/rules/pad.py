@@ -19,15 +19,16 @@ from nnc.dialects.rules.base import (
     like,
     rule,
 )
-from nnc.dialects.rules.conv import int_param, scalar_param
 from nnc.dialects.rules.operands import (
     MAX_RANK,
     data_input,
     expect_dims,
+    int_param,
     int_tensor,
     int_values,
     paddings_of,
     same_quant_output,
+    scalar_param,
 )
 from nnc.enums import OperationType as Op
 

@@ -9,21 +9,16 @@ from nnc.dialects.rules.base import (
     OperandInfo,
     RuleError,
     T,
+    check_present,
     expect_primary,
     expect_rank,
     expect_type,
     like,
     rule,
 )
-from nnc.dialects.rules.conv import (
-    Window,
-    bool_param,
-    check_present,
-    int_param,
-    join_layout,
-    split_layout,
-)
+from nnc.dialects.rules.conv.window import Window
 from nnc.dialects.rules.elementwise import check_fuse_code
+from nnc.dialects.rules.operands import bool_param, int_param, join_layout, split_layout
 from nnc.enums import OperationType as Op
 
 

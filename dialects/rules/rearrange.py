@@ -24,17 +24,20 @@ from nnc.dialects.rules.base import (
     like,
     rule,
 )
-from nnc.dialects.rules.conv import bool_param, int_param, join_layout, split_layout
 from nnc.dialects.rules.operands import (
     MAX_RANK,
+    bool_param,
     check_length,
     data_input,
     expect_dims,
+    int_param,
     int_tensor,
     int_values,
+    join_layout,
     normalize_axis,
     paddings_of,
     same_quant_output,
+    split_layout,
 )
 from nnc.enums import OperationType as Op
 

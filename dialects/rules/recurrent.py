@@ -35,8 +35,8 @@ from nnc.dialects.rules.base import (
     rule,
     same_dim,
 )
-from nnc.dialects.rules.conv import bool_param, dim, int_param, scalar_param
 from nnc.dialects.rules.elementwise import check_fuse_code
+from nnc.dialects.rules.operands import bool_param, dim, int_param, scalar_param
 from nnc.enums import OperationType as Op
 
 # -- LSTM -----------------------------------------------------------------------------

@@ -26,8 +26,15 @@ from nnc.dialects.rules.base import (
     like,
     rule,
 )
-from nnc.dialects.rules.conv import bool_param, int_param
-from nnc.dialects.rules.operands import data_input, int_tensor, int_values, normalize_axis, same_quant_output
+from nnc.dialects.rules.operands import (
+    bool_param,
+    data_input,
+    int_param,
+    int_tensor,
+    int_values,
+    normalize_axis,
+    same_quant_output,
+)
 from nnc.enums import OperationType as Op
 
 

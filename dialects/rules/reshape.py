@@ -25,11 +25,13 @@ from nnc.dialects.rules.base import (
     like,
     rule,
 )
-from nnc.dialects.rules.conv import dim, int_param, known_product
 from nnc.dialects.rules.operands import (
     data_input,
+    dim,
+    int_param,
     int_tensor,
     int_values,
+    known_product,
     normalize_axis,
     same_quant_output,
 )

@@ -24,8 +24,14 @@ from nnc.dialects.rules.base import (
     like,
     rule,
 )
-from nnc.dialects.rules.conv import bool_param, join_layout, scalar_param, split_layout
-from nnc.dialects.rules.operands import data_input, same_quant_output
+from nnc.dialects.rules.operands import (
+    bool_param,
+    data_input,
+    join_layout,
+    same_quant_output,
+    scalar_param,
+    split_layout,
+)
 from nnc.enums import OperationType as Op
 
 

@@ -22,13 +22,13 @@ from nnc.dialects.rules.base import (
     like,
     rule,
 )
-from nnc.dialects.rules.conv import int_param
 from nnc.dialects.rules.elementwise import QUANT8
 from nnc.dialects.rules.operands import (
     MAX_RANK,
     check_length,
     data_input,
     expect_dims,
+    int_param,
     int_tensor,
     int_values,
     normalize_axis,

@@ -41,7 +41,7 @@ from nnc.passes.lowering.base import (
     identity_map,
     lowering,
 )
-from nnc.passes.lowering.conv import permuted
+from nnc.passes.lowering.conv.geometry import permuted
 
 
 def requant_params(call: OpCall) -> tuple[int, int]:

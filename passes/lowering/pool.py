@@ -35,7 +35,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32, i32
 
 from nnc.dialects.rules.base import OpCall
-from nnc.dialects.rules.conv import implicit_padding
+from nnc.dialects.rules.conv.window import implicit_padding
 from nnc.dialects.rules.pool import pool_window
 from nnc.enums import OperationType as Op
 from nnc.passes.lowering import quant as q

@@ -8,7 +8,7 @@ the tensor-utils helpers they call (``MatrixBatchVectorMultiplyAccumulate``,
 
 LSTM's gate products (input, auxiliary input and recurrent, each
 ``[batch x depth] * [units x depth]^T``) use FULLY_CONNECTED's float32 vector
-kernels (:func:`nnc.passes.lowering.conv.fully_connected_f32`: dot products
+kernels (:func:`nnc.passes.lowering.conv.fully_connected.fully_connected_f32`: dot products
 for few rows, else the GEMM) when the depth is at least one vector
 (``ctx.tiles.lanes`` floats, 16 today); each stage starts from the previous
 one's sums as its bias, one call per batch row.  Shallower products, and
@@ -49,7 +49,7 @@ from nnc.passes.lowering.base import (
     element_bytes,
     memref_elem,
 )
-from nnc.passes.lowering.conv import fully_connected_f32
+from nnc.passes.lowering.conv.fully_connected import fully_connected_f32
 
 # -- shared helpers ----------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from nnc.dialects.rules.base import (
     rule,
     same_dim,
 )
-from nnc.dialects.rules.conv import bool_param, int_param, scalar_param
+from nnc.dialects.rules.operands import bool_param, int_param, scalar_param
 from nnc.enums import OperationType as Op
 from nnc.operand_types import NEW_COUNT, DynamicDim
 

@@ -35,9 +35,17 @@ from nnc.dialects.rules.base import (
     like,
     rule,
 )
-from nnc.dialects.rules.conv import bool_param, dim, int_param, join_layout, scalar_param, split_layout
 from nnc.dialects.rules.elementwise import FLOAT_TYPES
-from nnc.dialects.rules.operands import int_tensor, same_quant_output
+from nnc.dialects.rules.operands import (
+    bool_param,
+    dim,
+    int_param,
+    int_tensor,
+    join_layout,
+    same_quant_output,
+    scalar_param,
+    split_layout,
+)
 from nnc.enums import OperationType as Op
 
 #: the quantisation Android requires of TENSOR_QUANT16_ASYMM boxes

@@ -1,0 +1,185 @@
+"""The lowering of DEPTHWISE_CONV_2D: the float32 and int8 depthwise kernels
+over interior and border runs of output pixels (NHWC, multiplier 1), or the
+generic reduction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects.builtin import i16
+
+from nnc.dialects.rules.base import OpCall
+from nnc.dialects.rules.conv.window import conv_window
+from nnc.enums import OperationType as Op
+from nnc.passes.kernels import q8
+from nnc.passes.kernels.f32 import dw_kernel
+from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, parallel_each, widths
+from nnc.passes.lowering.base import (
+    Emitter,
+    LoweringContext,
+    Value,
+    identity_map,
+    lowering,
+)
+from nnc.passes.lowering.conv.common import (
+    Loops,
+    accumulator,
+    check_limits,
+    epilogue,
+    mac,
+    named_generic,
+    q8_input,
+    quant_of,
+)
+from nnc.passes.lowering.conv.geometry import ConvGeometry, padded_input, segments
+from nnc.passes.lowering.conv_q8 import QuantConv
+
+
+def _check_depthwise(call: OpCall) -> str | None:
+    return check_limits(call, 3, lambda c: conv_window(c, depthwise=True).activation)
+
+
+@lowering(Op.DEPTHWISE_CONV_2D, check=_check_depthwise)
+def depthwise_conv_2d(ctx: LoweringContext) -> None:
+    """out[n, oh, ow, ic*M + m] = bias[ic*M + m] + sum_{kh, kw}
+    xpad[n, oh*sh + kh*dh, ow*sw + kw*dw, ic] * filter[0, kh, kw, ic*M + m]
+    (filter [1, fh, fw, depth_out], M the depth multiplier).
+
+    Quantised: accumulated in int32 with the zero points subtracted, then
+    requantised per output channel (see :class:`QuantConv`)."""
+    g = ConvGeometry.of(ctx, depthwise=True)
+    qc = quant_of(ctx, 3, g.activation)
+    x, w, b, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output()
+    m = g.multiplier
+    if qc is None and not g.nchw and m == 1:
+        _depthwise_nhwc(ctx, g, x, w, b, out)
+        return
+    if qc is not None and not g.nchw and m == 1:
+        _depthwise_q8(ctx, g, qc, x, w, b, out)
+        return
+    channel_dim = 1 if g.nchw else 3
+    xp = padded_input(ctx, x, g, 0.0 if qc is None else qc.in_zp)
+    acc = accumulator(ctx, qc, out, b, channel_dim)
+    # With a multiplier, the output channel ic*M + m is split into two loops
+    # over views of the output and the filter ([.., ic, M, ..]), which keeps
+    # every index a plain sum (no floordiv in the window index).
+    wfn: Callable[[Loops], tuple]
+    ofn: Callable[[Loops], tuple]
+    if m > 1:
+        w = ctx.reshaped(w, [g.filter_h, g.filter_w, g.in_c, m])
+        wfn = lambda d: (d["kh"], d["kw"], d["ic"], d["m"])
+        if g.nchw:
+            ov = ctx.reshaped(acc, [g.batches, g.in_c, m, g.out_h, g.out_w])
+            ofn = lambda d: (d["n"], d["ic"], d["m"], d["oh"], d["ow"])
+        else:
+            ov = ctx.reshaped(acc, [g.batches, g.out_h, g.out_w, g.in_c, m])
+            ofn = lambda d: (d["n"], d["oh"], d["ow"], d["ic"], d["m"])
+    else:
+        ov = acc
+        wfn = lambda d: (0, d["kh"], d["kw"], d["ic"])
+        ofn = lambda d: g.layout(d["n"], d["oh"], d["ow"], d["ic"])
+    if g.nchw:
+        # The innermost loop walks along an output row.
+        order = ("n", "ic", "m", "oh", "kh", "kw", "ow")
+    else:
+        # The channels are the innermost parallel loops (contiguous in input,
+        # filter and output); LLVM unrolls the small tap loops inside them.
+        order = ("n", "oh", "ow", "ic", "m", "kh", "kw")
+    sizes = dict(n=g.batches, oh=g.out_h, ow=g.out_w, ic=g.in_c, m=m, kh=g.filter_h, kw=g.filter_w)
+    named_generic(
+        ctx,
+        [(k, sizes[k]) for k in order if k != "m" or m > 1],
+        ("kh", "kw"),
+        [
+            (xp, lambda d: g.window_index_of(d["n"], d["oh"], d["ow"], d["kh"], d["kw"], d["ic"])),
+            (w, wfn),
+        ],
+        [(ov, ofn)],
+        mac if qc is None else qc.mac,
+    )
+    epilogue(ctx, qc, acc, out, g.activation, channel_dim)
+
+
+
+
+def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: Value, out: Value) -> None:
+    """DEPTHWISE_CONV_2D, NHWC float32, depth multiplier 1, straight from the
+    unpadded input: the output is split into runs of rows and of columns
+    whose windows see the same taps (:func:`_segments`), so border pixels
+    skip the taps in the padding (which would add zeros) and no padded copy
+    is made.  The interior uses the kernel with the window unrolled."""
+    e = ctx.shared_e()
+    xf, wf, of = ctx.flat(x), ctx.flat(w), ctx.flat(out)
+    C, H, W = g.out_c, g.in_h, g.in_w
+    row_runs = segments(g.out_h, H, g.stride_h, g.dilation_h, g.pad_top, g.filter_h)
+    col_runs = segments(g.out_w, W, g.stride_w, g.dilation_w, g.pad_left, g.filter_w)
+    lanes = ctx.tiles.lanes
+    cfull = C // lanes * lanes
+    tails = tuple(widths(C - cfull, lanes))
+
+    def call(e: Emitter, x_row: IndexOrInt, o_row: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int], tail: bool = False) -> None:
+        """``npix`` pixels from output column ``ow0`` of the row whose column 0
+        reads the input from ``x_row`` and is written at ``o_row``.  A
+        ``tail`` (the few pixels after a run's full blocks) loops over its
+        taps even when they are the whole window, with the kernels of the
+        borders, instead of adding a large unrolled body per tail size for
+        a few pixels per row."""
+        v = Vec(e)
+        whole = not tail and kh == (0, g.filter_h) and kw == (0, g.filter_w)
+        name, body = dw_kernel(npix, (g.filter_h, g.filter_w) if whole else None, tails, g.activation, lanes)
+        args = [
+            xf, wf, b, of, cfull, C, v.ix(x_row, (ow0, g.stride_w * C)), g.stride_w * C, g.dilation_h * W * C,
+            g.dilation_w * C, g.filter_w * C, *kh, *kw, v.ix(o_row, (ow0, C)),
+        ]  # fmt: skip
+        kernel(ctx, e, name, args, body)
+
+    def image(e: Emitter, n: IndexOrInt) -> None:
+        for r0, r1, kh0, kh1 in row_runs:
+            def row(e: Emitter, oh: IndexOrInt, kh=(kh0, kh1)) -> None:
+                # the row's offsets once (output column 0's window may start in the padding)
+                v = Vec(e)
+                x_row = v.ix(0, (n, H * W * C), (oh, g.stride_h * W * C), -(g.pad_top * W + g.pad_left) * C)
+                o_row = v.ix(0, (n, g.out_h * g.out_w * C), (oh, g.out_w * C))
+                for q0, q1, kw0, kw1 in col_runs:
+                    npix = min(ctx.tiles.dw_pixels, q1 - q0)
+                    full = q0 + (q1 - q0) // npix * npix
+                    def pixels(e2: Emitter, ow0: IndexOrInt, npix: int = npix, kw: tuple[int, int] = (kw0, kw1)) -> None:
+                        call(e2, x_row, o_row, ow0, npix, kh, kw)
+
+                    each(e, q0, full, npix, pixels)
+                    if q1 > full:
+                        call(e, x_row, o_row, full, q1 - full, kh, (kw0, kw1), tail=True)
+
+            # Rows are independent: each writes its own output row.
+            parallel_each(e, r0, r1, 1, row)
+
+    each(e, 0, g.batches, 1, image)
+
+
+
+
+def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w: Value, b: Value, out: Value) -> None:
+    """Quantised NHWC DEPTHWISE_CONV_2D, multiplier 1: the int8 depthwise
+    kernel (:func:`~nnc.passes.kernels.q8.depthwise`) on the padded int16
+    input, the filter widened to int16 minus its zero point: at compile
+    time when it is a constant (a loop of constant trip count per layer
+    would be vectorised and fully unrolled by LLVM: thousands of
+    instructions of the entry function to optimise and run every time),
+    else at run time (it may be a run-time input)."""
+    xq = q8_input(ctx, qc, x, ctx.shape(x), g)
+    taps = g.filter_h * g.filter_w
+    value = ctx.constant_value(w)
+    if value is not None:
+        w16 = ctx.packed_constant(qc.filter_int32(value).reshape(-1).astype(np.int16), i16)
+    else:
+        w16 = ctx.alloc([taps * g.out_c], i16)
+        ctx.generic(
+            [taps * g.out_c], [(ctx.flat(w), identity_map(1))], [(w16, identity_map(1))],
+            lambda e, a, idx: [qc.widen(e, a[0], qc.filter_type, qc.filter_zp)],
+        )  # fmt: skip
+    q8.depthwise(
+        ctx, xq, w16, qc.table(ctx, g.out_c), b, ctx.flat(out), g.batches, g.padded_hw, (g.out_h, g.out_w),
+        g.out_c, (g.filter_h, g.filter_w), (g.stride_h, g.stride_w), (g.dilation_h, g.dilation_w),
+    )  # fmt: skip
