@@ -27,11 +27,8 @@ flags), the load average, the host's float32 FMA peak per core (measured,
   read again, so its fingerprint is computed again) -- medians of wall time;
   off by default, since it compiles each model ``--cache-runs`` more times;
 * max diff: nnc's first output against the stored LiteRT reference
-  (``NAME.io.npz``), checked before anything is timed: float outputs within
-  1e-4 of the largest reference value, quantised ones within 1 quantum (nnc
-  rounds as NNAPI's reference kernels do, LiteRT may round differently), the
-  argmax equal in both cases; the absolute difference is printed (in quanta
-  for quantised outputs);
+  (``NAME.io.npz``), checked before anything is timed (:func:`check`); the
+  largest absolute difference is printed (in quanta for quantised outputs);
 * inference latency at each thread count: nnc computes a reusable execution
   whose buffers are bound once (``compute()`` only; with
   ``Execution.set_num_threads(n)`` when nnc has it), LiteRT runs ``invoke()``
@@ -160,16 +157,40 @@ class Mismatch(Exception):
     """nnc's output is not LiteRT's reference within the tolerance."""
 
 
+#: quantised outputs: LiteRT's own CPU kernels (builtin, reference) land at
+#: most 0.66 units from its XNNPACK reference on average and agree with its
+#: argmax at 99.3% of positions or more on the shared int8 models
+#: (../shared/models/README.md, "Tolerance"); nnc rounds as NNAPI's reference
+#: kernels do, so it may differ as much: it must stay within twice that spread
+QUANT_MEAN_UNITS = 1.5
+QUANT_ARGMAX_AGREEMENT = 0.985
+
+
 def check(out: np.ndarray, ref: np.ndarray) -> float:
-    """The largest absolute difference (in quanta for integer outputs), if
-    within the tolerance (see the module docstring) and the argmax agrees."""
+    """The largest absolute difference between nnc's output and LiteRT's
+    reference (in quanta for integer outputs), if within the tolerance:
+
+    * float outputs: within 1e-4 of the largest reference value, the same
+      argmax;
+    * quantised (integer) outputs: the argmax over the last axis the same at
+      :data:`QUANT_ARGMAX_AGREEMENT` of the positions or more (at every
+      position of a one-row output: a classifier's top-1), and the mean
+      absolute difference at most :data:`QUANT_MEAN_UNITS` units.
+
+    Otherwise :class:`Mismatch`."""
+    if out.shape != ref.shape:
+        raise Mismatch(f"nnc output has shape {out.shape}, the reference {ref.shape}")
+    diff = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+    err = float(diff.max())
     if np.issubdtype(ref.dtype, np.integer):
-        err = float(np.abs(out.astype(np.int64) - ref.astype(np.int64)).max())
-        ok = err <= 1
-    else:
-        err = float(np.abs(out - ref).max())
-        ok = err <= 1e-4 * float(np.abs(ref).max())
-    if not ok or out.argmax() != ref.argmax():
+        rows_out, rows_ref = out.reshape(-1, out.shape[-1]), ref.reshape(-1, ref.shape[-1])
+        agree = float((rows_out.argmax(-1) == rows_ref.argmax(-1)).mean())
+        mean = float(diff.mean())
+        if agree < QUANT_ARGMAX_AGREEMENT or mean > QUANT_MEAN_UNITS:
+            raise Mismatch(f"nnc output differs from the reference: mean difference {mean:.3g} units "
+                           f"(max {err:.3g}), argmax agrees at {agree:.2%} of positions")  # fmt: skip
+        return err
+    if err > 1e-4 * float(np.abs(ref).max()) or out.argmax() != ref.argmax():
         raise Mismatch(f"nnc output differs from the reference: max difference {err:.3g}, "
                        f"argmax {out.argmax()} vs {ref.argmax()}")  # fmt: skip
     return err
