@@ -37,13 +37,25 @@ def test_fma_loop_is_one_vector_op_per_accumulator_with_no_spill(cpu, features, 
     assert "rsp" not in loop  # every accumulator stays in a register
 
 
-def test_quantised_outputs_may_differ_by_one_quantum():
+def test_quantised_outputs_within_twice_litert_own_spread():
+    """Mean difference <= 1.5 units and the argmax over the last axis the
+    same at >= 98.5% of positions; one far element alone is no mismatch
+    (LiteRT's own reference kernels miss its XNNPACK output by 58 units on
+    one element of the int8 MobileNetV2)."""
     ref = np.array([[-3, 7, 100, 2]], np.int8)
     assert model_bench.check(ref + np.array([[1, -1, 0, 1]], np.int8), ref) == 1
-    with pytest.raises(model_bench.Mismatch):
-        model_bench.check(ref + np.array([[2, 0, 0, 0]], np.int8), ref)
-    with pytest.raises(model_bench.Mismatch):  # within a quantum, but another class wins
+    assert model_bench.check(ref + np.array([[0, 0, 0, 5]], np.int8), ref) == 5
+    with pytest.raises(model_bench.Mismatch, match="mean difference 2.25"):
+        model_bench.check(ref + np.array([[3, -3, 0, 3]], np.int8), ref)
+    with pytest.raises(model_bench.Mismatch, match="argmax"):  # close, but another class wins
         model_bench.check(np.array([[-3, 101, 100, 2]], np.int8), np.array([[-3, 100, 101, 2]], np.int8))
+    rows = np.tile(ref, (200, 1))
+    one_off, two_off = rows.copy(), rows.copy()
+    one_off[:2, 1] = 120  # 2 of 200 positions choose another class: 99% agree
+    two_off[:4, 1] = 120  # 4 of 200: 98%
+    assert model_bench.check(one_off, rows) == 113
+    with pytest.raises(model_bench.Mismatch, match="98.00%"):
+        model_bench.check(two_off, rows)
 
 
 def test_float_outputs_keep_the_relative_tolerance():
