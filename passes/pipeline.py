@@ -24,8 +24,9 @@ From an nnapi module with static input shapes to the llvm dialect:
                                 operations -> ``nnc.cold`` (LLVM: ``optsize``)
 13. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
                                 xDSL's ``convert-scf-to-cf``, in one walk)
-14. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-15. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+14. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
+15. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+16. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR text (:func:`to_llvm_ir`: :mod:`nnc.passes.llvm_printer`, with
 xDSL's llvm backend for what that printer does not write).
@@ -64,6 +65,7 @@ from nnc.dialects.nnapi import NNAPI
 from nnc.passes.build import walk_ops
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
+from nnc.passes.expand_math import ExpandMathPass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
 from nnc.passes.linalg_to_loops import ConvertLinalgToLoopsPass
 from nnc.passes.llvm_printer import Unprintable, function_attributes, print_module
@@ -104,6 +106,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         MarkColdPass,
         ConvertScfToCf,
         ConvertScfToCfPass,
+        ExpandMathPass,
         ConvertNNCToLLVMPass,
         AddEntryPointPass,
         CanonicalizePass,
@@ -125,6 +128,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnc-lower-scf-while",
     "nnc-mark-cold",
     "nnc-convert-scf-to-cf",
+    "nnc-expand-math",
     "convert-nnc-to-llvm",
     "nnc-add-entry-point",
 )

@@ -3,9 +3,10 @@ tensor, one row per kernel call, rows independent (SOFTMAX).
 
 A ``linalg.generic`` reduction along an axis is a serial scalar loop: the
 reference's order of additions forbids LLVM to vectorise it, and
-``math.exp`` is a libm call per element.  A row kernel instead keeps the
+the exponentials are scalar.  A row kernel instead keeps the
 row in vectors of the target's width: the maximum in vector registers, the
-exponentials by :func:`vexp` (a polynomial, no call), their sum in vector
+exponentials by :func:`~nnc.passes.kernels.vmath.exp_nonpositive` (a
+polynomial, no call), their sum in vector
 accumulators added up at the end of the row.  The order of the additions
 is a pure function of the row's length and the target's vector width,
 never of the thread count; rows are independent iterations of one
@@ -17,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import VectorType, f32, i32
+from xdsl.dialects.builtin import f32
 
+from nnc.passes.kernels import vmath
 from nnc.passes.kernels.vector import (
     IndexOrInt,
-    IVec,
     Vec,
     kernel,
     offsets,
@@ -35,54 +36,6 @@ from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 #: std::numeric_limits<float>::lowest(), where a running maximum starts (a
 #: row of -inf then gives 0 / 0, as in the reference)
 FLOAT_LOWEST = -3.4028234663852886e38
-
-# -- exp(x) for x <= 0 -------------------------------------------------------------------------
-
-#: exp(x) = 2**n * exp(t), n = round(x / ln 2), t = x - n * ln 2 in two
-#: steps (Cody-Waite: ln 2's high part has zeros in its low bits, so n *
-#: LN2_HI is exact, with or without FMA), exp(t) = 1 + t * p(t) with p of
-#: degree 4, XNNPACK's minimax coefficients on [-ln2/2, ln2/2]; at most 2
-#: ulp from exp over [-87, 0] (checked against float64 exp at 400k points).
-LOG2E = float.fromhex("0x1.715476p+0")
-LN2_HI = float.fromhex("0x1.62ep-1")  # ln 2 to 12 bits: n * LN2_HI is exact for |n| < 2**12
-LN2_LO = float.fromhex("0x1.0bfbe8p-15")  # float32(ln 2 - LN2_HI)
-EXP_POLY = tuple(float.fromhex(c) for c in ("0x1.0F9F9Cp-7", "0x1.573A1Ap-5", "0x1.555A80p-3",
-                                            "0x1.FFFDC6p-2", "0x1.FFFFF6p-1"))  # fmt: skip
-#: 1.5 * 2**23: adding it rounds a float of magnitude below 2**22 to an
-#: integer held in the low mantissa bits (round to nearest even, no
-#: conversion instruction and no poison on NaN)
-MAGIC = 12582912.0
-MAGIC_BITS = 0x4B400000
-#: inputs are clamped below to this (NaN stays NaN): exp of it is 0 in
-#: float32, and the 2**n of every clamped input is built without overflow
-EXP_FLOOR = -104.0
-
-
-def vexp_nonpositive(e: Emitter, x: Value) -> Value:
-    """``exp(x)`` of a float32 vector whose lanes are <= 0, -inf or NaN
-    (SOFTMAX's ``(x - max) * beta``): within about 2 ulp of the correctly
-    rounded value for results of at least 2**-126, 0 below (no
-    subnormal results, as XNNPACK), exactly 1 at 0, 0 at -inf, NaN at NaN."""
-    v, iv = Vec(e), IVec(e)
-    w = vector_width(x)
-    vi32 = VectorType(i32, [w])
-    # maximumf keeps NaN (maxnum would replace it by the floor)
-    x = e.op(arith.MaximumfOp(x, v.const(EXP_FLOOR, w)))
-    biased = v.fma(x, v.const(LOG2E, w), v.const(MAGIC, w))
-    n = e.op(arith.SubfOp(biased, v.const(MAGIC, w)))  # round(x * log2 e), exact
-    t = v.fma(n, v.const(-LN2_HI, w), x)
-    t = v.fma(n, v.const(-LN2_LO, w), t)
-    # 2**n from the exponent bits: n + 127 (<= 127 as x <= 0) clamped at 0,
-    # so 2**n of n < -126 is 0.0 and not a wrapped exponent
-    k = iv.sub(e.op(arith.BitcastOp(biased, vi32)), iv.const(MAGIC_BITS - 127, i32, w))
-    k = iv.max(k, iv.const(0, i32, w))
-    s = e.op(arith.BitcastOp(iv.shl(k, iv.const(23, i32, w)), VectorType(f32, [w])))
-    p = v.const(EXP_POLY[0], w)
-    for c in EXP_POLY[1:]:
-        p = v.fma(p, t, v.const(c, w))
-    ts = e.op(arith.MulfOp(t, s))
-    return v.fma(ts, p, s)  # s * (1 + t * p(t))
-
 
 # -- SOFTMAX along the last axis -------------------------------------------------------------------
 
@@ -135,7 +88,7 @@ def softmax_kernel(lanes: int, tails: tuple[int, ...], scaled: bool):
             d = e.op(arith.SubfOp(v.load(x, v.ix(base, i), w), v.splat(m, w)))
             if scaled:
                 d = e.op(arith.MulfOp(d, v.splat(beta, w)))
-            y = vexp_nonpositive(e, d)
+            y = vmath.exp_nonpositive(e, d)
             v.store(y, out, v.ix(base, i))
             return [e.op(arith.AddfOp(c[0], y))]
 

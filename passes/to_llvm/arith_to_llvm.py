@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    i1,
     i64,
 )
 from xdsl.ir import Attribute, Operation
@@ -83,7 +82,8 @@ def _h_cmpi(c: FuncConverter, op: arith.CmpiOp) -> None:
 def _h_cmpf(c: FuncConverter, op: arith.CmpfOp) -> None:
     pred = FCMP_CODES[op.predicate.value.data]
     props = {"predicate": integer_attr(llvm.FCmpPredicateFlag(pred).to_int(), i64)}
-    c.vmap[op.result] = c.emit(new_op(llvm.FCmpOp, (c.v(op.lhs), c.v(op.rhs)), (i1,), props)).results[0]
+    result = convert_type(op.result.type)  # i1, or a vector of i1
+    c.vmap[op.result] = c.emit(new_op(llvm.FCmpOp, (c.v(op.lhs), c.v(op.rhs)), (result,), props)).results[0]
 
 
 def _h_select(c: FuncConverter, op: arith.SelectOp) -> None:
