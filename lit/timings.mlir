@@ -13,8 +13,10 @@ builtin.module {
 // CHECK:      parse+verify
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnapi-shape-inference
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnc-fuse-epilogues
+// CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnc-fuse-elementwise
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 {{[0-9]+}} convert-nnapi-to-linalg
-// CHECK:      convert-nnc-to-llvm
+// CHECK:      nnc-expand-math
+// CHECK-NEXT: convert-nnc-to-llvm
 // CHECK-NEXT: nnc-add-entry-point
 // CHECK-NEXT: verify
 // CHECK-NEXT: to-llvm-ir

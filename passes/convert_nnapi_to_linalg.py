@@ -89,10 +89,11 @@ from nnc.dialects.nnapi import (
 from nnc.dialects.rules import OpCall
 from nnc.enums import OperationType
 from nnc.passes.counts import COUNTS_ATTR
+from nnc.passes.fuse_elementwise import GROUP_ATTR, ROOT_ATTR
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
 from nnc.passes.kernels.tiles import TilePolicy, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
-from nnc.passes.lowering.base import Epilogue
+from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue, broadcast_map, identity_map
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
@@ -223,6 +224,8 @@ class FunctionLowering:
         self.profile = profile
         #: the counts buffer of data-dependent sizes, if the function has any
         self.counts: SSAValue | None = None
+        #: members of fused element-wise groups met before their root
+        self.pending: dict[int, list[tuple[nnapi.NNAPIOperation, int]]] = {}
 
     def run(self) -> func.FuncOp:
         old = self.fn.body.block
@@ -458,6 +461,12 @@ class FunctionLowering:
             return  # its producer wrote its result (nnc-fuse-epilogues)
         if self._lower_as_view(op, call.type):
             return
+        group = op.attributes.get(GROUP_ATTR)
+        if isinstance(group, IntAttr):
+            self.pending.setdefault(group.data, []).append((op, index))
+            if ROOT_ATTR in op.attributes:
+                self._lower_fused(self.pending.pop(group.data))
+            return  # lowered with its group's root (nnc-fuse-elementwise)
         epilogue = self._fused_epilogue(op, index, call) if PRODUCER_ATTR in op.attributes else None
         outs = []
         for k, r in enumerate(op.outs):
@@ -472,6 +481,51 @@ class FunctionLowering:
         ctx.epilogue = epilogue
         float16.lower(LOWERINGS[call.type], ctx)
         ctx.finish_epilogue()
+
+    def _lower_fused(self, members: list[tuple[nnapi.NNAPIOperation, int]]) -> None:
+        """A group of ``nnc-fuse-elementwise`` as one ``linalg.generic`` at its
+        root: each member's lowering runs in capture mode (its element-wise
+        body is recorded, not emitted; its inputs read inside the group are
+        stand-ins of the right type), then one loop over the root's output
+        computes the bodies in order, reading only the group's outside inputs."""
+        root, root_index = members[-1]
+        inside: dict[SSAValue, SSAValue] = {}  # a member's result -> its stand-in
+        bodies: list[ElementwiseBody] = []
+        for op, index in members:
+            call = op_call(op, index)
+            r = op.outs[0]
+            t = _memref(r.type, f"operation {index} ({call.type.name}) output 0", result=True)
+            if op is root:
+                dst = self.destinations.get(r) or self.alloc(t.get_shape(), t.element_type)
+                self.buffers[r] = dst
+            else:
+                dst = inside[r] = memref.AllocOp.get(t.element_type, 64, t.get_shape()).memref  # never inserted
+            ins = [inside.get(a) or self.buffers.get(a) for a in op.args]
+            ctx = self.context(call, ins, [dst])
+            ctx.capture = bodies
+            LOWERINGS[call.type](ctx)
+            if len(bodies) != len(inside) + (op is root):
+                raise PassFailedException(
+                    f"convert-nnapi-to-linalg: operation {index} ({call.type.name}) is in a fused element-wise "
+                    "group but its lowering gave no element-wise body"
+                )
+        out = self.buffers[root.outs[0]]
+        assert out is not None
+        stand_ins = set(inside.values())
+        outside: list[SSAValue] = []
+        for b in bodies:
+            outside += [v for v in b.ins if v not in stand_ins and v not in outside]
+        ctx = self.context(op_call(root, root_index), outside, [out])
+        oshape = ctx.shape(out)
+
+        def body(e: Emitter, args: list[SSAValue], idx: list[SSAValue]) -> list[SSAValue]:
+            value = dict(zip(outside, args, strict=False))
+            for b in bodies:
+                value[b.out] = b.body(e, [value[v] for v in b.ins])
+            return [value[out]]
+
+        maps = [(v, broadcast_map(ctx.shape(v), oshape)) for v in outside]
+        ctx.generic(oshape, maps, [(out, identity_map(len(oshape)))], body)
 
     def _fused_epilogue(self, op: nnapi.NNAPIOperation, index: int, call: OpCall) -> Epilogue:
         """A producer marked by ``nnc-fuse-epilogues``: its output buffer is

@@ -6,6 +6,8 @@ From an nnapi module with static input shapes to the llvm dialect:
 2. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
                                 RELU) that FULLY_CONNECTED / CONV_2D compute
                                 in their kernels' epilogue
+2b. ``nnc-fuse-elementwise``    marks groups of float32 element-wise operations
+                                lowered as one loop (no intermediate tensors)
 3. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
                                 (and uses of shared vector kernels)
 4. ``nnc-plan-buffers``         temporaries -> views into one arena
@@ -66,6 +68,7 @@ from nnc.passes.build import walk_ops
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.expand_math import ExpandMathPass
+from nnc.passes.fuse_elementwise import FuseElementwisePass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
 from nnc.passes.linalg_to_loops import ConvertLinalgToLoopsPass
 from nnc.passes.llvm_printer import Unprintable, function_attributes, print_module
@@ -93,6 +96,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     for p in (
         ShapeInferencePass,
         FuseEpiloguesPass,
+        FuseElementwisePass,
         ConvertNNAPIToLinalgPass,
         OutlineKernelsPass,
         ParallelizeGenericsPass,
@@ -117,6 +121,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnapi-shape-inference",
     "nnc-fuse-epilogues",
+    "nnc-fuse-elementwise",
     "convert-nnapi-to-linalg",
     "nnc-plan-buffers",
     "nnc-outline-kernels",

@@ -26,7 +26,9 @@ lowering emitted:
   graph: no code) takes ~0 (two clock reads);
 * an operation whose work another one's lowering does (a fused epilogue: the
   activation or residual ADD computed in the producer's loops) takes ~0 and
-  its work counts in the producer's time;
+  its work counts in the producer's time; likewise the members of a fused
+  element-wise group (``nnc-fuse-elementwise``) but the last, whose time is
+  the whole group's loop;
 * IF and WHILE are one operation each: their referenced models' operations
   are lowered inside them and not stamped (a stamp in a loop body would be
   overwritten at each iteration);

@@ -176,6 +176,17 @@ class _Lanes:
     def minimum(self, a: Value, b: Value) -> Value:
         return self.op(arith.MinimumfOp, a, b, props={"fastmath": _NO_FASTMATH})
 
+    def clamp(self, x: Value, lo: float, hi: float) -> Value:
+        """``x`` clamped to [lo, hi], NaN kept: on scalars compares and
+        selects, which LLVM turns into one max and one min instruction each
+        (x86's maxps returns its second operand on NaN), on vectors the
+        NaN-propagating maximum/minimum (several instructions on x86)."""
+        if self.width:
+            return self.minimum(self.maximum(x, self.f(lo)), self.f(hi))
+        low, high = self.f(lo), self.f(hi)
+        x = self.select(self.cmp("olt", x, low), low, x)
+        return self.select(self.cmp("ogt", x, high), high, x)
+
     def cmp(self, pred: str, a: Value, b: Value) -> Value:
         code = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "une": 13, "uno": 14}[pred]
         props = {"predicate": IntegerAttr(code, 64), "fastmath": _NO_FASTMATH}
@@ -212,7 +223,7 @@ def exp(e: Emitter, x: Value) -> Value:
     """``exp(x)``: within :data:`EXP_ULP` ulp for results of at least 2**-126,
     0 below, +inf from about 88.72 up, exactly 1 at +-0, NaN at NaN."""
     v = _Lanes(e, x)
-    x = v.minimum(v.maximum(x, v.f(EXP_FLOOR)), v.f(EXP_CEIL))
+    x = v.clamp(x, EXP_FLOOR, EXP_CEIL)
     biased = v.fma(x, v.f(LOG2E), v.f(MAGIC))
     n = v.sub(biased, v.f(MAGIC))  # round(x * log2 e), exact
     t = v.fma(n, v.f(-LN2_HI), x)

@@ -45,6 +45,7 @@ from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects.optable import SPECS
 from nnc.dialects.rules import OpCall, OperandInfo
@@ -407,6 +408,16 @@ class ConstantSource(Protocol):
 
 
 @dataclass(frozen=True)
+class ElementwiseBody:
+    """One element-wise body a fused group's member would have emitted:
+    ``out[i] = body(ins[i]...)``, ``ins`` broadcast to ``out``'s shape."""
+
+    out: Value
+    ins: list[Value]
+    body: Callable[[Emitter, list[Value]], Value]
+
+
+@dataclass(frozen=True)
 class Epilogue:
     """An element-wise consumer computed in its producer's epilogue
     (``nnc-fuse-epilogues``): ``out = act(out + residual)`` per element, or
@@ -451,6 +462,10 @@ class LoweringContext:
     #: memref<Nxi32> of the data-dependent sizes (:mod:`nnc.dialects.rules.dynamic`),
     #: None in a module that has none
     counts: Value | None = None
+    #: a member of a fused element-wise group (``nnc-fuse-elementwise``):
+    #: :meth:`elementwise` appends its body here instead of emitting a loop,
+    #: and any other loop is an error
+    capture: list[ElementwiseBody] | None = None
 
     def take_epilogue(self) -> Epilogue | None:
         """The fused consumer, now the caller's to apply (None: there is none)."""
@@ -602,6 +617,11 @@ class LoweringContext:
         Any other memref may be loaded in the body with ``e.load`` (gathers,
         padding windows).
         """
+        if self.capture is not None:
+            raise PassFailedException(
+                f"convert-nnapi-to-linalg: {self.call.type.name} is in a fused element-wise group "
+                "but its lowering is not one element-wise body"
+            )
         rank = len(domain)
         # An input of rank 0 or a map of the wrong arity are lowering bugs.
         for buf, amap in (*ins, *outs):
@@ -646,6 +666,9 @@ class LoweringContext:
         body: Callable[[Emitter, list[Value]], Value],
     ) -> None:
         """``out[i] = body(ins[i]...)`` with numpy broadcasting of ``ins``."""
+        if self.capture is not None:
+            self.capture.append(ElementwiseBody(out, list(ins), body))
+            return
         oshape = self.shape(out)
         maps = [(b, broadcast_map(self.shape(b), oshape)) for b in ins]
         self.generic(
