@@ -25,18 +25,24 @@ N = 1 << 16
 
 
 def squares_model(n: int = N) -> nnc.Model:
-    """(a + b) * (a - b): two temporaries live in the scratch arena."""
+    """(a + b) * (a - b), the sum copied by a (1-D, identity) TRANSPOSE: the
+    sum and its copy are temporaries in the scratch arena (element-wise
+    fusion computes SUB inside MUL's loop, but cannot see through the copy)."""
     m = nnc.Model()
     a = m.add_operand(T.TENSOR_FLOAT32, [n])
     b = m.add_operand(T.TENSOR_FLOAT32, [n])
     act = m.add_operand(T.INT32)
     m.set_operand_value(act, 0)
+    perm = m.add_operand(T.TENSOR_INT32, [1])
+    m.set_operand_value(perm, np.array([0], np.int32))
     s = m.add_operand(T.TENSOR_FLOAT32, [n])
+    s2 = m.add_operand(T.TENSOR_FLOAT32, [n])
     d = m.add_operand(T.TENSOR_FLOAT32, [n])
     o = m.add_operand(T.TENSOR_FLOAT32, [n])
     m.add_operation(Op.ADD, [a, b, act], [s])
+    m.add_operation(Op.TRANSPOSE, [s, perm], [s2])
     m.add_operation(Op.SUB, [a, b, act], [d])
-    m.add_operation(Op.MUL, [s, d, act], [o])
+    m.add_operation(Op.MUL, [s2, d, act], [o])
     m.identify_inputs_and_outputs([a, b], [o])
     m.finish()
     return m
