@@ -6,29 +6,29 @@ From an nnapi module with static input shapes to the llvm dialect:
 2. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
                                 RELU) that FULLY_CONNECTED / CONV_2D compute
                                 in their kernels' epilogue
-2b. ``nnc-fuse-elementwise``    marks groups of float32 element-wise operations
+3. ``nnc-fuse-elementwise``     marks groups of float32 element-wise operations
                                 lowered as one loop (no intermediate tensors)
-3. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
+4. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
                                 (and uses of shared vector kernels)
-4. ``nnc-plan-buffers``         temporaries -> views into one arena
-5. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
-6. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
+5. ``nnc-plan-buffers``         temporaries -> views into one arena
+6. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
+7. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
                                 parallel outer loop is marked for the thread pool
-7. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
+8. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
-8. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
+9. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
                                 IR of xDSL's ``convert-linalg-to-loops``)
-9. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
-10. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
+10. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
+11. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
                                 expansion, in one walk)
-11. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
-12. ``nnc-mark-cold``           functions whose run is a few ten thousand
+12. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
+13. ``nnc-mark-cold``           functions whose run is a few ten thousand
                                 operations -> ``nnc.cold`` (LLVM: ``optsize``)
-13. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
+14. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
                                 xDSL's ``convert-scf-to-cf``, in one walk)
-14. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
-15. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-16. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+15. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
+16. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+17. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR text (:func:`to_llvm_ir`: :mod:`nnc.passes.llvm_printer`, with
 xDSL's llvm backend for what that printer does not write).
