@@ -408,7 +408,7 @@ class Compilation:
         if details is None:
             driver = compiler()
             with driver.compiler_errors(self.model, _OPERATION_PROFILE):
-                details = operation_details(driver.operation_calls(self.model, infos))
+                details = operation_details(*driver.operation_calls(self.model, infos))
             with self._lock:
                 self._operation_details[key] = details
         return details

@@ -77,6 +77,8 @@ from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
 from nnc.passes.convert_nnapi_to_linalg import TARGET_ATTR, ConstantPool, ConvertNNAPIToLinalgPass, target_attr
+from nnc.passes.fuse_elementwise import GROUP_ATTR
+from nnc.passes.fuse_epilogues import PRODUCER_ATTR, fused_consumer
 from nnc.passes.pipeline import StageTiming, context, default_pipeline, run_passes, to_llvm_ir
 from nnc.passes.shape_inference import ShapeInferenceError
 from nnc.passes.target import TargetDescription
@@ -440,14 +442,35 @@ def compile_model(
     return exe
 
 
-def operation_calls(model: Model, input_infos: Sequence[OperandInfo]) -> list[OpCall]:
+def operation_calls(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[list[OpCall], dict[int, int]]:
     """Each operation of the model's main graph, in order, with the shapes
     shape inference gives it for ``input_infos`` (and its scalars): what a
-    per-operation profile describes (:mod:`nnc.profile`)."""
+    per-operation profile describes (:mod:`nnc.profile`); and the operations
+    whose work another one's code does (a fused epilogue's consumer, the
+    members of a fused element-wise group but its root), each mapped to
+    that operation's index, as the pipeline's fusion passes mark them."""
     module, _ = shaped_module(model, input_infos)
+    run_passes(module, ["nnc-fuse-epilogues", "nnc-fuse-elementwise"], context())
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     ops = [op for op in main.body.block.ops if isinstance(op, nnapi.NNAPIOperation)]
-    return [_described(op, k) for k, op in enumerate(ops)]
+    return [_described(op, k) for k, op in enumerate(ops)], _fused_into(ops)
+
+
+def _fused_into(ops: list[nnapi.NNAPIOperation]) -> dict[int, int]:
+    """Operation index -> the index of the operation whose code computes it."""
+    position = {op: k for k, op in enumerate(ops)}
+    into: dict[int, int] = {}
+    members: dict[int, list[int]] = {}
+    for k, op in enumerate(ops):
+        group = op.attributes.get(GROUP_ATTR)
+        if isinstance(group, IntAttr):
+            members.setdefault(group.data, []).append(k)
+        if PRODUCER_ATTR in op.attributes and (fused := fused_consumer(op)) is not None:
+            into[position[fused.consumer]] = k
+    for group_members in members.values():
+        *others, root = group_members
+        into.update((k, root) for k in others)
+    return into
 
 
 def _described(op: nnapi.NNAPIOperation, index: int) -> OpCall:

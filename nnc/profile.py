@@ -38,8 +38,8 @@ the times add up against the latencies (see :class:`ProfileSummary`).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nnc.dialects.rules import OpCall
@@ -121,6 +121,9 @@ class OperationDetails:
     output_shapes: tuple[Shape, ...]
     #: multiply-accumulates (None where :data:`MAC_COUNTS` defines none)
     macs: int | None
+    #: the operation whose code computes this one (a fused epilogue's
+    #: producer, a fused element-wise group's root), or None
+    fused_into: int | None = None
 
 
 def macs_of(call: OpCall) -> int | None:
@@ -129,10 +132,12 @@ def macs_of(call: OpCall) -> int | None:
     return None if count is None else int(count(call))
 
 
-def operation_details(calls: Sequence[OpCall]) -> list[OperationDetails]:
-    """The details of the main graph's operations (``driver.operation_calls``)."""
+def operation_details(calls: Sequence[OpCall], fused_into: Mapping[int, int] | None = None) -> list[OperationDetails]:
+    """The details of the main graph's operations and which of them other
+    operations compute (``driver.operation_calls``)."""
+    into = fused_into or {}
     return [
-        OperationDetails(k, OperationType(c.type), tuple(tuple(o.dims or ()) for o in c.outputs), macs_of(c))
+        OperationDetails(k, OperationType(c.type), tuple(tuple(o.dims or ()) for o in c.outputs), macs_of(c), into.get(k))
         for k, c in enumerate(calls)
     ]
 
@@ -148,6 +153,8 @@ class OperationProfile:
     #: the monotonic clock (``time.monotonic_ns()``'s) when it started
     start_ns: int
     duration_ns: int
+    #: the operation whose code computes this one (its own time is then ~0)
+    fused_into: int | None = None
 
     @property
     def gflops(self) -> float | None:
@@ -163,7 +170,9 @@ def profiles(details: Sequence[OperationDetails], stamps: Sequence[int] | np.nda
     if len(stamps) != len(details) + 1:
         raise ValueError(f"{len(stamps)} timestamps for {len(details)} operations")
     return [
-        OperationProfile(d.index, d.type, d.output_shapes, d.macs, int(stamps[k]), int(stamps[k + 1] - stamps[k]))
+        OperationProfile(
+            d.index, d.type, d.output_shapes, d.macs, int(stamps[k]), int(stamps[k + 1] - stamps[k]), d.fused_into
+        )
         for k, d in enumerate(details)
     ]
 
@@ -185,6 +194,17 @@ class OperationSummary:
     share: float
     #: 2 x MACs per second at the median time, in 10^9 (None without MACs)
     gflops: float | None
+    #: the operations the entry's time covers, in model order: its own type
+    #: alone, or with the operations its code computes (fused)
+    covers: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """The type, or the fused operations' types joined with ``+``
+        (long ones as ``TYPE+N fused``; :meth:`ProfileSummary.report`
+        lists them in full below the table)."""
+        joined = "+".join(self.covers) if len(self.covers) > 1 else self.type
+        return joined if len(joined) <= 20 else f"{self.type}+{len(self.covers) - 1} fused"
 
 
 @dataclass(frozen=True)
@@ -220,13 +240,15 @@ class ProfileSummary:
             shape = "; ".join("x".join(map(str, s)) for s in o.output_shapes)
             macs = "" if o.macs is None else f"{o.macs:,}"
             gflops = "" if o.gflops is None else f"{o.gflops:.1f}"
-            lines.append(f"{o.index:>4}  {o.type:<20} {shape:<16} {macs:>11} {o.median_ms * 1e3:>9.1f} "
+            lines.append(f"{o.index:>4}  {o.label:<20} {shape:<16} {macs:>11} {o.median_ms * 1e3:>9.1f} "
                          f"{o.mean_ms * 1e3:>8.1f} {o.share:>6.1%} {gflops:>7}")  # fmt: skip
         rest = self.operations[len(shown) :]
         if rest:
             label = f"({len(rest)} more)"
             lines.append(f"{'':>4}  {label:<20} {'':<16} {'':>11} {sum(o.median_ms for o in rest) * 1e3:>9.1f} "
                          f"{sum(o.mean_ms for o in rest) * 1e3:>8.1f} {sum(o.share for o in rest):>6.1%}")  # fmt: skip
+        lines += [f"{o.index:>4}  covers {'+'.join(o.covers)}" for o in shown if o.label != "+".join(o.covers)
+                  and len(o.covers) > 1]  # fmt: skip
         lines += [
             f"sum of the operations' medians {self.sum_median_ms:.3f} ms, median latency "
             f"{self.median_latency_ms:.3f} ms ({_ratio(self.sum_median_ms, self.median_latency_ms)})",
@@ -248,7 +270,15 @@ def summarize(runs: Sequence[Sequence[OperationProfile]], latencies_ms: Sequence
     if not runs or len(runs) != len(latencies_ms):
         raise ValueError(f"{len(runs)} profiles for {len(latencies_ms)} latencies")
     first = runs[0]
-    per_op = [[r[k].duration_ns / 1e6 for r in runs] for k in range(len(first))]
+    # an operation another one computes is counted in that one's entry,
+    # which names every operation it covers ("CONV_2D+ADD", "LOGISTIC+MUL")
+    covered_by = {p.index: p.fused_into for p in first if p.fused_into is not None}
+    entries = [p for p in first if p.fused_into is None]
+    members = {p.index: [q for q in first if covered_by.get(q.index) == p.index] for p in entries}
+    position = {p.index: k for k, p in enumerate(first)}
+    per_op = [
+        [sum(r[position[q.index]].duration_ns for q in (p, *members[p.index])) / 1e6 for r in runs] for p in entries
+    ]
     medians = [statistics.median(t) for t in per_op]
     means = [statistics.fmean(t) for t in per_op]
     total = sum(medians)
@@ -257,8 +287,9 @@ def summarize(runs: Sequence[Sequence[OperationProfile]], latencies_ms: Sequence
             p.index, p.type.name, [list(s) for s in p.output_shapes], p.macs, ms, mean,
             ms / total if total > 0 else 0.0,
             None if p.macs is None or ms <= 0 else 2.0 * p.macs / (ms * 1e6),
+            [q.type.name for q in sorted((p, *members[p.index]), key=lambda q: q.index)],
         )  # fmt: skip
-        for p, ms, mean in zip(first, medians, means)
+        for p, ms, mean in zip(entries, medians, means)
     ]
     ops.sort(key=lambda o: (-o.median_ms, o.index))
     covered = statistics.median(

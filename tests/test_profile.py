@@ -299,3 +299,54 @@ def test_profile_of_a_burst_and_an_asynchronous_computation(profiled):
     ex.start_compute().wait()
     prof = ex.get_operation_profile()
     assert len(prof) == 3 and before <= prof[0].start_ns <= prof[-1].start_ns <= time.monotonic_ns()
+
+
+def swish_model() -> nnc.Model:
+    """LOGISTIC -> MUL (swish, one fused element-wise group), then TANH alone
+    behind a FULLY_CONNECTED whose RELU its epilogue computes."""
+    m = nnc.Model()
+    x = m.add_operand(T.TENSOR_FLOAT32, [2, 8])
+    none = m.add_operand(T.INT32)
+    m.set_operand_value(none, nnc.FuseCode.NONE)
+    s = m.add_operand(T.TENSOR_FLOAT32, [2, 8])
+    m.add_operation(Op.LOGISTIC, [x], [s])
+    sw = m.add_operand(T.TENSOR_FLOAT32, [2, 8])
+    m.add_operation(Op.MUL, [x, s, none], [sw])
+    w = m.add_operand(T.TENSOR_FLOAT32, [3, 8])
+    m.set_operand_value(w, np.arange(24, dtype=np.float32).reshape(3, 8) / 10)
+    bias = m.add_operand(T.TENSOR_FLOAT32, [3])
+    m.set_operand_value(bias, np.zeros(3, np.float32))
+    fc = m.add_operand(T.TENSOR_FLOAT32, [2, 3])
+    m.add_operation(Op.FULLY_CONNECTED, [sw, w, bias, none], [fc])
+    r = m.add_operand(T.TENSOR_FLOAT32, [2, 3])
+    m.add_operation(Op.RELU, [fc], [r])
+    t = m.add_operand(T.TENSOR_FLOAT32, [2, 3])
+    m.add_operation(Op.TANH, [r], [t])
+    m.identify_inputs_and_outputs([x], [t])
+    m.finish()
+    return m
+
+
+def test_fused_operations_are_one_entry_naming_them():
+    """A fused element-wise group and a fused epilogue each count as one
+    entry of the table, at the operation whose code computes them, named
+    after every operation they cover; their members read ~0 on their own."""
+    compiled = nnc.compile(swish_model(), profile=True)
+    x = np.linspace(-3, 3, 16, dtype=np.float32).reshape(2, 8)
+    ex, _ = compiled.reusable_execution([x], 1)
+    runs, latencies = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        ex.compute()
+        latencies.append((time.perf_counter() - t0) * 1e3)
+        runs.append(ex.get_operation_profile())
+    assert [p.fused_into for p in runs[0]] == [1, None, None, 2, None]
+    summary = summarize(runs, latencies)
+    entries = {o.index: (o.type, o.covers, o.label) for o in summary.operations}
+    assert entries == {
+        1: ("MUL", ["LOGISTIC", "MUL"], "LOGISTIC+MUL"),
+        2: ("FULLY_CONNECTED", ["FULLY_CONNECTED", "RELU"], "FULLY_CONNECTED+RELU"),
+        4: ("TANH", ["TANH"], "TANH"),
+    }
+    assert abs(sum(o.median_ms for o in summary.operations) - summary.sum_median_ms) < 1e-9
+    assert "LOGISTIC+MUL" in summary.report()
