@@ -42,6 +42,21 @@ def _check_conv(call: OpCall) -> str | None:
     return check_limits(call, 0, lambda c: conv_window(c, depthwise=False).activation)
 
 
+def on_kernels(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv | None) -> bool:
+    """The call on the CONV_2D kernels, if they take it (NHWC: float32, or
+    quantised with the filter known at compile time); False otherwise."""
+    if g.nchw:
+        return False
+    x, w, b, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output()
+    if qc is None:
+        conv_2d_nhwc(ctx, g, x, w, b, out)
+        return True
+    if (wv := filter_value(ctx)) is not None:
+        conv_2d_q8(ctx, g, qc, x, wv, b, out)
+        return True
+    return False
+
+
 @lowering(Op.CONV_2D, check=_check_conv)
 def conv_2d(ctx: LoweringContext) -> None:
     """out[n, oh, ow, oc] = bias[oc] + sum_{kh, kw, ic} xpad[n, oh*sh + kh*dh, ow*sw + kw*dw, ic]
@@ -52,11 +67,7 @@ def conv_2d(ctx: LoweringContext) -> None:
     g = ConvGeometry.of(ctx, depthwise=False)
     qc = quant_of(ctx, 0, g.activation)
     x, w, b, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output()
-    if qc is None and not g.nchw:
-        conv_2d_nhwc(ctx, g, x, w, b, out)
-        return
-    if qc is not None and not g.nchw and (wv := filter_value(ctx)) is not None:
-        conv_2d_q8(ctx, g, qc, x, wv, b, out)
+    if on_kernels(ctx, g, qc):
         return
     channel_dim = 1 if g.nchw else 3
     xp = padded_input(ctx, x, g, 0.0 if qc is None else qc.in_zp)

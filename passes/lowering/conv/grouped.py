@@ -20,12 +20,11 @@ from nnc.passes.lowering.conv.common import (
     accumulator,
     check_limits,
     epilogue,
-    filter_value,
     mac,
     named_generic,
     quant_of,
 )
-from nnc.passes.lowering.conv.conv_2d import conv_2d_nhwc, conv_2d_q8
+from nnc.passes.lowering.conv.conv_2d import on_kernels
 from nnc.passes.lowering.conv.geometry import ConvGeometry, padded_input
 from nnc.passes.lowering.conv_q8 import QuantConv
 
@@ -45,14 +44,8 @@ def grouped_conv_2d(ctx: LoweringContext) -> None:
     win, groups = grouped_conv_window(ctx.call)
     g = ConvGeometry.from_window(ctx, win, groups)
     qc = quant_of(ctx, 0, g.activation)
-    x, w, b, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output()
-    if qc is None and not g.nchw:
-        conv_2d_nhwc(ctx, g, x, w, b, out)
-        return
-    if qc is not None and not g.nchw and (wv := filter_value(ctx)) is not None:
-        conv_2d_q8(ctx, g, qc, x, wv, b, out)
-        return
-    _grouped_generic(ctx, g, qc, x, w, b, out)
+    if not on_kernels(ctx, g, qc):
+        _grouped_generic(ctx, g, qc, ctx.input(0), ctx.input(1), ctx.input(2), ctx.output())
 
 
 def _grouped_generic(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv | None, x: Value, w: Value, b: Value, out: Value) -> None:
