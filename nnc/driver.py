@@ -467,6 +467,8 @@ def _fused_into(ops: list[nnapi.NNAPIOperation]) -> dict[int, int]:
             members.setdefault(group.data, []).append(k)
         if PRODUCER_ATTR in op.attributes and (fused := fused_consumer(op)) is not None:
             into[position[fused.consumer]] = k
+            if fused.logistic is not None:
+                into[position[fused.logistic]] = k
     for group_members in members.values():
         *others, root = group_members
         into.update((k, root) for k in others)

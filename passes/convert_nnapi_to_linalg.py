@@ -551,7 +551,9 @@ class FunctionLowering:
             buffer = self.buffers[fused.residual]
             assert buffer is not None  # a residual is an operand, never omitted
             residual = ctx.reshaped(buffer, shape)
-        return Epilogue(residual, fused.act)
+        if fused.logistic is not None:
+            self.buffers[fused.logistic.outs[0]] = None  # computed inside the epilogue, read by nothing else
+        return Epilogue(residual, fused.act, swish=fused.logistic is not None)
 
     def _lower_as_view(self, op: nnapi.NNAPIOperation, kind: OperationType) -> bool:
         """RESHAPE, SQUEEZE and EXPAND_DIMS keep the elements in order, so

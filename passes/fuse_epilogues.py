@@ -16,7 +16,13 @@ EXPAND_DIMS) is fused with it when:
 * ``r`` is defined before ``P`` (a function argument, a constant or an
   earlier result), so its buffer exists when ``P`` is lowered; ``P`` is
   never moved, which keeps every operation's NNAPI index;
-* ``C``'s fused activation (ADD's third input) is a constant.
+* ``C``'s fused activation (ADD's third input) is a constant;
+* or swish: ``P``'s (viewed) result ``v`` has exactly two readers, a
+  LOGISTIC of ``v`` and a MUL of ``v`` and that LOGISTIC's result (its only
+  reader), with a constant activation and nothing broadcast: ``C`` is the
+  MUL, and the LOGISTIC is computed in the epilogue too
+  (``out = act_C(y * logistic(y))``, ``y = act_P(acc)``, the operations of
+  LOGISTIC and MUL in their order, so the same bits).
 
 The pass only marks: ``P`` gets the unit attribute :data:`PRODUCER_ATTR`,
 ``C`` :data:`CONSUMER_ATTR`.  ``convert-nnapi-to-linalg`` then lowers ``P``
@@ -65,11 +71,13 @@ ACTIVATIONS = {
 @dataclass(frozen=True)
 class FusedConsumer:
     """What a marked producer's epilogue computes: ``act(P + residual)``
-    (``residual`` None: ``act(P)``) into ``consumer``'s result."""
+    (``residual`` None: ``act(P)``) into ``consumer``'s result; with
+    ``logistic`` (swish), ``act(P * logistic(P))``, ``consumer`` the MUL."""
 
     consumer: nnapi.NNAPIOperation
     residual: SSAValue | None
     act: int
+    logistic: nnapi.NNAPIOperation | None = None
 
 
 def _kind(op: Operation | None) -> OperationType | None:
@@ -138,8 +146,10 @@ def fused_consumer(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
     if not all(_static_f32(v.type) for v in (*producer.outs, producer.args[0])):
         return None
     v, user = _end_of_chain(producer)
+    if user is None:
+        return _swish(v)
     kind = _kind(user)
-    if user is None or kind is None or len(user.results) != 1:
+    if kind is None or len(user.results) != 1:
         return None
     assert isinstance(user, nnapi.NNAPIOperation)
     out = user.outs[0]
@@ -161,6 +171,26 @@ def fused_consumer(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
     return FusedConsumer(user, residual, act_code)
 
 
+def _swish(v: SSAValue) -> FusedConsumer | None:
+    """``v``'s two readers as swish: a LOGISTIC of ``v`` whose one reader is
+    a MUL of ``v`` and it (a constant activation, nothing broadcast)."""
+    readers = [u.operation for u in v.uses]
+    logistic = next((r for r in readers if _kind(r) == OperationType.LOGISTIC), None)
+    if len(readers) != 2 or not isinstance(logistic, nnapi.NNAPIOperation) or logistic.args[0] is not v:
+        return None
+    s = logistic.outs[0]
+    mul = _single_user(s)
+    if not isinstance(mul, nnapi.NNAPIOperation) or _kind(mul) != OperationType.MUL or mul not in readers:
+        return None
+    a, b, act = mul.args
+    act_code = _constant_int(act)
+    if {id(a), id(b)} != {id(v), id(s)} or act_code is None:
+        return None
+    if not (v.type == s.type == mul.outs[0].type and _static_f32(v.type)):
+        return None
+    return FusedConsumer(mul, None, act_code, logistic)
+
+
 class FuseEpiloguesPass(ModulePass):
     """Mark producer/consumer pairs whose consumer fuses into the producer's epilogue (see module doc)."""
 
@@ -180,3 +210,5 @@ class FuseEpiloguesPass(ModulePass):
                     continue
                 producer.attributes[PRODUCER_ATTR] = UnitAttr()
                 fused.consumer.attributes[CONSUMER_ATTR] = UnitAttr()
+                if fused.logistic is not None:
+                    fused.logistic.attributes[CONSUMER_ATTR] = UnitAttr()

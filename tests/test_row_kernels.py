@@ -131,8 +131,9 @@ def test_row_kernels_bit_identical_across_thread_counts(rows_model) -> None:
 
 def _fc_add_model() -> nnc.Model:
     """FULLY_CONNECTED -> RESHAPE -> ADD(residual, ., RELU6), and a 3x3
-    CONV_2D (RELU) -> ADD(., residual), a 1x1 CONV_2D -> RELU1, a FULLY_CONNECTED
-    of batch 2 (dot products: the epilogue runs after them) -> ADD."""
+    CONV_2D (RELU) -> ADD(., residual), a 1x1 CONV_2D -> RELU1, a 1x1 CONV_2D
+    -> swish (LOGISTIC, MUL), a FULLY_CONNECTED of batch 2 (dot products: the
+    epilogue runs after them) -> ADD."""
     m = nnc.Model()
     i32 = lambda v: _scalar(m, T.INT32, np.int32(v))
     x = m.add_operand(T.TENSOR_FLOAT32, (40, 24))
@@ -159,6 +160,14 @@ def _fc_add_model() -> nnc.Model:
                                  i32(1), i32(1), i32(1), i32(0)], [c1])  # fmt: skip
     z3 = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 8))
     m.add_operation(Op.RELU1, [c1], [z3])
+    # swish: a 1x1 CONV_2D (no activation) -> LOGISTIC -> MUL(conv, logistic)
+    c2 = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 8))
+    m.add_operation(Op.CONV_2D, [img, _const(m, 4 * RNG.standard_normal((8, 1, 1, 5))), _const(m, RNG.standard_normal(8)),
+                                 i32(1), i32(1), i32(1), i32(0)], [c2])  # fmt: skip
+    sig = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 8))
+    m.add_operation(Op.LOGISTIC, [c2], [sig])
+    z5 = m.add_operand(T.TENSOR_FLOAT32, (1, 9, 7, 8))
+    m.add_operation(Op.MUL, [sig, c2, i32(0)], [z5])
 
     xs = m.add_operand(T.TENSOR_FLOAT32, (2, 24))
     rs = m.add_operand(T.TENSOR_FLOAT32, (2, 20))
@@ -166,7 +175,7 @@ def _fc_add_model() -> nnc.Model:
     m.add_operation(Op.FULLY_CONNECTED, [xs, _const(m, RNG.standard_normal((20, 24))), _const(m, RNG.standard_normal(20)), i32(0)], [ys])
     z4 = m.add_operand(T.TENSOR_FLOAT32, (2, 20))
     m.add_operation(Op.ADD, [ys, rs, i32(0)], [z4])
-    m.identify_inputs_and_outputs([x, r, img, res, xs, rs], [z1, z2, z3, z4])
+    m.identify_inputs_and_outputs([x, r, img, res, xs, rs], [z1, z2, z3, z4, z5])
     m.finish()
     return m
 
@@ -183,16 +192,18 @@ def test_fused_epilogues_bit_identical_to_unfused() -> None:
 
 
 def test_every_producer_of_the_model_is_fused() -> None:
-    """The four producer / consumer pairs are marked (so the test above
-    compares fused code), and the GEMM kernels carry the epilogues."""
+    """The five producers and their consumers (swish: the LOGISTIC and the
+    MUL) are marked (so the test above compares fused code), and the GEMM
+    kernels carry the epilogues."""
     m = _fc_add_model()
     module, _ = driver.shaped_module(m, driver.static_input_infos(m))
     passes_pipeline.run_passes(module, ["nnc-fuse-epilogues"])
     text = str(module)
-    assert text.count(f"{{{PRODUCER_ATTR}}}") == 4 and text.count(f"{{{CONSUMER_ATTR}}}") == 4
+    assert text.count(f"{{{PRODUCER_ATTR}}}") == 5 and text.count(f"{{{CONSUMER_ATTR}}}") == 6
     passes_pipeline.run_passes(module, ["convert-nnapi-to-linalg"])
     kernels = set(re.findall(r'nnc.kernel = "(nnc_gemm_[^"]*)"', str(module)))
     assert any(k.endswith("_add_relu6") for k in kernels) and any(k.endswith("_then_relu1") for k in kernels)
+    assert any(k.endswith("_swish_then_none") for k in kernels)
 
 
 # -- padding fused into CONV_2D --------------------------------------------------------------------

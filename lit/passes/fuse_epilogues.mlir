@@ -3,7 +3,7 @@
 // nnc-fuse-epilogues marks a float32 FULLY_CONNECTED / CONV_2D and the one
 // element-wise consumer its kernel computes in its epilogue: an ADD of a
 // residual of the same shape defined before the producer (through views
-// of the producer's result), or a RELU / RELU1 / RELU6.
+// of the producer's result), a RELU / RELU1 / RELU6, or swish.
 builtin.module {
   // FULLY_CONNECTED -> RESHAPE -> ADD(residual, .): fused.
   func.func @fc_residual(%x: tensor<8x4xf32>, %r: tensor<1x8x6xf32>) -> tensor<1x8x6xf32> {
@@ -30,6 +30,22 @@ builtin.module {
     %y2 = "nnapi.conv_2d"(%x, %w, %b, %zero, %zero, %zero, %zero, %one, %one, %zero) : (tensor<1x4x4x2xf32>, tensor<3x1x1x2xf32>, tensor<3xf32>, i32, i32, i32, i32, i32, i32, i32) -> tensor<1x4x4x3xf32>
     %s = "nnapi.add"(%y2, %y2, %zero) : (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>, i32) -> tensor<1x4x4x3xf32>
     func.return %a, %s : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
+  }
+
+  // CONV_2D -> swish (LOGISTIC of the output, MUL of the output and it):
+  // both fused.  A LOGISTIC whose result is also returned: not fused.
+  func.func @swish(%x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {
+    %w = "nnapi.constant"() <{value = dense<1.0> : tensor<3x1x1x2xf32>}> : () -> tensor<3x1x1x2xf32>
+    %b = "nnapi.constant"() <{value = dense<0.0> : tensor<3xf32>}> : () -> tensor<3xf32>
+    %zero = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %one = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %y = "nnapi.conv_2d"(%x, %w, %b, %zero, %zero, %zero, %zero, %one, %one, %zero) : (tensor<1x4x4x2xf32>, tensor<3x1x1x2xf32>, tensor<3xf32>, i32, i32, i32, i32, i32, i32, i32) -> tensor<1x4x4x3xf32>
+    %s = "nnapi.logistic"(%y) : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+    %sw = "nnapi.mul"(%y, %s, %zero) : (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>, i32) -> tensor<1x4x4x3xf32>
+    %y2 = "nnapi.conv_2d"(%x, %w, %b, %zero, %zero, %zero, %zero, %one, %one, %zero) : (tensor<1x4x4x2xf32>, tensor<3x1x1x2xf32>, tensor<3xf32>, i32, i32, i32, i32, i32, i32, i32) -> tensor<1x4x4x3xf32>
+    %s2 = "nnapi.logistic"(%y2) : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+    %sw2 = "nnapi.mul"(%s2, %y2, %zero) : (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>, i32) -> tensor<1x4x4x3xf32>
+    func.return %sw, %sw2, %s2 : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
   }
 
   // The residual is computed after the producer (it would have to move):
@@ -60,6 +76,14 @@ builtin.module {
 // CHECK:         "nnapi.add"
 // CHECK-NOT:     nnc.fused
 // CHECK:         func.return
+
+// CHECK-LABEL: func.func @swish(
+// CHECK:         %y = "nnapi.conv_2d"({{.*}}) {nnc.fused_epilogue}
+// CHECK-NEXT:    %s = "nnapi.logistic"(%y) {nnc.fused_into_producer}
+// CHECK-NEXT:    %sw = "nnapi.mul"(%y, %s, %zero) {nnc.fused_into_producer}
+// CHECK-NEXT:    %y2 = "nnapi.conv_2d"({{.*}}) : (
+// CHECK-NEXT:    %s2 = "nnapi.logistic"(%y2) : (
+// CHECK-NEXT:    %sw2 = "nnapi.mul"(%s2, %y2, %zero) : (
 
 // CHECK-LABEL: func.func @not_fused(
 // CHECK-NOT:     nnc.fused

@@ -30,6 +30,7 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32
 
+from nnc.passes.kernels import vmath
 from nnc.passes.kernels.vector import (
     IndexOrInt,
     Vec,
@@ -40,6 +41,7 @@ from nnc.passes.kernels.vector import (
     offsets,
     parallel_each,
     tag,
+    vector_width,
     widths,
 )
 from nnc.passes.lowering.base import Emitter, Epilogue, LoweringContext, Value, activation
@@ -58,18 +60,29 @@ class Level:
 
 
 #: A GEMM kernel's fused epilogue after its activation: (whether a residual
-#: buffer is added, the activation after it), or None (see :class:`Epilogue`)
-EpilogueKind = tuple[bool, int] | None
+#: buffer is added, the activation after it, whether swish comes first), or
+#: None (see :class:`Epilogue`)
+EpilogueKind = tuple[bool, int, bool] | None
 
 
 def epilogue_kind(ep: Epilogue | None) -> EpilogueKind:
-    return None if ep is None else (ep.residual is not None, ep.act)
+    return None if ep is None else (ep.residual is not None, ep.act, ep.swish)
 
 
 def _epilogue_tag(kind: EpilogueKind) -> str:
     if kind is None:
         return ""
-    return f"_{'add_' if kind[0] else 'then_'}{act_tag(kind[1])}"
+    return f"_{'swish_' if kind[2] else ''}{'add_' if kind[0] else 'then_'}{act_tag(kind[1])}"
+
+
+def vswish(e: Emitter, y: Value) -> Value:
+    """``y * logistic(y)`` on a float32 vector: the operations of
+    :func:`~nnc.passes.lowering.base.swish` (so the same bits as LOGISTIC and
+    MUL computed apart), with :func:`~nnc.passes.kernels.vmath.exp`."""
+    one = Vec(e).const(1.0, vector_width(y))
+    ex = vmath.exp(e, e.op(arith.NegfOp(y)))
+    sig = e.op(arith.DivfOp(one, e.op(arith.AddfOp(one, ex))))
+    return e.op(arith.MulfOp(y, sig))
 
 
 def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue: EpilogueKind = None):
@@ -129,6 +142,8 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue:
                 y = v.activation(accs[r * nw + j], act)
                 off = v.ix(out_rows[r], cols[j])
                 if epilogue is not None:
+                    if epilogue[2]:
+                        y = vswish(e, y)
                     if res is not None:
                         y = e.op(arith.AddfOp(y, v.load(res, off, w)))
                     y = v.activation(y, epilogue[1])

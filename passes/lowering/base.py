@@ -321,6 +321,13 @@ def _constant(value: Attribute) -> Operation:
     return new_op(arith.ConstantOp, (), (value.type,), {"value": value})  # type: ignore[attr-defined]
 
 
+def swish(e: Emitter, x: Value) -> Value:
+    """``x * logistic(x)`` as the LOGISTIC and MUL operations compute it
+    (:meth:`Emitter.sigmoid`, then the product), for scalars; vector kernels
+    build the same operations on vectors (:func:`nnc.passes.kernels.f32.vswish`)."""
+    return e.mul(x, e.sigmoid(x))
+
+
 def activation(e: Emitter, x: Value, code: int) -> Value:
     """Apply a fused activation (FuseCode) to a float or int value."""
     if code == FuseCode.NONE:
@@ -421,10 +428,13 @@ class ElementwiseBody:
 class Epilogue:
     """An element-wise consumer computed in its producer's epilogue
     (``nnc-fuse-epilogues``): ``out = act(out + residual)`` per element, or
-    ``act(out)`` without a residual; ``residual`` has the output's shape."""
+    ``act(out)`` without a residual; ``residual`` has the output's shape.
+    With ``swish`` (the consumer is a LOGISTIC of the output and a MUL of
+    both), ``out * logistic(out)`` comes first: ``act(swish(out))``."""
 
     residual: Value | None
     act: int
+    swish: bool = False
 
 
 @dataclass
@@ -480,9 +490,12 @@ class LoweringContext:
             return
         out = self.output()
         ins = [out] if ep.residual is None else [out, ep.residual]
-        self.elementwise(
-            out, ins, lambda e, a: activation(e, a[0] if ep.residual is None else e.add(a[0], a[1]), ep.act)
-        )
+
+        def body(e: Emitter, a: list[Value]) -> Value:
+            y = swish(e, a[0]) if ep.swish else a[0]
+            return activation(e, y if ep.residual is None else e.add(y, a[1]), ep.act)
+
+        self.elementwise(out, ins, body)
 
     @property
     def e(self) -> Emitter:
