@@ -28,12 +28,26 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import model_bench
 
 MODELS_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "models")
-#: every model of the shared folder (not import-next/): the ones named here
-#: must be among them, so that a missing folder fails instead of testing nothing
-ZOO = sorted(os.path.basename(p)[: -len(".tflite")] for p in glob.glob(os.path.join(MODELS_DIR, "*.tflite"))) or [
+#: every model of the shared folder and of its import-next/ (the models nnc
+#: could not import when they were added); a missing folder falls back to
+#: names that must exist, so that it fails instead of testing nothing
+ZOO = sorted(
+    os.path.relpath(p, MODELS_DIR)[: -len(".tflite")]
+    for pattern in ("*.tflite", "import-next/*.tflite")
+    for p in glob.glob(os.path.join(MODELS_DIR, pattern))
+) or [
     "mobilenet_v1_0.5_160_float32", "mobilenet_v2_1.0_224_float32", "lstm_textcls_float32",
     "mobilenet_v1_0.5_160_int8", "mobilenet_v2_0.35_96_fp16w", "text_encoder_float32", "tiny_unet_64_float32",
 ]  # fmt: skip
+#: models of import-next/ that nnc does not import yet, and why: each fails
+#: its tests as expected (strict: one that starts importing fails the suite
+#: until it is taken off this list)
+NOT_YET = {
+    "import-next/gru_sentiment_float32": "TFLite control flow (WHILE with subgraphs) is not imported",
+    "import-next/mobilenet_v1_0.5_128_dynrange": "dynamic-range (hybrid) quantised operators are not imported",
+}
+ZOO_CASES = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[n])) if n in NOT_YET else n
+             for n in ZOO]  # fmt: skip
 TOKEN = bytes(range(32))
 
 
@@ -96,7 +110,7 @@ def assert_matches_reference(got: np.ndarray, ref: np.ndarray) -> None:
         pytest.fail(str(e))
 
 
-@pytest.mark.parametrize("name", ZOO)
+@pytest.mark.parametrize("name", ZOO_CASES)
 def test_model_zoo_matches_litert(name, cache_dir):
     model = import_tflite(zoo_path(name, ".tflite"))
     io = np.load(zoo_path(name, ".io.npz"))
@@ -133,7 +147,7 @@ def test_zoo_names_and_shapes():
                       "FULLY_CONNECTED": 1, "SOFTMAX": 1}  # fmt: skip
 
 
-@pytest.mark.parametrize("name", ZOO)
+@pytest.mark.parametrize("name", ZOO_CASES)
 def test_model_zoo_through_c_artifact(name, tmp_path):
     """`nnc compile model.tflite` -> shared library -> a C program."""
     from test_c_abi import CC
@@ -401,6 +415,10 @@ SINGLE_OPS = {
     "relu_n1_to_1": (lambda: single_operator_model("RELU_N1_TO_1", [[2, 4]], [2, 4]), lambda x: np.clip(x, -1, 1)),
     "l2norm": (lambda: single_operator_model("L2_NORMALIZATION", [[2, 4]], [2, 4]),
                lambda x: x / np.sqrt((x * x).sum(-1, keepdims=True))),
+    "reverse_v2": (lambda: single_operator_model("REVERSE_V2", [[2, 3, 4]], [2, 3, 4], None, [np.array([-1], _I32)]),
+                   lambda x: x[:, :, ::-1]),
+    "reverse_v2_two_axes": (lambda: single_operator_model("REVERSE_V2", [[2, 3, 4]], [2, 3, 4], None,
+                                                          [np.array([0, 2], _I32)]), lambda x: x[::-1, :, ::-1]),
 }  # fmt: skip
 
 

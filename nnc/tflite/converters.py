@@ -270,6 +270,23 @@ def _expand_dims(c: _Call) -> None:
     c.emit(Op.EXPAND_DIMS, [c.input(0), _scalar_input(c, 1, "axis")])
 
 
+@converts("REVERSE_V2")
+def _reverse_v2(c: _Call) -> None:
+    """NNAPI's REVERSE flips one axis (a TENSOR_INT32 [1]): one REVERSE per
+    listed axis, in order (flips of distinct axes commute)."""
+    rank = len(c.tensor(0).shape)
+    axes = [int(a) for a in c.imp.constant_value(c.ins[1], "axis").reshape(-1)]
+    if not axes:
+        raise _Unsupported("REVERSE_V2 without an axis")
+    if any(not -rank <= a < rank for a in axes) or len({a % rank for a in axes}) != len(axes):
+        raise _Unsupported(f"axes {axes} must be distinct and in [-{rank}, {rank})")
+    value = c.input(0)
+    for k, a in enumerate(axes):
+        out = c.output(0) if k == len(axes) - 1 else c.imp.new_like(c.outs[0])
+        c.emit(Op.REVERSE, [value, c.imp.const(np.array([a % rank], np.int32))], [out])
+        value = out
+
+
 @converts("ARG_MAX", "ARG_MIN")
 def _arg(c: _Call) -> None:
     if c.imp.tensors[c.outs[0]].tfl_type != 2:
