@@ -415,11 +415,50 @@ SINGLE_OPS = {
     "relu_n1_to_1": (lambda: single_operator_model("RELU_N1_TO_1", [[2, 4]], [2, 4]), lambda x: np.clip(x, -1, 1)),
     "l2norm": (lambda: single_operator_model("L2_NORMALIZATION", [[2, 4]], [2, 4]),
                lambda x: x / np.sqrt((x * x).sum(-1, keepdims=True))),
+    "mirror_pad_reflect": (lambda: single_operator_model("MIRROR_PAD", [[3, 4]], [5, 7], ("MirrorPadOptions", {"Mode": 0}),
+                                                         [np.array([[1, 1], [2, 1]], _I32)]),
+                           lambda x: np.pad(x, ((1, 1), (2, 1)), mode="reflect")),
+    "mirror_pad_symmetric": (lambda: single_operator_model("MIRROR_PAD", [[3, 4]], [5, 7], ("MirrorPadOptions", {"Mode": 1}),
+                                                           [np.array([[1, 1], [2, 1]], _I32)]),
+                             lambda x: np.pad(x, ((1, 1), (2, 1)), mode="symmetric")),
+    "square": (lambda: single_operator_model("SQUARE", [[2, 5]], [2, 5]), lambda x: x * x),
+    "floor_div": (lambda: single_operator_model("FLOOR_DIV", [[2, 5], [5]], [2, 5]), lambda a, b: np.floor(a / b)),
     "reverse_v2": (lambda: single_operator_model("REVERSE_V2", [[2, 3, 4]], [2, 3, 4], None, [np.array([-1], _I32)]),
                    lambda x: x[:, :, ::-1]),
     "reverse_v2_two_axes": (lambda: single_operator_model("REVERSE_V2", [[2, 3, 4]], [2, 3, 4], None,
                                                           [np.array([0, 2], _I32)]), lambda x: x[::-1, :, ::-1]),
 }  # fmt: skip
+
+
+def _multi_output_model(name: str, in_shape: list[int], out_shapes: list[list[int]], options=None, consts=()) -> bytes:
+    """One float TFLite operator with several outputs (SPLIT_V, UNPACK)."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", in_shape, FLOAT32)
+    cs = [b.tensor(f"c{k}", np.shape(v), INT32, v) for k, v in enumerate(consts)]
+    ys = [b.tensor(f"y{k}", s, FLOAT32) for k, s in enumerate(out_shapes)]
+    b.op(name, [x, *cs], ys, options)
+    return b.build([x], ys)
+
+
+@pytest.mark.parametrize(
+    "build,ref",
+    [
+        (lambda: _multi_output_model("SPLIT_V", [2, 7, 3], [[2, 2, 3], [2, 4, 3], [2, 1, 3]],
+                                     ("SplitVOptions", {"NumSplits": 3}), [np.array([2, -1, 1], _I32), np.array(-2, _I32)]),
+         lambda x: np.split(x, [2, 6], axis=1)),
+        (lambda: _multi_output_model("UNPACK", [2, 3, 4], [[2, 4]] * 3, ("UnpackOptions", {"Num": 3, "Axis": 1})),
+         lambda x: [x[:, k, :] for k in range(3)]),
+    ],
+    ids=["split_v", "unpack"],
+)  # fmt: skip
+def test_multi_output_operator_against_numpy(build, ref):
+    m = import_tflite(build())
+    x = np.random.default_rng(3).uniform(-2, 2, m.operands[m.inputs[0]].dims).astype(np.float32)
+    got = nnc.compile(m).run(x)
+    want = ref(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("case", sorted(SINGLE_OPS))

@@ -287,6 +287,87 @@ def _reverse_v2(c: _Call) -> None:
         value = out
 
 
+@converts("MIRROR_PAD")
+def _mirror_pad(c: _Call) -> None:
+    """TFLite's and NNAPI's modes share their codes (0 REFLECT, 1 SYMMETRIC)."""
+    mode = c.options("MirrorPadOptions").Mode()
+    c.emit(Op.MIRROR_PAD, [c.input(0), c.input(1), c.imp.int32(mode)])
+
+
+@converts("SQUARE")
+def _square(c: _Call) -> None:
+    """x * x: one MUL, the same rounding as TFLite's."""
+    x = c.input(0)
+    c.emit(Op.MUL, [x, x, c.imp.int32(0)])
+
+
+@converts("FLOOR_DIV")
+def _floor_div(c: _Call) -> None:
+    """int32: NNAPI's DIV already rounds toward negative infinity (x / 0 is 0
+    where TFLite's is undefined); float32: DIV then FLOOR, TFLite's
+    ``floor(x / y)``."""
+    t = c.tensor(0).tfl_type
+    if t == 2:
+        c.emit(Op.DIV, [c.input(0), c.input(1), c.imp.int32(0)])
+        return
+    if t != 0:
+        raise _Unsupported("FLOOR_DIV of float32 or int32 only")
+    q = c.imp.new_like(c.outs[0])
+    c.emit(Op.DIV, [c.input(0), c.input(1), c.imp.int32(0)], [q])
+    c.emit(Op.FLOOR, [q])
+
+
+def _operand_shaped(c: _Call, tensor_index: int, shape: list[int]) -> int:
+    """A fresh operand of a TFLite tensor's type (and quantisation), another shape."""
+    nn_t, scale, zp, _ = c.imp.nn_type(c.imp.tensors[tensor_index])
+    return c.imp.model.add_operand(nn_t, shape, scale, zp)
+
+
+@converts("SPLIT_V")
+def _split_v(c: _Call) -> None:
+    """One SLICE per output (NNAPI's SPLIT cuts equal parts only): sizes
+    from the constant size_splits, one of them -1 for the rest."""
+    shape = list(c.tensor(0).shape)
+    rank = len(shape)
+    axis = int(c.imp.constant_value(c.ins[2], "axis").reshape(-1)[0])
+    if not -rank <= axis < rank:
+        raise _Unsupported(f"axis {axis} out of range for rank {rank}")
+    axis %= rank
+    sizes = [int(v) for v in c.imp.constant_value(c.ins[1], "size_splits").reshape(-1)]
+    if sizes.count(-1) > 1 or len(sizes) != len(c.outs):
+        raise _Unsupported(f"size_splits {sizes} for {len(c.outs)} outputs")
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = shape[axis] - (sum(sizes) + 1)
+    if any(n < 0 for n in sizes) or sum(sizes) != shape[axis]:
+        raise _Unsupported(f"size_splits {sizes} do not add up to dimension {shape[axis]}")
+    start = 0
+    for k, n in enumerate(sizes):
+        begin, size = [0] * rank, list(shape)
+        begin[axis], size[axis] = start, n
+        c.emit(Op.SLICE, [c.input(0), c.imp.const(np.array(begin, np.int32)), c.imp.const(np.array(size, np.int32))],
+               [c.output(k)])  # fmt: skip
+        start += n
+
+
+@converts("UNPACK")
+def _unpack(c: _Call) -> None:
+    """SPLIT into ``num`` parts along ``axis``, each RESHAPEd without it."""
+    o = c.options("UnpackOptions")
+    shape = list(c.tensor(0).shape)
+    rank, num = len(shape), o.Num()
+    axis = o.Axis() % rank if -rank <= o.Axis() < rank else None
+    if rank < 2:
+        raise _Unsupported("UNPACK of a rank-1 tensor (scalar outputs have no NNAPI operand)")
+    if axis is None or shape[axis] != num or num != len(c.outs):
+        raise _Unsupported(f"num {num} and axis {o.Axis()} do not match the input shape {shape}")
+    part = [*shape[:axis], 1, *shape[axis + 1 :]]
+    parts = [_operand_shaped(c, c.ins[0], part) for _ in range(num)]
+    c.emit(Op.SPLIT, [c.input(0), c.imp.int32(axis), c.imp.int32(num)], parts)
+    squeezed = np.array([*shape[:axis], *shape[axis + 1 :]], np.int32)
+    for k, p in enumerate(parts):
+        c.emit(Op.RESHAPE, [p, c.imp.const(squeezed)], [c.output(k)])
+
+
 @converts("ARG_MAX", "ARG_MIN")
 def _arg(c: _Call) -> None:
     if c.imp.tensors[c.outs[0]].tfl_type != 2:
