@@ -423,6 +423,10 @@ SINGLE_OPS = {
                              lambda x: np.pad(x, ((1, 1), (2, 1)), mode="symmetric")),
     "square": (lambda: single_operator_model("SQUARE", [[2, 5]], [2, 5]), lambda x: x * x),
     "floor_div": (lambda: single_operator_model("FLOOR_DIV", [[2, 5], [5]], [2, 5]), lambda a, b: np.floor(a / b)),
+    "broadcast_to_rank": (lambda: single_operator_model("BROADCAST_TO", [[3]], [2, 3], None, [np.array([2, 3], _I32)]),
+                          lambda x: np.broadcast_to(x, (2, 3))),
+    "broadcast_to_dim": (lambda: single_operator_model("BROADCAST_TO", [[2, 1, 4]], [2, 3, 4], None,
+                                                       [np.array([2, 3, 4], _I32)]), lambda x: np.broadcast_to(x, (2, 3, 4))),
     "reverse_v2": (lambda: single_operator_model("REVERSE_V2", [[2, 3, 4]], [2, 3, 4], None, [np.array([-1], _I32)]),
                    lambda x: x[:, :, ::-1]),
     "reverse_v2_two_axes": (lambda: single_operator_model("REVERSE_V2", [[2, 3, 4]], [2, 3, 4], None,
@@ -459,6 +463,31 @@ def test_multi_output_operator_against_numpy(build, ref):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+def test_shape_and_range_fold_into_constants():
+    """SHAPE of a static tensor and RANGE of constants become constants at
+    import: here RESHAPE's target and a float sequence added to the input."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 3], FLOAT32)
+    z = b.tensor("z", [6], FLOAT32)
+    s = b.tensor("s", [2], INT32)
+    b.op("SHAPE", [x], [s], ("ShapeOptions", {"OutType": INT32}))
+    y = b.tensor("y", [2, 3], FLOAT32)
+    b.op("RESHAPE", [z, s], [y])
+    r = b.tensor("r", [6], INT32)
+    start, limit, delta = (b.tensor(n, [], INT32, np.array(v, _I32)) for n, v in (("start", 0), ("limit", 12), ("delta", 2)))
+    b.op("RANGE", [start, limit, delta], [r])
+    rf = b.tensor("rf", [6], FLOAT32)
+    b.op("CAST", [r], [rf])
+    out = b.tensor("out", [6], FLOAT32)
+    b.op("ADD", [z, rf], [out], ("AddOptions", {}))
+    m = import_tflite(b.build([x, z], [y, out]))
+    assert [Op(op.type) for op in m.operations] == [Op.RESHAPE, Op.CAST, Op.ADD]
+    xv, zv = np.ones((2, 3), np.float32), np.arange(6, dtype=np.float32) / 4
+    got = nnc.compile(m).run(xv, zv)
+    np.testing.assert_array_equal(got[0], zv.reshape(2, 3))
+    np.testing.assert_array_equal(got[1], zv + np.arange(0, 12, 2, dtype=np.float32))
 
 
 @pytest.mark.parametrize("case", sorted(SINGLE_OPS))

@@ -317,12 +317,6 @@ def _floor_div(c: _Call) -> None:
     c.emit(Op.FLOOR, [q])
 
 
-def _operand_shaped(c: _Call, tensor_index: int, shape: list[int]) -> int:
-    """A fresh operand of a TFLite tensor's type (and quantisation), another shape."""
-    nn_t, scale, zp, _ = c.imp.nn_type(c.imp.tensors[tensor_index])
-    return c.imp.model.add_operand(nn_t, shape, scale, zp)
-
-
 @converts("SPLIT_V")
 def _split_v(c: _Call) -> None:
     """One SLICE per output (NNAPI's SPLIT cuts equal parts only): sizes
@@ -361,11 +355,58 @@ def _unpack(c: _Call) -> None:
     if axis is None or shape[axis] != num or num != len(c.outs):
         raise _Unsupported(f"num {num} and axis {o.Axis()} do not match the input shape {shape}")
     part = [*shape[:axis], 1, *shape[axis + 1 :]]
-    parts = [_operand_shaped(c, c.ins[0], part) for _ in range(num)]
+    parts = [c.imp.temp_like(c.ins[0], tuple(part)) for _ in range(num)]
     c.emit(Op.SPLIT, [c.input(0), c.imp.int32(axis), c.imp.int32(num)], parts)
     squeezed = np.array([*shape[:axis], *shape[axis + 1 :]], np.int32)
     for k, p in enumerate(parts):
         c.emit(Op.RESHAPE, [p, c.imp.const(squeezed)], [c.output(k)])
+
+
+def _fold(c: _Call, value: np.ndarray, what: str) -> None:
+    """The operator's output is the constant ``value`` (known at import); a
+    model output cannot be a constant, so one is refused."""
+    if c.outs[0] in c.imp.graph_outputs:
+        raise _Unsupported(f"{what} as a model output (it is a constant at import)")
+    out = c.imp.tensors[c.outs[0]]
+    dtype = np.int32 if out.tfl_type in (2, 4) else np.float32  # int32/int64 -> int32
+    if out.tfl_type == 4 and np.abs(value).max(initial=0) > np.iinfo(np.int32).max:
+        raise _Unsupported(f"{what}: values beyond int32")
+    out.data = np.asarray(value).astype(dtype).reshape(out.shape)
+    c.note(f"folded: {what} -> constant")
+
+
+@converts("SHAPE")
+def _shape(c: _Call) -> None:
+    """The input's shape is static: a constant."""
+    _fold(c, np.array(c.tensor(0).shape, np.int64), "SHAPE")
+
+
+@converts("RANGE")
+def _range(c: _Call) -> None:
+    """start, limit and delta constant: the sequence as a constant."""
+    start, limit, delta = (c.imp.constant_value(c.ins[k], w).reshape(-1)[0] for k, w in enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise _Unsupported("RANGE with delta 0")
+    _fold(c, np.arange(start, limit, delta), "RANGE")
+
+
+@converts("BROADCAST_TO")
+def _broadcast_to(c: _Call) -> None:
+    """TILE by the ratio of the target shape to the input's (exact for every
+    type), after a RESHAPE that prepends the missing dimensions."""
+    shape = [int(v) for v in c.imp.constant_value(c.ins[1], "shape").reshape(-1)]
+    src = list(c.tensor(0).shape)
+    if len(src) > len(shape):
+        raise _Unsupported(f"shape {shape} has fewer dimensions than the input {src}")
+    full = [1] * (len(shape) - len(src)) + src
+    if any(d not in (1, n) for d, n in zip(full, shape)):
+        raise _Unsupported(f"input shape {src} does not broadcast to {shape}")
+    x = c.input(0)
+    if full != src:
+        y = c.imp.temp_like(c.ins[0], tuple(full))
+        c.emit(Op.RESHAPE, [x, c.imp.const(np.array(full, np.int32))], [y])
+        x = y
+    c.emit(Op.TILE, [x, c.imp.const(np.array([n // d for d, n in zip(full, shape)], np.int32))])
 
 
 @converts("ARG_MAX", "ARG_MIN")
