@@ -465,6 +465,36 @@ def test_multi_output_operator_against_numpy(build, ref):
         np.testing.assert_array_equal(g, w)
 
 
+def test_floor_mod_int32_against_numpy():
+    """FLOOR_MOD of int32 (with a broadcast divisor, negative operands and
+    INT32_MIN mod -1) is numpy's remainder, the sign of the divisor's."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 4], INT32)
+    d = b.tensor("d", [4], INT32)
+    y = b.tensor("y", [2, 4], INT32)
+    b.op("FLOOR_MOD", [x, d], [y])
+    m = import_tflite(b.build([x, d], [y]))
+    xv = np.array([[7, -7, 7, -7], [np.iinfo(np.int32).min, 5, -1, 0]], np.int32)
+    dv = np.array([3, 3, -3, -1], np.int32)
+    np.testing.assert_array_equal(nnc.compile(m).run(xv, dv)[0], np.remainder(xv, dv))
+
+
+@pytest.mark.parametrize("out_type,dtype", [(FLOAT32, np.float32), (INT32, np.int32)], ids=["float32", "int32"])
+def test_one_hot_against_numpy(out_type, dtype):
+    """ONE_HOT along a new last axis, out-of-range indices all off."""
+    b = TFLiteBuilder()
+    idx = b.tensor("idx", [2, 3], INT32)
+    depth = b.tensor("depth", [], INT32, np.array(4, _I32))
+    on = b.tensor("on", [], out_type, np.array(5, dtype))
+    off = b.tensor("off", [], out_type, np.array(-1, dtype))
+    y = b.tensor("y", [2, 3, 4], out_type)
+    b.op("ONE_HOT", [idx, depth, on, off], [y], ("OneHotOptions", {"Axis": -1}))
+    m = import_tflite(b.build([idx], [y]))
+    iv = np.array([[0, 3, 1], [4, -1, 2]], np.int32)
+    want = np.where(iv[..., None] == np.arange(4), 5, -1).astype(dtype)
+    np.testing.assert_array_equal(nnc.compile(m).run(iv)[0], want)
+
+
 def test_shape_and_range_fold_into_constants():
     """SHAPE of a static tensor and RANGE of constants become constants at
     import: here RESHAPE's target and a float sequence added to the input."""

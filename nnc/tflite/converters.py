@@ -362,6 +362,45 @@ def _unpack(c: _Call) -> None:
         c.emit(Op.RESHAPE, [p, c.imp.const(squeezed)], [c.output(k)])
 
 
+@converts("FLOOR_MOD")
+def _floor_mod(c: _Call) -> None:
+    """int32: ``a - floor(a / b) * b`` with NNAPI's DIV (which rounds toward
+    negative infinity): DIV, MUL, SUB, exact (x mod 0 is x where TFLite's is
+    undefined).  float32 is refused: TFLite computes it from ``fmod``, which
+    no NNAPI operation gives."""
+    if c.tensor(0).tfl_type != 2:
+        raise _Unsupported("FLOOR_MOD of int32 only (float32's is fmod-based)")
+    a, b, none = c.input(0), c.input(1), c.imp.int32(0)
+    q, p = c.imp.new_like(c.outs[0]), c.imp.new_like(c.outs[0])
+    c.emit(Op.DIV, [a, b, none], [q])
+    c.emit(Op.MUL, [q, b, none], [p])
+    c.emit(Op.SUB, [a, p, none])
+
+
+@converts("ONE_HOT")
+def _one_hot(c: _Call) -> None:
+    """int32 indices, constant depth / on / off, a new last axis: EQUAL of the
+    indices (RESHAPEd to end in 1) with 0..depth-1, then SELECT between
+    constant on and off tensors of the output's shape."""
+    shape = list(c.tensor(0).shape)
+    if c.options("OneHotOptions").Axis() not in (-1, len(shape)):
+        raise _Unsupported("ONE_HOT on an axis other than the last")
+    if c.tensor(0).tfl_type != 2:
+        raise _Unsupported("ONE_HOT indices must be int32")
+    out_t = {0: (T.TENSOR_FLOAT32, np.float32), 2: (T.TENSOR_INT32, np.int32)}.get(c.imp.tensors[c.outs[0]].tfl_type)
+    if out_t is None:
+        raise _Unsupported("ONE_HOT output of float32 or int32 only")
+    depth, on, off = (c.imp.constant_value(c.ins[k], w).reshape(-1)[0] for k, w in enumerate(("depth", "on_value", "off_value"), 1))
+    out_shape = [*shape, int(depth)]
+    column = c.imp.temp_like(c.ins[0], (*shape, 1))
+    c.emit(Op.RESHAPE, [c.input(0), c.imp.const(np.array([*shape, 1], np.int32))], [column])
+    classes = c.imp.const(np.arange(int(depth), dtype=np.int32).reshape([1] * len(shape) + [int(depth)]))
+    hit = c.imp.model.add_operand(T.TENSOR_BOOL8, out_shape)
+    c.emit(Op.EQUAL, [column, classes], [hit])
+    full = lambda v: c.imp.const(np.full(out_shape, v, out_t[1]), out_t[0])
+    c.emit(Op.SELECT, [hit, full(on), full(off)])
+
+
 def _fold(c: _Call, value: np.ndarray, what: str) -> None:
     """The operator's output is the constant ``value`` (known at import); a
     model output cannot be a constant, so one is refused."""
