@@ -430,9 +430,9 @@ OPS: tuple[OpSpec, ...] = (
           family="concat", types=_at(L6, F16, F32, I32, Q8, Q8S), implemented=_IMPL_FIQ, primary="*inputs", tflite=("PACK",)),
     # -- Feature level 7 (Android 13 updatable NNAPI) ---------------------------
     _spec(_T.MIRROR_PAD, L7, ("input", "paddings", "mode"), (3,), shape_inputs=(1,),
-          family="pad", types=_FIQ7, implemented=_IMPL_FIQ),
+          family="pad", types=_FIQ7, implemented=_IMPL_FIQ, tflite=("MIRROR_PAD",)),
     _spec(_T.REVERSE, L7, ("input", "axis"), (2,),
-          family="rearrange", types=_FIQ7, implemented=_IMPL_FIQ),
+          family="rearrange", types=_FIQ7, implemented=_IMPL_FIQ, tflite=("REVERSE_V2",)),
     # -- OEM (code 10000; NNAPI 1.0) ---------------------------------------------
     _spec(_T.OEM_OPERATION, L1, ("*inputs",), (), ("*outputs",), (), min_inputs=0,
           family="oem", types={}),

@@ -1,6 +1,7 @@
-"""Builtins the delegate rejects, as exact NNAPI graphs: no one NNAPI
-operation is theirs, so no record lists them; ``DECOMPOSITIONS`` says what
-each becomes (docs/tflite.md's table and the tests check against it)."""
+"""Builtins the delegate rejects, as exact NNAPI graphs (or, for SHAPE and
+RANGE, constants folded at import): no one NNAPI operation is theirs, so no
+record lists them; ``DECOMPOSITIONS`` says what each becomes
+(docs/tflite.md's table and the tests check against it)."""
 
 from __future__ import annotations
 
@@ -114,3 +115,156 @@ def _gelu(c: _Call) -> None:
     half_erfc = g.op(Op.MUL, g.op(Op.MUL, g.op(Op.MUL, poly, t), e), _f32(c, 0.5))
     g.op(Op.SUB, g.op(Op.RELU, x), g.op(Op.MUL, ax, half_erfc), out=True)
 
+
+@decomposes("SQUARE", "MUL(x, x)")
+def _square(c: _Call) -> None:
+    """x * x: one MUL, the same rounding as TFLite's."""
+    x = c.input(0)
+    c.emit(Op.MUL, [x, x, c.imp.int32(0)])
+
+
+@decomposes("FLOOR_DIV", "int32: DIV (NNAPI's rounds toward negative infinity); float32: DIV, FLOOR")
+def _floor_div(c: _Call) -> None:
+    """int32: NNAPI's DIV already rounds toward negative infinity (x / 0 is 0
+    where TFLite's is undefined); float32: DIV then FLOOR, TFLite's
+    ``floor(x / y)``."""
+    t = c.tensor(0).tfl_type
+    if t == 2:
+        c.emit(Op.DIV, [c.input(0), c.input(1), c.imp.int32(0)])
+        return
+    if t != 0:
+        raise _Unsupported("FLOOR_DIV of float32 or int32 only")
+    q = c.imp.new_like(c.outs[0])
+    c.emit(Op.DIV, [c.input(0), c.input(1), c.imp.int32(0)], [q])
+    c.emit(Op.FLOOR, [q])
+
+
+@decomposes("FLOOR_MOD", "int32: DIV, MUL, SUB")
+def _floor_mod(c: _Call) -> None:
+    """int32: ``a - floor(a / b) * b`` with NNAPI's DIV (which rounds toward
+    negative infinity): DIV, MUL, SUB, exact (x mod 0 is x where TFLite's is
+    undefined).  float32 is refused: TFLite computes it from ``fmod``, which
+    no NNAPI operation gives."""
+    if c.tensor(0).tfl_type != 2:
+        raise _Unsupported("FLOOR_MOD of int32 only (float32's is fmod-based)")
+    a, b, none = c.input(0), c.input(1), c.imp.int32(0)
+    q, p = c.imp.new_like(c.outs[0]), c.imp.new_like(c.outs[0])
+    c.emit(Op.DIV, [a, b, none], [q])
+    c.emit(Op.MUL, [q, b, none], [p])
+    c.emit(Op.SUB, [a, p, none])
+
+
+@decomposes("ONE_HOT", "RESHAPE, EQUAL with 0..depth-1, SELECT of constant on/off tensors")
+def _one_hot(c: _Call) -> None:
+    """int32 indices, constant depth / on / off, a new last axis: EQUAL of the
+    indices (RESHAPEd to end in 1) with 0..depth-1, then SELECT between
+    constant on and off tensors of the output's shape."""
+    shape = list(c.tensor(0).shape)
+    if c.options("OneHotOptions").Axis() not in (-1, len(shape)):
+        raise _Unsupported("ONE_HOT on an axis other than the last")
+    if c.tensor(0).tfl_type != 2:
+        raise _Unsupported("ONE_HOT indices must be int32")
+    out_t = {0: (T.TENSOR_FLOAT32, np.float32), 2: (T.TENSOR_INT32, np.int32)}.get(c.imp.tensors[c.outs[0]].tfl_type)
+    if out_t is None:
+        raise _Unsupported("ONE_HOT output of float32 or int32 only")
+    depth, on, off = (c.imp.constant_value(c.ins[k], w).reshape(-1)[0] for k, w in enumerate(("depth", "on_value", "off_value"), 1))
+    out_shape = [*shape, int(depth)]
+    column = c.imp.temp_like(c.ins[0], (*shape, 1))
+    c.emit(Op.RESHAPE, [c.input(0), c.imp.const(np.array([*shape, 1], np.int32))], [column])
+    classes = c.imp.const(np.arange(int(depth), dtype=np.int32).reshape([1] * len(shape) + [int(depth)]))
+    hit = c.imp.model.add_operand(T.TENSOR_BOOL8, out_shape)
+    c.emit(Op.EQUAL, [column, classes], [hit])
+    full = lambda v: c.imp.const(np.full(out_shape, v, out_t[1]), out_t[0])
+    c.emit(Op.SELECT, [hit, full(on), full(off)])
+
+
+@decomposes("BROADCAST_TO", "RESHAPE (a lower rank), TILE")
+def _broadcast_to(c: _Call) -> None:
+    """TILE by the ratio of the target shape to the input's (exact for every
+    type), after a RESHAPE that prepends the missing dimensions."""
+    shape = [int(v) for v in c.imp.constant_value(c.ins[1], "shape").reshape(-1)]
+    src = list(c.tensor(0).shape)
+    if len(src) > len(shape):
+        raise _Unsupported(f"shape {shape} has fewer dimensions than the input {src}")
+    full = [1] * (len(shape) - len(src)) + src
+    if any(d not in (1, n) for d, n in zip(full, shape)):
+        raise _Unsupported(f"input shape {src} does not broadcast to {shape}")
+    x = c.input(0)
+    if full != src:
+        y = c.imp.temp_like(c.ins[0], tuple(full))
+        c.emit(Op.RESHAPE, [x, c.imp.const(np.array(full, np.int32))], [y])
+        x = y
+    c.emit(Op.TILE, [x, c.imp.const(np.array([n // d for d, n in zip(full, shape)], np.int32))])
+
+
+@decomposes("SPLIT_V", "a SLICE per output")
+def _split_v(c: _Call) -> None:
+    """One SLICE per output (NNAPI's SPLIT cuts equal parts only): sizes
+    from the constant size_splits, one of them -1 for the rest."""
+    shape = list(c.tensor(0).shape)
+    rank = len(shape)
+    axis = int(c.imp.constant_value(c.ins[2], "axis").reshape(-1)[0])
+    if not -rank <= axis < rank:
+        raise _Unsupported(f"axis {axis} out of range for rank {rank}")
+    axis %= rank
+    sizes = [int(v) for v in c.imp.constant_value(c.ins[1], "size_splits").reshape(-1)]
+    if sizes.count(-1) > 1 or len(sizes) != len(c.outs):
+        raise _Unsupported(f"size_splits {sizes} for {len(c.outs)} outputs")
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = shape[axis] - (sum(sizes) + 1)
+    if any(n < 0 for n in sizes) or sum(sizes) != shape[axis]:
+        raise _Unsupported(f"size_splits {sizes} do not add up to dimension {shape[axis]}")
+    start = 0
+    for k, n in enumerate(sizes):
+        begin, size = [0] * rank, list(shape)
+        begin[axis], size[axis] = start, n
+        c.emit(Op.SLICE, [c.input(0), c.imp.const(np.array(begin, np.int32)), c.imp.const(np.array(size, np.int32))],
+               [c.output(k)])  # fmt: skip
+        start += n
+
+
+@decomposes("UNPACK", "SPLIT, then a RESHAPE per part")
+def _unpack(c: _Call) -> None:
+    """SPLIT into ``num`` parts along ``axis``, each RESHAPEd without it."""
+    o = c.options("UnpackOptions")
+    shape = list(c.tensor(0).shape)
+    rank, num = len(shape), o.Num()
+    axis = o.Axis() % rank if -rank <= o.Axis() < rank else None
+    if rank < 2:
+        raise _Unsupported("UNPACK of a rank-1 tensor (scalar outputs have no NNAPI operand)")
+    if axis is None or shape[axis] != num or num != len(c.outs):
+        raise _Unsupported(f"num {num} and axis {o.Axis()} do not match the input shape {shape}")
+    part = [*shape[:axis], 1, *shape[axis + 1 :]]
+    parts = [c.imp.temp_like(c.ins[0], tuple(part)) for _ in range(num)]
+    c.emit(Op.SPLIT, [c.input(0), c.imp.int32(axis), c.imp.int32(num)], parts)
+    squeezed = np.array([*shape[:axis], *shape[axis + 1 :]], np.int32)
+    for k, p in enumerate(parts):
+        c.emit(Op.RESHAPE, [p, c.imp.const(squeezed)], [c.output(k)])
+
+
+def _fold(c: _Call, value: np.ndarray, what: str) -> None:
+    """The operator's output is the constant ``value`` (known at import); a
+    model output cannot be a constant, so one is refused."""
+    if c.outs[0] in c.imp.graph_outputs:
+        raise _Unsupported(f"{what} as a model output (it is a constant at import)")
+    out = c.imp.tensors[c.outs[0]]
+    dtype = np.int32 if out.tfl_type in (2, 4) else np.float32  # int32/int64 -> int32
+    if out.tfl_type == 4 and np.abs(value).max(initial=0) > np.iinfo(np.int32).max:
+        raise _Unsupported(f"{what}: values beyond int32")
+    out.data = np.asarray(value).astype(dtype).reshape(out.shape)
+    c.note(f"folded: {what} -> constant")
+
+
+@decomposes("SHAPE", "a constant (shapes are static at import)")
+def _shape(c: _Call) -> None:
+    """The input's shape is static: a constant."""
+    _fold(c, np.array(c.tensor(0).shape, np.int64), "SHAPE")
+
+
+@decomposes("RANGE", "a constant (start, limit, delta constant)")
+def _range(c: _Call) -> None:
+    """start, limit and delta constant: the sequence as a constant."""
+    start, limit, delta = (c.imp.constant_value(c.ins[k], w).reshape(-1)[0] for k, w in enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise _Unsupported("RANGE with delta 0")
+    _fold(c, np.arange(start, limit, delta), "RANGE")
