@@ -529,3 +529,50 @@ def test_single_operator_against_numpy(case):
     got = nnc.compile(m).run(*xs)[0]
     want = ref(*[x.astype(np.float64) for x in xs])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _custom_model(code: str) -> bytes:
+    """x -> custom operator ``code`` -> y (float32 [2, 3])."""
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 3], FLOAT32)
+    y = b.tensor("y", [2, 3], FLOAT32)
+    b.op("", [x], [y], custom=code)
+    return b.build([x], [y])
+
+
+def test_a_registered_custom_operator_imports():
+    """Refused (naming it and the registry) before register_custom, imported
+    through the registered converter after; a second registration, a name
+    with the 'CUSTOM:' prefix and the built-in detection post-processing are
+    refused."""
+    from nnc import tflite
+
+    data = _custom_model("TestTwiceAndAHalf")
+    with pytest.raises(UnsupportedOperatorsError) as e:
+        import_tflite(data)
+    assert "operator 0 (CUSTOM:TestTwiceAndAHalf)" in str(e.value) and "register_custom" in str(e.value)
+
+    def twice_and_a_half(c: tflite.OperatorCall) -> None:
+        double = c.temporary(0, c.tensor(0).shape)
+        c.emit(Op.ADD, [c.input(0), c.input(0), c.int32(0)], [double])
+        c.emit(Op.ADD, [double, c.constant(np.full([1], 0.5, np.float32), T.TENSOR_FLOAT32), c.int32(0)])
+
+    tflite.register_custom("TestTwiceAndAHalf", twice_and_a_half)
+    m = import_tflite(data)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(nnc.compile(m).run(x)[0], 2 * x + 0.5)
+    for code in ("TestTwiceAndAHalf", "TFLite_Detection_PostProcess", "CUSTOM:Other", ""):
+        with pytest.raises(nnc.BadDataError, match="register_custom"):
+            tflite.register_custom(code, twice_and_a_half)
+
+
+def test_a_failing_custom_converter_is_reported_not_raised():
+    """A registered converter that raises is the operator's import problem."""
+    from nnc import tflite
+
+    def broken(c: tflite.OperatorCall) -> None:
+        raise KeyError("no such option")
+
+    tflite.register_custom("TestBroken", broken)
+    with pytest.raises(UnsupportedOperatorsError, match="converter registered for it failed: KeyError"):
+        import_tflite(_custom_model("TestBroken"))

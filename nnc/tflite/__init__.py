@@ -47,7 +47,7 @@ context, ``converters`` the per-operator converters and their table (with
 Names with a leading underscore are shared inside the package only.
 """
 
-from nnc.tflite.converters import CONVERTERS, CUSTOM_CONVERTERS
+from nnc.tflite.converters import CONVERTERS, CUSTOM_CONVERTERS, register_custom
 from nnc.tflite.decompositions import DECOMPOSITIONS
 from nnc.tflite.importer import (
     OperatorImport,
@@ -57,15 +57,18 @@ from nnc.tflite.importer import (
     translate_tflite,
 )
 from nnc.tflite.reader import is_tflite_file
+from nnc.tflite.state import OperatorCall
 
 __all__ = [
     "CONVERTERS",
     "CUSTOM_CONVERTERS",
     "DECOMPOSITIONS",
+    "OperatorCall",
     "OperatorImport",
     "TFLiteTranslation",
     "UnsupportedOperatorsError",
     "import_tflite",
     "is_tflite_file",
+    "register_custom",
     "translate_tflite",
 ]

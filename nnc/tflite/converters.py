@@ -11,11 +11,12 @@ import numpy as np
 
 from nnc.dialects.optable import OPS
 from nnc.enums import FuseCode, OperandType, OperationType, PaddingCode
+from nnc.errors import BadDataError, NNError
 from nnc.operand_types import dtype_of
 from nnc.tflite.custom import CUSTOM_OPS
 from nnc.tflite.decompositions import DECOMPOSED, _f32
 from nnc.tflite.reader import _options
-from nnc.tflite.state import Converter, _Call, _Unsupported
+from nnc.tflite.state import Converter, OperatorCall, _Call, _Unsupported
 
 T = OperandType
 Op = OperationType
@@ -662,3 +663,30 @@ CONVERTERS.update(CUSTOM_OPS)
 CUSTOM_CONVERTERS = frozenset(CONVERTERS)
 for _name in TFLITE_OPS.keys() - CUSTOM_CONVERTERS:
     CONVERTERS[_name] = _direct
+
+
+def register_custom(code: str, converter: Callable[[OperatorCall], None]) -> None:
+    """Import TFLite custom operator ``code`` (a model's ``CUSTOM:<code>``)
+    with ``converter``, which emits the NNAPI operations it becomes from the
+    operator's :data:`~nnc.tflite.state.OperatorCall` (and raises
+    :class:`nnc.BadDataError`, or lets the model checks raise, for a form it
+    cannot take).  For every import after the call, in this process; a code
+    that already has a converter (``TFLite_Detection_PostProcess``, the
+    registry's first entry, or one registered before) is refused."""
+    if not isinstance(code, str) or not code or code.startswith("CUSTOM:"):
+        raise BadDataError("register_custom", f"code must be a custom operator's name without 'CUSTOM:', got {code!r}")
+    if not callable(converter):
+        raise BadDataError("register_custom", f"converter must be callable, got {type(converter).__name__}")
+    name = "CUSTOM:" + code
+    if name in CONVERTERS:
+        raise BadDataError("register_custom", f"custom operator {code!r} already has a converter")
+
+    def checked(c: _Call) -> None:
+        try:
+            converter(c)
+        except (_Unsupported, NNError):
+            raise
+        except Exception as e:  # noqa: BLE001 - a user's converter: its failure becomes the operator's report
+            raise _Unsupported(f"the converter registered for it failed: {type(e).__name__}: {e}") from None
+
+    CUSTOM_OPS[name] = CONVERTERS[name] = checked

@@ -141,7 +141,10 @@ def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
         names.append(name)
         conv = CONVERTERS.get(name)
         if conv is None:
-            problems[k] = "custom operator" if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
+            problems[k] = (
+                "custom operator with no converter: register one with nnc.tflite.register_custom"
+                if name.startswith("CUSTOM:") else "no NNAPI equivalent in nnc's importer"
+            )  # fmt: skip
             continue
         call = _Call(imp, k, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
                      [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else [])  # fmt: skip

@@ -5,7 +5,7 @@ operator."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,9 +206,36 @@ class _Call:
         self.imp.notes[self.index] = text
 
     def emit(self, t: OperationType, inputs: list[int], outputs: list[int] | None = None) -> None:
+        """Add NNAPI operation ``t`` (default outputs: the operator's)."""
         if outputs is None:
             outputs = [self.output(k) for k in range(len(self.outs))]
         self.imp.model.add_operation(t, inputs, outputs)
+
+    # -- what converters of custom operators (nnc.tflite.register_custom) build with
+    def int32(self, value: int) -> int:
+        """A constant INT32 scalar operand (an activation code, an axis)."""
+        return self.imp.int32(value)
+
+    def float32(self, value: float) -> int:
+        """A constant FLOAT32 scalar operand."""
+        return self.imp.float32(value)
+
+    def constant(self, value: np.ndarray, t: OperandType = T.TENSOR_INT32) -> int:
+        """A constant tensor operand of NNAPI type ``t``."""
+        return self.imp.const(np.asarray(value), t)
+
+    def temporary(self, k: int, shape: Sequence[int]) -> int:
+        """An operand for an intermediate result: input ``k``'s type and
+        quantisation, ``shape``."""
+        return self.imp.temp_like(self.ins[k], tuple(shape))
+
+
+#: the converters' view of one TFLite operator: its inputs and outputs as
+#: NNAPI operands (``input(k)``, ``output(k)``, ``tensor(k)``, ``has(k)``), its
+#: options, and what adds operations and operands (``emit``, ``int32``,
+#: ``float32``, ``constant``, ``temporary``); ``name`` is ``CUSTOM:<code>``
+#: for a custom operator, ``op.CustomOptionsAsNumpy()`` its option bytes
+OperatorCall = _Call
 
 
 
