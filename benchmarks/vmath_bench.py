@@ -86,15 +86,21 @@ def libm_loop(op: Op) -> tuple[llvm.ExecutionEngine, ctypes.CFUNCTYPE]:
     return engine, fn
 
 
-def nnc_execution(op: Op, x: np.ndarray, out: np.ndarray) -> nnc.Execution:
-    """A reusable one-thread execution of the one-operation model ``op``."""
+def unary_model(op: Op, n: int) -> nnc.Model:
+    """The model of one float32 unary operation ``op`` on ``n`` values
+    (``tests/test_vmath.py`` checks the same models' accuracy)."""
     m = nnc.Model()
-    i = m.add_operand(T.TENSOR_FLOAT32, [x.size])
-    o = m.add_operand(T.TENSOR_FLOAT32, [x.size])
+    i = m.add_operand(T.TENSOR_FLOAT32, [n])
+    o = m.add_operand(T.TENSOR_FLOAT32, [n])
     m.add_operation(op, [i], [o])
     m.identify_inputs_and_outputs([i], [o])
     m.finish()
-    comp = nnc.Compilation(m)
+    return m
+
+
+def nnc_execution(op: Op, x: np.ndarray, out: np.ndarray) -> nnc.Execution:
+    """A reusable one-thread execution of the one-operation model ``op``."""
+    comp = nnc.Compilation(unary_model(op, x.size))
     comp.finish()
     ex = nnc.Execution(comp)
     ex.set_reusable(True)

@@ -11,15 +11,21 @@ the saturation and overflow thresholds), signed zeros, infinities and NaN.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import nnc
 from fuzz.edges import compiling_for
-from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc.passes.kernels import vmath
 from targets import runnable_cpus, runnable_target
+
+# the benchmark's one-operation models are the ones checked here
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import vmath_bench
 
 #: the smallest normal float32: results below it may be flushed to 0
 TINY = float(np.finfo(np.float32).tiny)
@@ -56,14 +62,8 @@ def _inputs(op: Op) -> np.ndarray:
 
 
 def _compute(op: Op, x: np.ndarray, cpu: str) -> np.ndarray:
-    m = nnc.Model()
-    i = m.add_operand(T.TENSOR_FLOAT32, [x.size])
-    o = m.add_operand(T.TENSOR_FLOAT32, [x.size])
-    m.add_operation(op, [i], [o])
-    m.identify_inputs_and_outputs([i], [o])
-    m.finish()
     with compiling_for(runnable_target(cpu)):
-        comp = nnc.Compilation(m)
+        comp = nnc.Compilation(vmath_bench.unary_model(op, x.size))
         comp.finish()
     out = np.zeros_like(x)
     with nnc.Execution(comp) as ex:
