@@ -91,12 +91,12 @@ from nnc.enums import OperationType
 from nnc.passes.counts import COUNTS_ATTR
 from nnc.passes.fuse_elementwise import GROUP_ATTR, ROOT_ATTR
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
-from nnc.passes.kernels.tiles import TilePolicy, tile_policy
+from nnc.passes.kernels.tiles import FORM_ATTR, GemmForm, TilePolicy, target_form, tile_policy
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
 from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue, broadcast_map, identity_map
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
-from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
+from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 
 #: alignment of what the lowering appends to the constant pool (the
 #: importer aligns the model's constants the same way)
@@ -196,7 +196,7 @@ class FunctionLowering:
         loop_timeout: bool = False,
         half_conversions: bool = True,
         profile: bool = False,
-        int8_dot: Int8Dot = Int8Dot.NONE,
+        gemm_form: GemmForm = GemmForm.PAIR,
     ):
         self.module = module
         self.fn = fn
@@ -205,7 +205,8 @@ class FunctionLowering:
         self.emission = emission
         self.tiles = tiles
         self.half_conversions = half_conversions
-        self.int8_dot = int8_dot
+        #: the target's int8 GEMM form, for operations nnc-choose-kernels left unmarked
+        self.gemm_form = gemm_form
         #: the module's constant pool, when the compilation has its bytes
         self.pool = pool
         #: buffer of a tensor constant -> its ConstantOp's value
@@ -385,7 +386,7 @@ class FunctionLowering:
         return LoweringContext(
             self.builder, call, ins, outs, self.alloc, self.status, self._constant,
             emission=self.emission, tiles=self.tiles, constants=self, half_conversions=self.half_conversions,
-            int8_dot=self.int8_dot, counts=self.counts,
+            gemm_form=self.gemm_form, counts=self.counts,
         )  # fmt: skip
 
     # -- ConstantSource (what the lowerings know of the constants) -----------------
@@ -479,8 +480,23 @@ class FunctionLowering:
         ins = [self.buffers.get(a) for a in op.args]
         ctx = self.context(call, ins, outs)
         ctx.epilogue = epilogue
+        ctx.gemm_form = self._gemm_form(op, index)
         float16.lower(LOWERINGS[call.type], ctx)
         ctx.finish_epilogue()
+
+    def _gemm_form(self, op: nnapi.NNAPIOperation, index: int) -> GemmForm:
+        """The int8 GEMM form ``nnc-choose-kernels`` recorded on ``op``, else
+        the target's."""
+        attr = op.attributes.get(FORM_ATTR)
+        if attr is None:
+            return self.gemm_form
+        try:
+            return GemmForm(attr.data if isinstance(attr, StringAttr) else None)
+        except ValueError:
+            raise PassFailedException(
+                f"convert-nnapi-to-linalg: operation {index} ({op.SPEC.type.name}) has {FORM_ATTR} = {attr}, "
+                f"not one of {', '.join(repr(f.value) for f in GemmForm)}"
+            ) from None
 
     def _lower_fused(self, members: list[tuple[nnapi.NNAPIOperation, int]]) -> None:
         """A group of ``nnc-fuse-elementwise`` as one ``linalg.generic`` at its
@@ -717,7 +733,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
             fl = FunctionLowering(
                 op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops,
                 half_conversions=target.half_conversions, profile=self.profile and top.sym_name.data == "main",
-                int8_dot=target.int8_dot,
+                gemm_form=target_form(target.int8_dot),
             )  # fmt: skip
             new_fn = fl.run()
             lowered.append((new_fn, fl))

@@ -8,27 +8,29 @@ From an nnapi module with static input shapes to the llvm dialect:
                                 in their kernels' epilogue
 3. ``nnc-fuse-elementwise``     marks groups of float32 element-wise operations
                                 lowered as one loop (no intermediate tensors)
-4. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
+4. ``nnc-choose-kernels``       records each quantised GEMM's kernel form
+                                (int16 pairs, or byte quads with vpdpbusd/sdot)
+5. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
                                 (and uses of shared vector kernels)
-5. ``nnc-plan-buffers``         temporaries -> views into one arena
-6. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
-7. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
+6. ``nnc-plan-buffers``         temporaries -> views into one arena
+7. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
+8. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
                                 parallel outer loop is marked for the thread pool
-8. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
+9. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
-9. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
+10. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
                                 IR of xDSL's ``convert-linalg-to-loops``)
-10. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
-11. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
+11. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
+12. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
                                 expansion, in one walk)
-12. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
-13. ``nnc-mark-cold``           functions whose run is a few ten thousand
+13. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
+14. ``nnc-mark-cold``           functions whose run is a few ten thousand
                                 operations -> ``nnc.cold`` (LLVM: ``optsize``)
-14. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
+15. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
                                 xDSL's ``convert-scf-to-cf``, in one walk)
-15. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
-16. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-17. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+16. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
+17. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+18. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR text (:func:`to_llvm_ir`: :mod:`nnc.passes.llvm_printer`, with
 xDSL's llvm backend for what that printer does not write).
@@ -65,6 +67,7 @@ from xdsl.utils.arg_spec import parse_pipeline
 
 from nnc.dialects.nnapi import NNAPI
 from nnc.passes.build import walk_ops
+from nnc.passes.choose_kernels import ChooseKernelsPass
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.expand_math import ExpandMathPass
@@ -97,6 +100,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         ShapeInferencePass,
         FuseEpiloguesPass,
         FuseElementwisePass,
+        ChooseKernelsPass,
         ConvertNNAPIToLinalgPass,
         OutlineKernelsPass,
         ParallelizeGenericsPass,
@@ -122,6 +126,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnapi-shape-inference",
     "nnc-fuse-epilogues",
     "nnc-fuse-elementwise",
+    "nnc-choose-kernels",
     "convert-nnapi-to-linalg",
     "nnc-plan-buffers",
     "nnc-outline-kernels",
@@ -148,8 +153,8 @@ def default_pipeline(target: TargetDescription | None = None) -> list[PassLike]:
     (None: the lowering's documented default, as ``nnc-opt`` runs it)."""
     if target is None:
         return list(DEFAULT_PIPELINE)
-    lowering = ConvertNNAPIToLinalgPass.for_target(target)
-    return [lowering if name == lowering.name else name for name in DEFAULT_PIPELINE]
+    configured = {p.name: p for p in (ChooseKernelsPass.for_target(target), ConvertNNAPIToLinalgPass.for_target(target))}
+    return [configured.get(name, name) for name in DEFAULT_PIPELINE]
 
 
 def split_pipeline(text: str) -> list[str]:

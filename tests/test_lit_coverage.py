@@ -25,7 +25,8 @@ from nnc.passes.pipeline import PASSES
 
 LIT_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "lit"))
 _RUN = re.compile(r"^//\s*RUN:\s*(.*)$", re.MULTILINE)
-_PASS_LIST = re.compile(r"(?:^|\s)-p\s+(\S+)")
+_PASS_LIST = re.compile(r"(?:^|\s)-p\s+('[^']*'|\S+)")
+_OPTIONS = re.compile(r"\{[^}]*\}")
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,8 @@ class LitFile:
     @property
     def passes(self) -> tuple[str, ...]:
         """The passes the RUN line gives nnc-opt with -p."""
-        return tuple(p for m in _PASS_LIST.finditer(self.run) for p in m.group(1).split(","))
+        lists = (_OPTIONS.sub("", m.group(1).strip("'")) for m in _PASS_LIST.finditer(self.run))
+        return tuple(p for passes in lists for p in passes.split(","))
 
     @property
     def lowers(self) -> bool:

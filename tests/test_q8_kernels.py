@@ -16,6 +16,7 @@ check that the kernel path is taken (a model of each size).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -23,10 +24,15 @@ import pytest
 import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
-from nnc.driver import lower, static_input_infos
+from nnc import driver
+from nnc.driver import lower, static_input_infos, target_description
 from nnc.enums import FuseCode
+from nnc.passes.choose_kernels import ChooseKernelsPass
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.conv_q8 import _conv_multiplier
+from nnc.passes.pipeline import context
+from nnc.passes.target import Int8Dot
+from nnc.runtime.executable import Executable, generate_code
 from nnc.runtime.jit import Target, emit_assembly, optimize
 from test_control_flow import _scalar
 
@@ -57,12 +63,14 @@ def _requant(acc: np.ndarray, mults, out_zp: int, lo: int, hi: int, channel_axis
 class Case:
     """Quantisation parameters of one call, and the model builder's helpers."""
 
-    def __init__(self, t: T, per_channel: bool, oc: int, act: int, rng) -> None:
+    def __init__(self, t: T, per_channel: bool, oc: int, act: int, rng, w_zp: int | None = None) -> None:
         self.t, self.per_channel, self.act = t, per_channel, act
         self.in_scale, self.out_scale = 0.05, 0.2
         self.in_zp = int(rng.integers(-20, 20)) + (128 if t == UNSIGNED else 0)
         self.out_zp = int(rng.integers(-10, 10)) + (128 if t == UNSIGNED else 0)
         self.w_zp = 0 if per_channel else int(rng.integers(-5, 5)) + (128 if t == UNSIGNED else 0)
+        if w_zp is not None:
+            self.w_zp = w_zp
         self.w_scales = [float(s) for s in rng.uniform(0.005, 0.03, oc)] if per_channel else [0.02]
         self.mults = [_conv_multiplier(self.in_scale, s, self.out_scale) for s in self.w_scales]
         self.lo, self.hi = q.calculate_activation_range(t, act, self.out_scale, self.out_zp)
@@ -86,27 +94,57 @@ class Case:
         return [_scalar(m, T.INT32, v) for v in values]
 
 
-def _run(m: nnc.Model, x: np.ndarray) -> np.ndarray:
-    """Compile and run ``m``, checking that its convolution took the q8 GEMM."""
-    assert "nnc_q8_gemm" in lower(m, static_input_infos(m)).llvm_ir
-    return nnc.compile(m).run(x)[0]
+#: the GEMM forms every test runs on this host: the target's (``None``, through
+#: the public API), the quad layout in widening arithmetic (any host), and
+#: vpdpbusd where the host has VNNI (else skipped, saying so)
+HOST = target_description(Target.host())
+FORMS = [None, "quad", pytest.param("vpdpbusd", marks=pytest.mark.skipif(
+    HOST.int8_dot not in (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI),
+    reason=f"the host has no VNNI ({HOST.summary()}): vpdpbusd is checked in assembly only"))]  # fmt: skip
+
+
+def _run(m: nnc.Model, x: np.ndarray, form: str | None = None) -> np.ndarray:
+    """Compile and run ``m``, checking that its convolution took the q8 GEMM:
+    the target's form through the public API, or ``form`` forced by
+    ``nnc-choose-kernels`` (then the kernel's name shows it)."""
+    infos = static_input_infos(m)
+    if form is None:
+        assert re.search(r"nnc_q8_(\w+_)?gemm", lower(m, infos).llvm_ir)
+        return nnc.compile(m).run(x)[0]
+    module, weights = driver.shaped_module(m, infos)
+    replace(ChooseKernelsPass.for_target(HOST), int8_form=form).apply(context(), module)
+    ir = driver.lower_shaped(module, weights, infos)
+    # quads need w - filter_zp in int8; else the pair form runs
+    fits = all(int(v.min()) - o.zero_point >= -128 and int(v.max()) - o.zero_point <= 127
+               for o in m.operands if o.value is not None and o.dims and len(o.dims) >= 2 for v in [o.value.astype(np.int64)])  # fmt: skip
+    assert (f"nnc_q8_{form}_gemm" in ir.llvm_ir) == fits
+    out = m.operands[m.outputs[0]]
+    y = np.zeros(out.dims, np.uint8 if out.type == UNSIGNED else np.int8)
+    assert Executable(generate_code(ir, Target.host())).run([x], [y]) == 0
+    return y
 
 
 CONV_CASES = [
-    # (t, per_channel, n, h, w, ic, oc, fh, fw, stride, dilation, pad (l, r, t, b), act)
+    # (t, per_channel (or the filter zero point), n, h, w, ic, oc, fh, fw, stride, dilation, pad (l, r, t, b), act)
     (SIGNED, False, 1, 9, 11, 16, 32, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), FuseCode.RELU6),
     (SIGNED, True, 1, 8, 7, 3, 19, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1), FuseCode.NONE),
     (UNSIGNED, False, 2, 7, 9, 5, 24, 3, 2, (1, 2), (1, 1), (1, 0, 2, 1), FuseCode.RELU),
     (UNSIGNED, False, 1, 9, 9, 4, 8, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2), FuseCode.RELU1),
     (SIGNED, True, 1, 6, 6, 40, 70, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), FuseCode.NONE),
+    # uint8 weights centred on 128 (w - 128 fits int8: the quad forms read the
+    # stored uint8 input directly, 1x1 over 8 channels, and a 3x3 with padding)
+    (UNSIGNED, 128, 1, 5, 7, 8, 20, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), FuseCode.RELU6),
+    (UNSIGNED, 128, 2, 6, 5, 4, 9, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), FuseCode.NONE),
 ]
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("case", CONV_CASES)
-def test_conv_2d(case) -> None:
+def test_conv_2d(case, form) -> None:
     t, pc, n, h, w, ic, oc, fh, fw, stride, dil, pad, act = case
     rng = np.random.default_rng(1)
-    c = Case(t, pc, oc, act, rng)
+    c = Case(t, pc is True, oc, act, rng, w_zp=None if isinstance(pc, bool) else pc)
+    pc = pc is True
     x = _rand(rng, t, (n, h, w, ic))
     wt = _rand(rng, PER_CHANNEL if pc else t, (oc, fh, fw, ic))
     b = rng.integers(-3000, 3000, oc).astype(np.int32)
@@ -122,7 +160,7 @@ def test_conv_2d(case) -> None:
     m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, b), *scalars, layout, *dils], [out])
     m.identify_inputs_and_outputs([xi], [out])
     m.finish()
-    got = _run(m, x)
+    got = _run(m, x, form)
     xv, wv = x.astype(np.int64) - c.in_zp, wt.astype(np.int64) - c.w_zp
     xp = np.zeros((n, h + pad[2] + pad[3] + fh * dil[1], w + pad[0] + pad[1] + fw * dil[0], ic), np.int64)
     xp[:, pad[2] : pad[2] + h, pad[0] : pad[0] + w] = xv
@@ -179,10 +217,14 @@ def test_depthwise_conv_2d(case) -> None:
     assert np.array_equal(got[0].astype(np.int64), want)
 
 
-@pytest.mark.parametrize("t,batch,size,units", [(SIGNED, 1, 37, 50), (UNSIGNED, 5, 64, 24), (SIGNED, 3, 8, 3)])
-def test_fully_connected(t, batch, size, units) -> None:
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("t,batch,size,units,w_zp", [
+    (SIGNED, 1, 37, 50, None), (UNSIGNED, 5, 64, 24, None), (SIGNED, 3, 8, 3, None),
+    (SIGNED, 2, 36, 20, 0), (UNSIGNED, 3, 30, 9, 128),  # weights that fit the quads
+])  # fmt: skip
+def test_fully_connected(t, batch, size, units, w_zp, form) -> None:
     rng = np.random.default_rng(3)
-    c = Case(t, False, units, FuseCode.RELU, rng)
+    c = Case(t, False, units, FuseCode.RELU, rng, w_zp)
     x = _rand(rng, t, (batch, size))
     wt = _rand(rng, t, (units, size))
     b = rng.integers(-3000, 3000, units).astype(np.int32)
@@ -193,7 +235,7 @@ def test_fully_connected(t, batch, size, units) -> None:
     m.add_operation(Op.FULLY_CONNECTED, [xi, c.filter(m, wt, 0), c.bias(m, b), act], [out])
     m.identify_inputs_and_outputs([xi], [out])
     m.finish()
-    got = _run(m, x)
+    got = _run(m, x, form)
     acc = (x.astype(np.int64) - c.in_zp) @ (wt.astype(np.int64) - c.w_zp).T + b
     want = _requant(acc, c.mults, c.out_zp, c.lo, c.hi, 1)
     assert np.array_equal(got.astype(np.int64), want)
@@ -268,3 +310,41 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
         ex.compute()
         results.append(y)
     assert all(np.array_equal(results[0], r) for r in results[1:])
+
+
+#: a vector register moved to or from the stack frame: a spill or a reload
+_STACK_VECTOR = re.compile(r"%[xyz]mm\d+.*\((%rsp|%rbp)\)|\((%rsp|%rbp)\).*%[xyz]mm\d+")
+
+
+@pytest.mark.parametrize("cpu,register", [("znver4", "zmm"), ("sapphirerapids", "zmm"), ("alderlake", "ymm")])
+def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
+    """On VNNI targets (AVX512-VNNI: Zen 4, Sapphire Rapids; AVX-VNNI:
+    Alder Lake) the int8 GEMM of a per-channel 1x1 CONV_2D (48 -> 40
+    channels: full blocks and the 8-lane tail) is the quad form: every
+    kernel's reduction loop is ``vpdpbusd`` on the target's widest vectors,
+    reading the stored int8 input (no copy: the kernel flips the bytes) and
+    no vector touches the stack inside the loop."""
+    rng = np.random.default_rng(7)
+    c = Case(SIGNED, True, 40, FuseCode.RELU6, rng)
+    m = nnc.Model()
+    xi = m.add_operand(SIGNED, [1, 6, 6, 48], c.in_scale, c.in_zp)
+    wt = _rand(rng, PER_CHANNEL, (40, 1, 1, 48))
+    scalars = c.ints(m, 1, 1, 1, FuseCode.RELU6)
+    out = m.add_operand(SIGNED, [1, 6, 6, 40], c.out_scale, c.out_zp)
+    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(40, np.int32)), *scalars], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    target = Target.for_cpu(cpu)
+    ir = lower(m, static_input_infos(m), target=target).llvm_ir
+    assert "nnc_q8_gemm" not in ir and "nnc_q8_widen" not in ir
+    asm = emit_assembly(optimize(ir, target), target)
+    kernels = re.findall(r"\n(nnc_q8_vpdpbusd_gemm_\w+):(.*?)\.Lfunc_end", asm, re.S)
+    assert kernels and all(name.endswith("_f") for name, _ in kernels)
+    widest = []
+    for name, body in kernels:
+        loop = re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
+        assert loop is not None, name
+        assert "vpdpbusd" in loop.group(0), (name, loop.group(0))
+        assert not _STACK_VECTOR.search(loop.group(0)), (name, loop.group(0))
+        widest.append(re.search(rf"vpdpbusd\t[^\n]*%{register}\d+", loop.group(0)) is not None)
+    assert any(widest)  # the full blocks on the widest vectors, the tail narrower

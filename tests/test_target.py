@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from nnc import driver
+from nnc.passes.choose_kernels import ChooseKernelsPass
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.pipeline import default_pipeline, make_pass
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription, parse_features
@@ -60,7 +61,7 @@ def test_description_round_trips_through_the_pass_option() -> None:
     assert make_pass(spec).target() == d
     assert ConvertNNAPIToLinalgPass().target() == DEFAULT_TARGET
     assert DEFAULT_TARGET.vector_bits == 512 and DEFAULT_TARGET.registers == 32
-    assert [p for p in default_pipeline(d) if not isinstance(p, str)] == [p]
+    assert [p for p in default_pipeline(d) if not isinstance(p, str)] == [ChooseKernelsPass.for_target(d), p]
 
 
 @pytest.mark.parametrize(

@@ -32,16 +32,26 @@ Which instruction the pair product becomes is up to LLVM's target:
 ``vpmaddwd`` on x86 (SSE2 onwards), ``vpdpwssd`` with AVX-VNNI /
 AVX512-VNNI (see :meth:`~nnc.passes.kernels.vector.IVec.pairs_dot`).
 
-The GEMM's **sdot form** (``step`` 4), for targets whose description has
-``Int8Dot.SDOT`` (AArch64 with ``+dotprod``), multiplies int8 quads
-instead: the *stored* inputs as int8 (uint8 shifted by 128,
-:func:`quad_input_offset`; padding holds the zero point, so it adds
-nothing), a panel of four adjacent reduction steps per output channel
-(:func:`pack_panel` with step 4; only when ``w - filter_zp`` fits int8,
-:func:`quads_fit`), one ``sdot`` per row and vector (four products added
-into each int32 lane, exactly), and the input zero point's share ``- zx *
-sum w`` folded into the bias at compile time (:func:`quad_bias`).  The
-lowering (:mod:`nnc.passes.lowering.conv`) chooses the form.  The
+The GEMM's **quad forms** (:class:`GemmForm`, ``step`` 4) multiply bytes
+four at a time with the target's dot instruction: ``vpdpbusd`` (x86
+AVX512-VNNI and AVX-VNNI: unsigned inputs times signed weights) or
+``sdot`` (AArch64 ``+dotprod``: signed times signed).  They read the
+*stored* 8-bit inputs: where the instruction wants the other signedness,
+the kernel flips each broadcast word's top bits (``x ^ 0x80``, which maps
+int8 ``v`` to uint8 ``v + 128`` and back), so the zero point moves by 128
+(:func:`quad_input_offset`).  Without padding and with reduction runs of a
+multiple of 4 the kernel reads the operation's input buffer itself; else a
+copy holds the input inside padding of the zero point (so ``x - zx`` is 0
+there, like the reference's skipped taps).  The panel holds four adjacent
+reduction steps per output channel (:func:`pack_panel` with step 4; only
+when ``w - filter_zp`` fits int8, :func:`quads_fit`), and the input zero
+point's share ``- zx * sum w`` is folded into the bias at compile time
+(:func:`quad_bias`).  Each product of a byte and a byte and each sum is
+exact in int32, as in the pair form.  Widths the instruction lacks (one
+or two lanes; AVX-VNNI's 16) and the ``quad`` form, which any target runs
+so that a test can compare the quad layout with the pair form, compute the
+same sums in widening arithmetic (:meth:`~nnc.passes.kernels.vector.IVec.quads_dot`).
+The lowering (:mod:`nnc.passes.lowering.conv`) chooses the form.  The
 blocking is the float GEMM's (``ctx.tiles``): one int32 lane per float
 lane, the same register budget (accumulators + one weight vector per
 column vector + the broadcast pair).  The GEMM's column blocks and the
@@ -59,7 +69,7 @@ from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
 
 from nnc.passes.kernels.f32 import row_blocks
-from nnc.passes.kernels.tiles import TilePolicy
+from nnc.passes.kernels.tiles import GemmForm, TilePolicy
 from nnc.passes.kernels.vector import (
     IndexOrInt,
     IVec,
@@ -110,7 +120,7 @@ def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]
     of output channels (width ``W`` at ``n0``, starting at element ``n0 *
     outer * groups * step``): ``[outer, groups, W, step]``, the run padded
     with zeros to a multiple of ``step``: int16 pairs (``step`` 2, the
-    pair form) or int8 quads (``step`` 4, the sdot form, whose weights must
+    pair form) or int8 quads (``step`` 4, the quad forms, whose weights must
     fit int8: :func:`quads_fit`)."""
     cols, outer, run = w.shape
     groups = -(-run // step)
@@ -127,24 +137,27 @@ def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]
 
 def quads_fit(w: np.ndarray) -> bool:
     """Whether weights ``w - filter_zp`` (int32) fit the int8 operands of
-    the sdot form (signed filters with zero point 0 always do)."""
+    the quad forms (signed filters with zero point 0 always do)."""
     return bool(w.size) and int(w.min()) >= -128 and int(w.max()) <= 127
 
 
 def quad_bias(bias: np.ndarray, w: np.ndarray, in_zp: int) -> np.ndarray:
-    """The sdot form's accumulator start per output channel: it multiplies
-    the stored inputs ``x`` (as int8, see :func:`quad_input_offset`), so
+    """A quad form's accumulator start per output channel: it multiplies
+    the stored inputs ``x`` (flipped as :func:`quad_input_offset` says), so
     ``sum (x - zx) w = sum x w - zx sum w`` and ``- zx sum w`` joins the
     bias (``w``: ``[cols, ...]``, exact in int32 as the reference's sum)."""
     sums = w.reshape(w.shape[0], -1).astype(np.int64).sum(axis=1)
     return (bias.astype(np.int64) - in_zp * sums).astype(np.int32)
 
 
-def quad_input_offset(unsigned: bool) -> int:
-    """What the sdot form's int8 input copy subtracts from a stored input:
-    128 for uint8 (``x ^ 0x80``: [0, 255] -> [-128, 127]; the zero point
-    moves by as much), 0 for int8."""
-    return 128 if unsigned else 0
+def quad_input_offset(unsigned: bool, form: GemmForm) -> int:
+    """What a quad form subtracts from a stored input (by flipping its top
+    bit): 128 when uint8 meets ``sdot`` ([0, 255] -> [-128, 127]), -128
+    when int8 meets ``vpdpbusd`` (-> [0, 255]), else 0; the zero point
+    moves by as much."""
+    if unsigned == form.unsigned_inputs:
+        return 0
+    return 128 if unsigned else -128
 
 
 # -- the int16 input copy ---------------------------------------------------------------------
@@ -286,17 +299,37 @@ class Level:
     a_step: int
 
 
-def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, step: int = 2):
+def quad_dot(iv: IVec, form: GemmForm, acc: Value, x: Value, w: Value) -> Value:
+    """``acc`` plus the quad products of the inputs ``x`` and weights ``w``
+    with ``form``'s instruction where it has ``acc``'s width, else in
+    widening arithmetic (the same sums)."""
+    n = iv.width(acc)
+    if form is GemmForm.SDOT and n in (2, 4):
+        return iv.sdot(acc, w, x)
+    if form is GemmForm.VPDPBUSD and n in (4, 8, 16):
+        return iv.vpdpbusd(acc, x, w)
+    return iv.quads_dot(acc, x, w, form.unsigned_inputs)
+
+
+#: ``x ^ FLIP`` on a word of four bytes flips each byte's top bit (0x80808080)
+FLIP = -0x7F7F7F80
+
+
+def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = GemmForm.PAIR, flip: bool = False):
     """The block kernel: ``rows`` output pixels (input windows at ``a_base
     + r * a_rstride`` in the input, outputs at ``out_base + r *
     ldo``) times the output channels ``n0 + [0, sum(ws))`` (of ``cols`` in
     the requantisation table), weights from the
     panel at ``b_base``; the reduction is ``levels`` outer loops (size,
-    a_step, b_step parameters) around ``pairs`` steps of ``step`` elements.
-    Per step: one weight vector per width, one broadcast input pair (quad)
-    per row, rows x vectors pair products (sdots)."""
-    name = f"nnc_q8_{'sdot_' if step == 4 else ''}gemm_{rows}x{tag(ws)}_l{levels}"
+    a_step, b_step parameters) around ``pairs`` steps of ``form.step``
+    elements.  Per step: one weight vector per width, one broadcast input
+    pair (quad) per row, rows x vectors pair products (quad dots).
+    ``flip``: a quad form's inputs get their top bits flipped
+    (:func:`quad_input_offset`)."""
+    prefix = "" if form is GemmForm.PAIR else f"{form.value}_"
+    name = f"nnc_q8_{prefix}gemm_{rows}x{tag(ws)}_l{levels}{'_f' if flip else ''}"
     width = sum(ws)
+    step = form.step
 
     def body(e: Emitter, p: list[Value]) -> None:
         x, b, qt, bias, out, a_base, a_rstride, out_base, n0, cols, ldo, b_base, pairs = p[:13]
@@ -322,24 +355,18 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, step: int = 2):
             return new
 
         def quad(e: Emitter, i: IndexOrInt, aoff: IndexOrInt, boff: IndexOrInt, accs: list[Value]) -> list[Value]:
-            """One sdot per (row, vector): the row's 4 int8 inputs as one
+            """One dot per (row, vector): the row's 4 input bytes as one
             int32 broadcast, against 4 int8 weights per output channel."""
             v, iv = Vec(e), IVec(e)
             bo = v.ix(boff, (i, 4 * width))
             bv = [iv.load(b, v.ix(bo, 4 * o), i8, 4 * w) for o, w in zip(offs, ws)]
             new = []
             for r in range(rows):
-                xq = iv.load(x, v.ix(bases[r], aoff, (i, 4)), i8, 4)
-                word = iv.bitcast(xq, i32, 1)
-                splats = {w: iv.bitcast(iv.shuffle(word, word, [0] * w), i8, 4 * w) for w in sorted(set(ws)) if w > 1}
-                for j, w in enumerate(ws):
-                    acc = accs[r * nw + j]
-                    if w > 1:
-                        new.append(iv.sdot(acc, bv[j], splats[w]))
-                    else:  # one channel: no 1-lane sdot; the 4 products added up
-                        prod = iv.mul(iv.sext(xq, i32), iv.sext(bv[j], i32))
-                        half = iv.add(iv.shuffle(prod, prod, [0, 1]), iv.shuffle(prod, prod, [2, 3]))
-                        new.append(iv.add(acc, iv.add(iv.shuffle(half, half, [0]), iv.shuffle(half, half, [1]))))
+                word = iv.bitcast(iv.load(x, v.ix(bases[r], aoff, (i, 4)), i8, 4), i32, 1)
+                if flip:
+                    word = iv.xor(word, iv.const(FLIP, i32, 1))
+                splats = {w: iv.bitcast(iv.shuffle(word, word, [0] * w), i8, 4 * w) for w in sorted(set(ws))}
+                new += [quad_dot(iv, form, accs[r * nw + j], splats[w], bv[j]) for j, w in enumerate(ws)]
             return new
 
         def level(d: int, aoff: IndexOrInt, boff: IndexOrInt) -> Callable:
@@ -383,7 +410,8 @@ def gemm(
     groups: int = 1,
     a_gstride: int = 0,
     ldo: int | None = None,
-    step: int = 2,
+    form: GemmForm = GemmForm.PAIR,
+    flip: bool = False,
 ) -> None:
     """``out`` (int8 ``[pixels, cols]``) = the requantised GEMM of the int16
     input ``x`` and the weight ``panel`` (:func:`pack_panel` of ``blocks``,
@@ -402,11 +430,12 @@ def gemm(
     distance between consecutive output pixels of a run (default every
     channel; a phase of TRANSPOSE_CONV_2D writes every ``stride``-th).
 
-    ``step`` 4: the sdot form (targets with ``Int8Dot.SDOT``): ``x`` is the
-    int8 input (:func:`quad_input_offset`, padded with the shifted zero
-    point, three elements of slack), ``panel`` :func:`pack_panel` with step
-    4 and ``bias`` :func:`quad_bias`."""
+    ``form`` a quad form: ``x`` is the stored 8-bit input or a copy of it
+    inside padding of the zero point, flipped as ``flip`` says
+    (:func:`quad_input_offset`), ``panel`` :func:`pack_panel` with step 4
+    and ``bias`` :func:`quad_bias`."""
     e = ctx.e
+    step = form.step
     total = groups * cols
     ldo = total if ldo is None else ldo
     pairs = -(-run // step)
@@ -423,7 +452,7 @@ def gemm(
             lv_args += [lv.size, lv.a_step, inner * step * width]
 
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels), step)
+            name, body = gemm_kernel(rows, ws, len(levels), form, flip)
             b_base = Vec(e).ix(0, (n0, step * depth))
             args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, total, ldo, b_base, pairs, *lv_args]
             kernel(ctx, e, name, args, body)

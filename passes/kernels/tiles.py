@@ -24,10 +24,11 @@ it is a leaf, below both the lowering context and the kernels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
-from nnc.passes.target import TargetDescription, VectorTarget
+from nnc.passes.target import Int8Dot, TargetDescription, VectorTarget
 
-__all__ = ["AVX512", "TilePolicy", "VectorTarget", "live_vectors", "tile_policy"]
+__all__ = ["AVX512", "FORM_ATTR", "GemmForm", "TilePolicy", "VectorTarget", "live_vectors", "target_form", "tile_policy"]
 
 
 #: x86-64 with AVX-512F: 512-bit vectors, 32 registers, FMA
@@ -134,3 +135,41 @@ def live_vectors(policy: TilePolicy) -> dict[str, int]:
         "depthwise": policy.dw_pixels + 2,
         "transpose": policy.lanes + 2,
     }
+
+
+#: the operation attribute where ``nnc-choose-kernels`` records a quantised
+#: GEMM's form (a :class:`GemmForm` value), which the lowering applies
+FORM_ATTR = "nnc.int8_form"
+
+
+class GemmForm(Enum):
+    """How the int8 GEMM multiplies (see :mod:`nnc.passes.kernels.q8`)."""
+
+    #: int16 pairs from a widened copy of the input: ``vpmaddwd`` (SSE2,
+    #: AVX2), ``vpdpwssd`` (VNNI); NEON's widening multiply-adds
+    PAIR = "pair"
+    #: uint8 x int8 quads, ``vpdpbusd`` (AVX512-VNNI, AVX-VNNI)
+    VPDPBUSD = "vpdpbusd"
+    #: int8 x int8 quads, ``sdot`` (AArch64 FEAT_DotProd)
+    SDOT = "sdot"
+    #: uint8 x int8 quads in widening arithmetic, on any target
+    QUAD = "quad"
+
+    @property
+    def step(self) -> int:
+        """Reduction steps per multiply: 2 (pairs) or 4 (quads)."""
+        return 2 if self is GemmForm.PAIR else 4
+
+    @property
+    def unsigned_inputs(self) -> bool:
+        """Whether a quad form's inputs are unsigned bytes."""
+        return self is not GemmForm.SDOT
+
+
+def target_form(dot: Int8Dot) -> GemmForm:
+    """The fastest exact form with the target's dot instruction: the quads
+    of VNNI and SDOT; else int16 pairs (AVX2's ``vpmaddubsw`` saturates its
+    int16 pair sums, so it is not exact for arbitrary weights)."""
+    if dot in (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI):
+        return GemmForm.VPDPBUSD
+    return GemmForm.SDOT if dot is Int8Dot.SDOT else GemmForm.PAIR

@@ -274,6 +274,9 @@ class IVec:
         """The same bits as ``width`` lanes of ``elem`` (``llvm.bitcast``)."""
         return self.e.op(llvm.BitcastOp(v, VectorType(elem, [width])))
 
+    def zext(self, v: Value, elem: IntegerType) -> Value:
+        return self.e.op(llvm.ZExtOp(v, VectorType(elem, [self.width(v)])))
+
     def sdot(self, acc: Value, a: Value, b: Value) -> Value:
         """AArch64 ``sdot`` (FEAT_DotProd): int32 lane ``i`` of ``acc`` plus
         the four products of int8 lanes ``4i .. 4i+3`` of ``a`` and ``b``;
@@ -283,6 +286,31 @@ class IVec:
         n = self.width(acc)
         name = f"llvm.aarch64.neon.sdot.v{n}i32.v{4 * n}i8"
         return self.e.op(llvm.CallIntrinsicOp(name, [acc, a, b], [acc.type]))
+
+    def vpdpbusd(self, acc: Value, u: Value, s: Value) -> Value:
+        """x86 ``vpdpbusd`` (AVX512-VNNI, or AVX-VNNI on 4 and 8 lanes):
+        int32 lane ``i`` of ``acc`` plus the four products of the unsigned
+        bytes ``4i .. 4i+3`` of ``u`` and the signed bytes of ``s``, without
+        saturation; ``acc`` has 4, 8 or 16 lanes.  An intrinsic for the
+        same reason as :meth:`sdot`; only for targets with the feature."""
+        n = self.width(acc)
+        name = f"llvm.x86.avx512.vpdpbusd.{32 * n}"
+        return self.e.op(llvm.CallIntrinsicOp(name, [acc, u, s], [acc.type]))
+
+    def quads_dot(self, acc: Value, x: Value, w: Value, unsigned_x: bool) -> Value:
+        """``acc`` lane ``i`` plus ``sum_k x[4i + k] * w[4i + k]`` in widening
+        arithmetic: the dot instructions' result (``x`` unsigned bytes as
+        :meth:`vpdpbusd` reads them, or signed as :meth:`sdot`; ``w``
+        signed), for any lane count and on any target.  The form the quad
+        kernels fall back to where the instruction has no such width, and
+        the one a test forces to compare the quad layout with the pair form
+        on a host without the instruction."""
+        n = self.width(acc)
+        xs = self.zext(x, i32) if unsigned_x else self.sext(x, i32)
+        prod = self.mul(xs, self.sext(w, i32))
+        pairs = self.add(self.shuffle(prod, prod, range(0, 4 * n, 2)), self.shuffle(prod, prod, range(1, 4 * n, 2)))
+        quads = self.add(self.shuffle(pairs, pairs, range(0, 2 * n, 2)), self.shuffle(pairs, pairs, range(1, 2 * n, 2)))
+        return self.add(acc, quads)
 
     def trunc(self, v: Value, elem: IntegerType) -> Value:
         return self.e.op(llvm.TruncOp(v, VectorType(elem, [self.width(v)])))
@@ -300,6 +328,9 @@ class IVec:
 
     def mul(self, a: Value, b: Value) -> Value:
         return self.e.op(arith.MuliOp(a, b))
+
+    def xor(self, a: Value, b: Value) -> Value:
+        return self.e.op(arith.XOrIOp(a, b))
 
     def and_(self, a: Value, b: Value) -> Value:
         return self.e.op(arith.AndIOp(a, b))

@@ -52,8 +52,7 @@ from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperationType
 from nnc.operand_types import FLOAT16_COMPUTE_TYPES, QUANT8_ASYMM_TYPES, in_float32
 from nnc.passes.build import integer_attr, new_op
-from nnc.passes.kernels.tiles import AVX512, TilePolicy, tile_policy
-from nnc.passes.target import Int8Dot
+from nnc.passes.kernels.tiles import AVX512, GemmForm, TilePolicy, tile_policy
 
 Value = SSAValue
 IndexLike = SSAValue | int
@@ -459,10 +458,10 @@ class LoweringContext:
     #: whether the target converts float16 <-> float32 in instructions
     #: (:attr:`~nnc.passes.target.TargetDescription.half_conversions`)
     half_conversions: bool = True
-    #: the target's int8 dot-product instruction
-    #: (:attr:`~nnc.passes.target.TargetDescription.int8_dot`): with
-    #: ``SDOT`` the int8 GEMM uses its quad form (:mod:`nnc.passes.kernels.q8`)
-    int8_dot: Int8Dot = Int8Dot.NONE
+    #: how this operation's int8 GEMM multiplies (:class:`~nnc.passes.kernels.tiles.GemmForm`):
+    #: the form ``nnc-choose-kernels`` recorded on the operation, else the
+    #: target's (:func:`~nnc.passes.kernels.tiles.target_form`)
+    gemm_form: GemmForm = GemmForm.PAIR
     #: the model's compile-time constants (None: none are known)
     constants: ConstantSource | None = None
     #: the fused consumer this operation computes, if any: a lowering that

@@ -8,6 +8,7 @@ widened or offset, padded with the zero point).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,6 @@ from nnc.passes.lowering.base import (
 from nnc.passes.lowering.conv.geometry import ConvGeometry, strided_view
 from nnc.passes.lowering.conv_q8 import QuantConv, QuantConvError
 from nnc.passes.lowering.quant import is_unsigned
-from nnc.passes.target import Int8Dot
 
 
 def init_with_bias(ctx: LoweringContext, out: Value, bias: Value, channel_dim: int) -> None:
@@ -184,11 +184,12 @@ def q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[in
 
 
 def q8_bytes(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None, off: int) -> Value:
-    """The sdot form's input (:func:`~nnc.passes.kernels.q8.gemm`, step 4):
-    the stored 8-bit ``x`` as int8 (``x - off``, :func:`~nnc.passes.kernels.q8.quad_input_offset`)
-    inside the padding ``g`` asks for, filled with the zero point (so that
-    ``x - zx`` is 0 there, like the reference's skipped taps), as a flat
-    buffer with three elements of slack (partners of zero weights)."""
+    """A quad form's input copy (:func:`~nnc.passes.kernels.q8.gemm`, step
+    4): the stored 8-bit ``x`` minus ``off`` (a flip of the top bit,
+    :func:`~nnc.passes.kernels.q8.quad_input_offset`) inside the padding
+    ``g`` asks for, filled with the zero point (so that ``x - zx`` is 0
+    there, like the reference's skipped taps), as a flat buffer with three
+    elements of slack (partners of zero weights)."""
     shape = list(shape)
     padded, head = shape, (0, 0)
     if g is not None and g.needs_padding:
@@ -197,7 +198,7 @@ def q8_bytes(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int]
     flat = ctx.alloc([n + 3], i8)
     dst = ctx.reinterpreted(flat, i8, padded)
     if padded != shape:
-        ctx.fill(flat, qc.in_zp - off)
+        ctx.fill(flat, (qc.in_zp - off + 128) % 256 - 128)  # the moved zero point's byte
         dst = strided_view(ctx, dst, [0, head[0], head[1], 0], shape, [1] * 4)
     else:
         for k in range(n, n + 3):  # the slack: any value (times zero weights), but defined
@@ -211,22 +212,41 @@ def q8_bytes(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int]
     return flat
 
 
+@dataclass(frozen=True)
+class GemmOperands:
+    """What :func:`~nnc.passes.kernels.q8.gemm` reads for one operation: the
+    input buffer, the weight panel, the bias and the form (``flip``: the
+    kernel flips the input bytes it reads, see :func:`q8_gemm_operands`)."""
+
+    x: Value
+    panel: Value
+    bias: Value
+    form: q8.GemmForm
+    flip: bool = False
+
+
 def q8_gemm_operands(
     ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None, w: np.ndarray,
     blocks: Sequence[tuple[int, int, tuple[int, ...]]], b: Value,
-) -> tuple[Value, Value, Value, int]:  # fmt: skip
-    """(input, weight panel, bias, step) of the int8 GEMM for the filter
-    ``w`` (``[cols, outer, run]``, :meth:`QuantConv.filter_int32`; panel
-    ``blocks``): the sdot form (step 4) when the target has SDOT, the
-    weights fit int8 and the bias is a compile-time constant, else the
-    int16 pair form (step 2)."""
+) -> GemmOperands:  # fmt: skip
+    """The int8 GEMM's operands for the filter ``w`` (``[cols, outer, run]``,
+    :meth:`QuantConv.filter_int32`; panel ``blocks``): the target's quad
+    form (:attr:`LoweringContext.gemm_form`) when the weights fit int8 and
+    the bias is a compile-time constant, else the int16 pair form.  A quad
+    form reads the operation's input buffer itself when there is no padding
+    and the reduction runs are whole quads (no read past the buffer's end),
+    flipping the bytes in the kernel where its signedness differs; else a
+    copy (:func:`q8_bytes`)."""
     bias = ctx.constant_value(b)
-    if ctx.int8_dot is Int8Dot.SDOT and bias is not None and q8.quads_fit(w):
-        off = q8.quad_input_offset(is_unsigned(qc.in_type))
-        xq = q8_bytes(ctx, qc, x, shape, g, off)
+    form = ctx.gemm_form
+    if form is not q8.GemmForm.PAIR and bias is not None and q8.quads_fit(w):
+        off = q8.quad_input_offset(is_unsigned(qc.in_type), form)
         corrected = ctx.packed_constant(q8.quad_bias(np.asarray(bias, np.int32), w, qc.in_zp - off), i32)
-        return xq, ctx.packed_constant(q8.pack_panel(w, blocks, 4), i8), corrected, 4
-    return q8_input(ctx, qc, x, shape, g), packed_weights(ctx, q8.pack_panel(w, blocks)), b, 2
+        panel = ctx.packed_constant(q8.pack_panel(w, blocks, 4), i8)
+        if (g is None or not g.needs_padding) and w.shape[2] % 4 == 0:
+            return GemmOperands(ctx.flat(x), panel, corrected, form, flip=off != 0)
+        return GemmOperands(q8_bytes(ctx, qc, x, shape, g, off), panel, corrected, form)
+    return GemmOperands(q8_input(ctx, qc, x, shape, g), packed_weights(ctx, q8.pack_panel(w, blocks)), b, q8.GemmForm.PAIR)
 
 
 def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None = None) -> Value:

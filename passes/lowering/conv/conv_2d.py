@@ -219,14 +219,14 @@ def conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w
     blocks = q8.column_blocks(cols, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
     all_blocks = [(c0 + k * cols, c1 + k * cols, ws) for k in range(g.groups) for c0, c1, ws in blocks]
     w3 = qc.filter_int32(wv).reshape(g.out_c, outer, run)
-    xq, panel, b, step = q8_gemm_operands(ctx, qc, x, ctx.shape(x), g, w3, all_blocks, b)
+    ops = q8_gemm_operands(ctx, qc, x, ctx.shape(x), g, w3, all_blocks, b)
     qtab = qc.table(ctx, g.out_c)
     of = ctx.flat(out)
     plain = g.filter_h == g.filter_w == 1 and g.stride_h == g.stride_w == 1 and not g.needs_padding
     if plain:
         pixels = g.batches * g.out_h * g.out_w
-        q8.gemm(ctx, xq, panel, qtab, b, of, lambda e, f: f(e, 0, 0), pixels, C, cols, levels, run, blocks, g.groups, c,
-                step=step)  # fmt: skip
+        q8.gemm(ctx, ops.x, ops.panel, qtab, ops.bias, of, lambda e, f: f(e, 0, 0), pixels, C, cols, levels, run, blocks,
+                g.groups, c, form=ops.form, flip=ops.flip)  # fmt: skip
         return
 
     def rows(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None]) -> None:
@@ -243,4 +243,5 @@ def conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w
 
         each(e, 0, g.batches, 1, image)
 
-    q8.gemm(ctx, xq, panel, qtab, b, of, rows, g.out_w, g.stride_w * C, cols, levels, run, blocks, g.groups, c, step=step)
+    q8.gemm(ctx, ops.x, ops.panel, qtab, ops.bias, of, rows, g.out_w, g.stride_w * C, cols, levels, run, blocks, g.groups, c,
+            form=ops.form, flip=ops.flip)  # fmt: skip

@@ -42,9 +42,9 @@ def _fully_connected_q8(
     one reduction run of ``size`` per batch row."""
     blocks = q8.column_blocks(units, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
     w3 = qc.filter_int32(wv).reshape(units, 1, size)
-    xq, panel, bias, step = q8_gemm_operands(ctx, qc, x, [batch, size], None, w3, blocks, bias)
-    q8.gemm(ctx, xq, panel, qc.table(ctx, units), bias, ctx.flat(out), lambda e, f: f(e, 0, 0), batch, size, units, [], size, blocks,
-            step=step)  # fmt: skip
+    ops = q8_gemm_operands(ctx, qc, x, [batch, size], None, w3, blocks, bias)
+    q8.gemm(ctx, ops.x, ops.panel, qc.table(ctx, units), ops.bias, ctx.flat(out), lambda e, f: f(e, 0, 0), batch, size, units, [],
+            size, blocks, form=ops.form, flip=ops.flip)  # fmt: skip
 
 
 @lowering(Op.FULLY_CONNECTED, check=_check_fully_connected)

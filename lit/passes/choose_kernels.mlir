@@ -1,0 +1,20 @@
+// RUN: nnc-opt %s -p 'nnc-choose-kernels{target-features="+avx512vnni"}' | filecheck %s
+
+// AVX512-VNNI: both quantised GEMMs get the byte-quad form with vpdpbusd.
+builtin.module {
+  // a quantised 1x1 CONV_2D (int8) and a quantised FULLY_CONNECTED (uint8)
+  func.func @main(%x: tensor<1x2x2x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>, %v: tensor<2x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>) -> (tensor<1x2x2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>, tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<120>>>) {
+    %w = "nnapi.constant"() <{value = dense<1> : tensor<3x1x1x4xi8>}> : () -> tensor<3x1x1x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.500000e-01 : f64, #builtin.int<0>>>
+    %b = "nnapi.constant"() <{value = dense<[10, -20, 30]> : tensor<3xi32>}> : () -> tensor<3x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>
+    %same = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %one = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %none = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %r = "nnapi.conv_2d"(%x, %w, %b, %same, %one, %one, %none) : (tensor<1x2x2x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>, tensor<3x1x1x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.500000e-01 : f64, #builtin.int<0>>>, tensor<3x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>, i32, i32, i32, i32) -> tensor<1x2x2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>
+    %fw = "nnapi.constant"() <{value = dense<130> : tensor<3x4xui8>}> : () -> tensor<3x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>
+    %fb = "nnapi.constant"() <{value = dense<0> : tensor<3xi32>}> : () -> tensor<3x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>
+    %f = "nnapi.fully_connected"(%v, %fw, %fb, %none) : (tensor<2x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>, tensor<3x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>, tensor<3x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>, i32) -> tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<120>>>
+    func.return %r, %f : tensor<1x2x2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>, tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<120>>>
+  }
+}
+// CHECK:      "nnapi.conv_2d"({{.*}}) {nnc.int8_form = "vpdpbusd"}
+// CHECK:      "nnapi.fully_connected"({{.*}}) {nnc.int8_form = "vpdpbusd"}

@@ -1,0 +1,110 @@
+"""``nnc-choose-kernels``: the kernel strategy of each quantised GEMM,
+recorded in the IR before the lowering applies it.
+
+A quantised CONV_2D or FULLY_CONNECTED runs on the int8 GEMM of
+:mod:`nnc.passes.kernels.q8` in one of its forms
+(:class:`~nnc.passes.kernels.tiles.GemmForm`): int16 pairs, or byte quads
+with the target's dot instruction (``vpdpbusd``, ``sdot``).  As IREE records
+its ``lowering_config`` on each operation before code generation, this pass
+writes the form it chooses as the string attribute ``nnc.int8_form`` on the
+operation, and ``convert-nnapi-to-linalg`` lowers what the attribute says,
+so the choice can be read (``nnc-opt -p nnc-choose-kernels``), tested per
+target, and fixed by hand.
+
+The choice is :func:`~nnc.passes.kernels.tiles.target_form` of the target
+(the options, else the module's ``nnc.target``, as the lowering reads it),
+or the ``int8-form`` option for every operation (to compare forms bit for
+bit: ``quad`` runs the quad layout in widening arithmetic on any target).
+An operation that already carries the attribute keeps it.  The quad forms
+need the filter's ``w - zero_point`` in int8 and a constant bias; where
+they are not (uint8 filters with an off-centre zero point), the lowering
+multiplies in pairs, which its kernels' names say
+(``nnc_q8_gemm_...`` against ``nnc_q8_vpdpbusd_gemm_...``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from nnc.dialects import nnapi
+from nnc.enums import OperandType, OperationType
+from nnc.passes.build import walk_ops
+from nnc.passes.convert_nnapi_to_linalg import module_target
+from nnc.passes.kernels.tiles import FORM_ATTR, GemmForm, target_form
+from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
+
+#: operations whose quantised form runs on the int8 GEMM
+GEMM_OPERATIONS = (OperationType.CONV_2D, OperationType.FULLY_CONNECTED)
+
+#: the 8-bit input types of the int8 GEMM
+QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
+
+#: the dot instructions each instruction form needs
+NEEDS: dict[GemmForm, tuple[Int8Dot, ...]] = {
+    GemmForm.VPDPBUSD: (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI),
+    GemmForm.SDOT: (Int8Dot.SDOT,),
+}
+
+
+def runs_int8_gemm(op: nnapi.NNAPIOperation) -> bool:
+    """A CONV_2D or FULLY_CONNECTED whose input is an 8-bit quantised tensor."""
+    if op.SPEC.type not in GEMM_OPERATIONS or not op.args:
+        return False
+    t = op.args[0].type
+    return isinstance(t, TensorType) and nnapi.from_xdsl_type(t).type in QUANT8
+
+
+@dataclass(frozen=True)
+class ChooseKernelsPass(ModulePass):
+    """Record the int8 GEMM form of each quantised CONV_2D / FULLY_CONNECTED
+    (see the module's docstring).  Options: ``target-triple``,
+    ``target-cpu``, ``target-features`` as ``convert-nnapi-to-linalg``
+    takes them, and ``int8-form`` (``pair``, ``quad``, ``vpdpbusd``,
+    ``sdot``; empty: the target's)."""
+
+    name = "nnc-choose-kernels"
+
+    target_triple: str = ""
+    target_cpu: str = ""
+    target_features: str = ""
+    int8_form: str = ""
+
+    @staticmethod
+    def for_target(target: TargetDescription) -> ChooseKernelsPass:
+        return ChooseKernelsPass(target.triple, target.cpu, target.feature_string)
+
+    def target(self, module: ModuleOp) -> TargetDescription:
+        if not self.target_features:
+            if self.target_triple or self.target_cpu:
+                raise PassFailedException(f"{self.name}: target-cpu or target-triple without target-features")
+            return module_target(module) or DEFAULT_TARGET
+        return TargetDescription.parse(self.target_triple or DEFAULT_TARGET.triple, self.target_cpu, self.target_features)
+
+    def form(self, module: ModuleOp) -> GemmForm:
+        """The form every unmarked operation gets."""
+        target = self.target(module)
+        if not self.int8_form:
+            return target_form(target.int8_dot)
+        try:
+            form = GemmForm(self.int8_form)
+        except ValueError:
+            known = ", ".join(f.value for f in GemmForm)
+            raise PassFailedException(f"{self.name}: int8-form={self.int8_form!r} is not a form ({known})") from None
+        needs = NEEDS.get(form)
+        if needs is not None and target.int8_dot not in needs:
+            raise PassFailedException(
+                f"{self.name}: int8-form={form.value} needs a target with {' or '.join(d.value for d in needs)}; "
+                f"this one has int8 {target.int8_dot.value} ({target.summary()})"
+            )
+        return form
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        form = StringAttr(self.form(op).value)
+        for o in walk_ops(op):
+            if isinstance(o, nnapi.NNAPIOperation) and runs_int8_gemm(o):
+                o.attributes.setdefault(FORM_ATTR, form)
