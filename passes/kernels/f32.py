@@ -308,7 +308,7 @@ def gemm(
                 b_off = Vec(e).ix(0, (n0, depth), reg.b_skip * sum(ws))
                 kernel(ctx, e, name, [a, panels, bias, out, *res, a_off, reg.a_rstride, o_off, n0, reg.ldo, b_off, *lv_args], body)
 
-            segments.append(_col_block_tiles(c0, c1, width, reg.run_count, reg.run_at, rblocks, reg.a_rstride, reg.ldo, call, (groups, cols, a_gstride)))
+            segments.append(col_block_tiles(c0, c1, width, reg.run_count, reg.run_at, rblocks, reg.a_rstride, reg.ldo, call, (groups, cols, a_gstride)))
     gemm_tiles(e, segments)
 
 
@@ -357,7 +357,7 @@ def _divmod(e: Emitter, t: IndexOrInt, n: int, outer: int) -> tuple[IndexOrInt, 
     return e.div(t, e.index(n)), e.rem(t, e.index(n))
 
 
-def _col_block_tiles(
+def col_block_tiles(
     c0: int, c1: int, width: int, run_count: int, run_at: RunAt,
     rblocks: Sequence[tuple[int, int, int]], a_rstride: int, ldo: int,
     call: Callable[[Emitter, int, IndexOrInt, IndexOrInt, IndexOrInt, IndexOrInt], None],
@@ -444,7 +444,7 @@ def batch_gemm(
             return batch_at(e, t)[0], Vec(e).ix(0, (t, rows * cols))
 
         rblocks = row_blocks(rows, tiles.gemm_rows(len(ws)))
-        segments.append(_col_block_tiles(c0, c1, sum(ws), batches, run_at, rblocks, a_row, cols, call))
+        segments.append(col_block_tiles(c0, c1, sum(ws), batches, run_at, rblocks, a_row, cols, call))
     gemm_tiles(ctx.shared_e(), segments)
 
 

@@ -68,7 +68,7 @@ import numpy as np
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
 
-from nnc.passes.kernels.f32 import row_blocks
+from nnc.passes.kernels.f32 import Case, RunAt, col_block_tiles, gemm_tiles, row_blocks
 from nnc.passes.kernels.tiles import GemmForm, TilePolicy
 from nnc.passes.kernels.vector import (
     IndexOrInt,
@@ -400,7 +400,8 @@ def gemm(
     qtab: Value,
     bias: Value,
     out: Value,
-    runs: Callable[[Emitter, Callable[[Emitter, IndexOrInt, IndexOrInt], None]], None],
+    run_count: int,
+    run_at: RunAt,
     run_len: int,
     a_rstride: int,
     cols: int,
@@ -417,11 +418,14 @@ def gemm(
     input ``x`` and the weight ``panel`` (:func:`pack_panel` of ``blocks``,
     which must be :func:`column_blocks` of ``cols`` under ``ctx.tiles``).
     The reduction is ``levels`` outer loops around a contiguous run of
-    ``run`` input elements.  Pixels come in runs of ``run_len`` whose input
-    windows are ``a_rstride`` apart, ``runs(e, f)`` calling ``f(e,
-    a_offset, out_offset)`` for each (as :func:`nnc.passes.kernels.f32.gemm`).
-    Column blocks are the outer loop, so a block's panel stays in cache while
-    every run streams through it.
+    ``run`` input elements.  The output pixels are ``run_count`` runs of
+    ``run_len`` whose input windows are ``a_rstride`` apart (``run_at``,
+    as :func:`nnc.passes.kernels.f32.gemm`).  Every output tile (a block
+    of pixels of one run x a block of channels) is one kernel call and one
+    iteration of a single loop for the thread pool, in the float GEMM's
+    order (:func:`~nnc.passes.kernels.f32.gemm_tiles`: consecutive tiles
+    share a weight panel); one loop over all the tiles splits evenly
+    between threads where a loop over a few channel blocks would not.
 
     ``groups`` > 1 (GROUPED_CONV_2D): that many products side by side, group
     ``g`` with the output channels ``g * cols + [0, cols)`` (the panel packs
@@ -442,46 +446,24 @@ def gemm(
     depth = pairs
     for lv in levels:
         depth *= lv.size
+    segments: list[Case] = []
     for c0, c1, ws in blocks:
         width = sum(ws)
-        rblocks = row_blocks(run_len, ctx.tiles.gemm_rows(len(ws)))
         lv_args = []
         inner = depth
         for lv in levels:
             inner //= lv.size
             lv_args += [lv.size, lv.a_step, inner * step * width]
 
-        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
+        def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, _run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
             name, body = gemm_kernel(rows, ws, len(levels), form, flip)
             b_base = Vec(e).ix(0, (n0, step * depth))
             args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, total, ldo, b_base, pairs, *lv_args]
             kernel(ctx, e, name, args, body)
 
-        def per_run(e: Emitter, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, rblocks=rblocks, call=call) -> None:
-            # Row blocks are independent too: with a single column block (few
-            # output channels) they are the parallel loop.
-            for r0, r1, mr in rblocks:
-
-                def row_block(e2: Emitter, m0: IndexOrInt, mr: int = mr) -> None:
-                    call(e2, mr, n0, Vec(e2).ix(a_off, (m0, a_rstride)), Vec(e2).ix(o_off, (m0, ldo)))
-
-                parallel_each(e, r0, r1, mr, row_block)
-
-        # Column blocks are independent: each writes its own output channels.
-        if groups == 1:
-            def column_block(e2: Emitter, n0: IndexOrInt, per_run=per_run) -> None:
-                runs(e2, lambda e3, a, o: per_run(e3, n0, a, o))
-
-            parallel_each(e, c0, c1, width, column_block)
-            continue
-        ncb = (c1 - c0) // width
-
-        def grouped(e: Emitter, t: IndexOrInt, c0=c0, width=width, ncb=ncb, per_run=per_run) -> None:
-            grp, cb = e.div(e.index(t), e.index(ncb)), e.rem(e.index(t), e.index(ncb))
-            n0 = Vec(e).ix(c0, (cb, width), (grp, cols))
-            runs(e, lambda e3, a, o: per_run(e3, n0, Vec(e3).ix(a, (grp, a_gstride)), o))
-
-        parallel_each(e, 0, groups * ncb, 1, grouped)
+        rblocks = row_blocks(run_len, ctx.tiles.gemm_rows(len(ws)))
+        segments.append(col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, ldo, call, (groups, cols, a_gstride)))
+    gemm_tiles(e, segments)
 
 
 # -- depthwise ---------------------------------------------------------------------------------

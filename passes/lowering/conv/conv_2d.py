@@ -15,7 +15,7 @@ from nnc.dialects.rules.conv.window import conv_window
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels import q8
 from nnc.passes.kernels.f32 import Level, Region, dot, gemm
-from nnc.passes.kernels.vector import IndexOrInt, Vec, each, parallel_each
+from nnc.passes.kernels.vector import IndexOrInt, Vec
 from nnc.passes.lowering.base import (
     Emitter,
     LoweringContext,
@@ -225,23 +225,16 @@ def conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w
     plain = g.filter_h == g.filter_w == 1 and g.stride_h == g.stride_w == 1 and not g.needs_padding
     if plain:
         pixels = g.batches * g.out_h * g.out_w
-        q8.gemm(ctx, ops.x, ops.panel, qtab, ops.bias, of, lambda e, f: f(e, 0, 0), pixels, C, cols, levels, run, blocks,
+        q8.gemm(ctx, ops.x, ops.panel, qtab, ops.bias, of, 1, lambda e, t: (0, 0), pixels, C, cols, levels, run, blocks,
                 g.groups, c, form=ops.form, flip=ops.flip)  # fmt: skip
         return
 
-    def rows(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None]) -> None:
-        """One run per output row (n, oh): its windows start stride_w * c apart.
-        Rows are independent: the parallel loop when there is a single
-        column block (the outermost marked loop worth a dispatch runs)."""
+    def row_at(e: Emitter, t: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
+        """One run per output row (n, oh): its windows start stride_w * C apart."""
+        n, oh = (0, t) if g.batches == 1 else (e.div(e.index(t), e.index(g.out_h)), e.rem(e.index(t), e.index(g.out_h)))
+        v = Vec(e)
+        return (v.ix(0, (n, hp * wp * C), (oh, g.stride_h * wp * C)),
+                v.ix(0, (n, g.out_h * g.out_w * g.out_c), (oh, g.out_w * g.out_c)))  # fmt: skip
 
-        def image(e: Emitter, n: IndexOrInt) -> None:
-            parallel_each(e, 0, g.out_h, 1, lambda e2, oh: f(
-                e2,
-                Vec(e2).ix(0, (n, hp * wp * C), (oh, g.stride_h * wp * C)),
-                Vec(e2).ix(0, (n, g.out_h * g.out_w * g.out_c), (oh, g.out_w * g.out_c)),
-            ))
-
-        each(e, 0, g.batches, 1, image)
-
-    q8.gemm(ctx, ops.x, ops.panel, qtab, ops.bias, of, rows, g.out_w, g.stride_w * C, cols, levels, run, blocks, g.groups, c,
-            form=ops.form, flip=ops.flip)  # fmt: skip
+    q8.gemm(ctx, ops.x, ops.panel, qtab, ops.bias, of, g.batches * g.out_h, row_at, g.out_w, g.stride_w * C, cols, levels, run,
+            blocks, g.groups, c, form=ops.form, flip=ops.flip)  # fmt: skip

@@ -6,7 +6,7 @@ compile time) or a generic reduction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ from nnc.dialects.rules.operands import join_layout
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels import q8
 from nnc.passes.kernels.f32 import Level, gemm
-from nnc.passes.kernels.vector import IndexOrInt, Vec, each
+from nnc.passes.kernels.vector import IndexOrInt, Vec
 from nnc.passes.lowering.base import (
     Emitter,
     LoweringContext,
@@ -267,20 +267,14 @@ def _transpose_q8(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv, x: 
             sub = qc.filter_int32(_phase_filter_value(wv, g, py, px)).reshape(K, py.taps, run)
             panel = packed_weights(ctx, q8.pack_panel(sub, blocks))
 
-            def runs(e: Emitter, f: Callable[[Emitter, IndexOrInt, IndexOrInt], None], py=py, px=px) -> None:
+            def run_at(e: Emitter, t: IndexOrInt, py=py, px=px) -> tuple[IndexOrInt, IndexOrInt]:
                 """One run per row ``j`` of the phase in image ``n``."""
+                n, j = (0, t) if g.batches == 1 else (e.div(e.index(t), e.index(py.count)), e.rem(e.index(t), e.index(py.count)))
+                v = Vec(e)
+                return (v.ix((py.start + top) * wp * C + (px.start + left) * C, (n, hp * wp * C), (j, wp * C)),
+                        v.ix((py.first * g.out_w + px.first) * K, (n, g.out_h * g.out_w * K), (j, g.stride_h * g.out_w * K)))  # fmt: skip
 
-                def image(e: Emitter, n: IndexOrInt) -> None:
-                    each(e, 0, py.count, 1, lambda e2, j: f(
-                        e2,
-                        Vec(e2).ix((py.start + top) * wp * C + (px.start + left) * C, (n, hp * wp * C), (j, wp * C)),
-                        Vec(e2).ix((py.first * g.out_w + px.first) * K, (n, g.out_h * g.out_w * K),
-                                   (j, g.stride_h * g.out_w * K)),
-                    ))
-
-                each(e, 0, g.batches, 1, image)
-
-            q8.gemm(ctx, xq, panel, qtab, b, of, runs, px.count, C, K, levels, run, blocks, ldo=g.stride_w * K)
+            q8.gemm(ctx, xq, panel, qtab, b, of, g.batches * py.count, run_at, px.count, C, K, levels, run, blocks, ldo=g.stride_w * K)
 
 
 def _transpose_generic(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv | None, x: Value, w: Value, b: Value, out: Value) -> None:
