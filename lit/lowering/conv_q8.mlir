@@ -20,10 +20,10 @@ builtin.module {
   }
 
   // DEPTHWISE_CONV_2D, unsigned 8-bit, 3x3 filter given at run time, SAME
-  // padding: the padded int16 input (zero padding; the copy into it runs over
-  // rows of width x channels), the filter widened to
-  // int16 minus its zero point (120) at run time, and the depthwise kernel
-  // per run of output pixels along each row.
+  // padding: the filter widened to int16 minus its zero point (120) at run
+  // time, and the depthwise kernel straight from the stored input (no copy,
+  // zero-extended as loaded) per run of output pixels along each row; on a
+  // 3x3 image every pixel's window is clipped by the padding.
   func.func @depthwise_q8(%x: tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>, %w: tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<120>>>, %b: tensor<2x!nnapi.quant<"TENSOR_INT32", 2.500000e-01 : f64, #builtin.int<0>>>) -> tensor<1x3x3x2x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<100>>> {
     %same = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
     %one = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
@@ -71,24 +71,24 @@ builtin.module {
 // CHECK:          vector.shuffle
 // CHECK:          llvm.sext %{{.*}} : vector<4xi16> to vector<4xi32>
 // CHECK:          arith.muli %{{.*}} : vector<4xi32>
-// CHECK:        llvm.sext %{{.*}} : vector<2xi32> to vector<2xi64>
+// CHECK:        llvm.bitcast %{{.*}} : vector<2xi32> to vector<1xi64>
+// CHECK:        arith.muli %{{.*}} : vector<1xi64>
+// CHECK:        arith.muli %{{.*}} : vector<1xi64>
+// CHECK:        vector.shuffle %{{.*}} [0, 3] : vector<2xi32>, vector<2xi32>
 // CHECK:        llvm.trunc %{{.*}} : vector<2xi32> to vector<2xi8>
 // CHECK:        vector.store %{{.*}} : memref<?xi8>, vector<2xi8>
 // CHECK:      }{nnc.kernel = "nnc_q8_gemm_4x2_1_l0"}
 
 // CHECK-LABEL: func.func @depthwise_q8(
 // CHECK-SAME:    %[[DX:[^:]*]]: memref<1x3x3x2xi8>, %[[DW:[^:]*]]: memref<1x3x3x2xi8>, %[[DB:[^:]*]]: memref<2xi32>, %[[DOUT:[^:]*]]: memref<1x3x3x2xi8>
-// CHECK:        %[[DXF:.*]] = memref.alloc() {{.*}} : memref<52xi16>
-// CHECK:        linalg.generic {{.*}} outs(%[[DXF]] : memref<52xi16>)
-// CHECK:        %[[DXV:.*]] = builtin.unrealized_conversion_cast %[[DXF]] : memref<52xi16> to memref<1x5x10xi16>
-// CHECK:        %[[DIN:.*]] = memref.subview %[[DXV]][0, 1, 2] [1, 3, 6] [1, 1, 1]
-// CHECK:        %[[DXS:.*]] = builtin.unrealized_conversion_cast %[[DX]] : memref<1x3x3x2xi8> to memref<1x3x6xi8>
-// CHECK:        linalg.generic {{.*}} ins(%[[DXS]] : memref<1x3x6xi8>) outs(%[[DIN]] :
-// CHECK:          arith.extui %{{.*}} : i8 to i32
 // CHECK:        %[[W16:.*]] = memref.alloc() {{.*}} : memref<18xi16>
 // CHECK:        linalg.generic {{.*}} outs(%[[W16]] : memref<18xi16>)
 // CHECK:          arith.constant 120 : i32
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_3p_3x3_t2"}
+// CHECK-NOT:    memref.alloc
+// CHECK:        %[[DXS:.*]] = builtin.unrealized_conversion_cast %[[DX]] : memref<1x3x3x2xi8> to memref<18xi8>
+// CHECK:        builtin.unrealized_conversion_cast %[[DXS]], %[[W16]], {{.*}} : memref<18xi8>, memref<18xi16>
+// CHECK:          llvm.zext %{{.*}} : vector<2xi8> to vector<2xi32>
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_1p_clip_t2_u"}
 
 // CHECK-LABEL: func.func @fc_q8_widen(
 // CHECK-SAME:    %[[FX:[^:]*]]: memref<2x128xi8>

@@ -62,13 +62,13 @@ outputs) and marked for the thread pool (``parallel_each``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
 
-from nnc.passes.kernels.f32 import Case, RunAt, col_block_tiles, gemm_tiles, row_blocks
+from nnc.passes.kernels.f32 import Case, RunAt, col_block_tiles, gemm_tiles, row_blocks, series
 from nnc.passes.kernels.tiles import GemmForm, TilePolicy
 from nnc.passes.kernels.vector import (
     IndexOrInt,
@@ -235,8 +235,9 @@ class Requant:
     (:func:`requant_params`): loaded once per block of channels and shared
     by every pixel of the block (not reloaded per pixel: fewer operations
     to compile, the same numbers), with what :func:`requantize` derives
-    from them (the rounding mask and its half) and the constants it uses,
-    made once per block instead of once per pixel."""
+    from them (the multipliers' even and odd lanes as int64, the rounding
+    mask and its half) and the constants it uses, made once per block
+    instead of once per pixel."""
 
     m: Value
     left: Value
@@ -251,6 +252,13 @@ class Requant:
     nudge: Value
     high: Value
     sign: Value
+    #: the multipliers of the even and of the odd lanes, sign-extended to
+    #: int64 (``width / 2`` lanes each; None for an odd width)
+    m_even: Value | None = None
+    m_odd: Value | None = None
+    #: the constants 32 and 1 (int64 lanes, for the even/odd split)
+    half_word: Value | None = None
+    one: Value | None = None
 
 
 def requant_params(iv: IVec, qt: Value, cols: Value, n: IndexOrInt, w: int) -> Requant:
@@ -264,8 +272,22 @@ def requant_params(iv: IVec, qt: Value, cols: Value, n: IndexOrInt, w: int) -> R
     zp, lo, hi = (iv.splat(e.load(qt, [e.index(v.ix(tail, k))]), w) for k in range(3))
     one = iv.const(1, i32, w)
     mask = iv.sub(iv.shl(one, right), one)
-    return Requant(m, left, right, zp, lo, hi, mask, iv.ashr(mask, one),
-                   iv.const(1 << 30, i64, w), iv.const(31, i64, w), iv.const(31, i32, w))  # fmt: skip
+    h = w // 2
+    nudge, high = iv.const(1 << 30, i64, h if w % 2 == 0 else w), iv.const(31, i64, h if w % 2 == 0 else w)
+    p = Requant(m, left, right, zp, lo, hi, mask, iv.ashr(mask, one), nudge, high, iv.const(31, i32, w))
+    if w % 2:
+        return p
+    half_word = iv.const(32, i64, h)
+    even, odd = _halves(iv, m, half_word)
+    return replace(p, m_even=even, m_odd=odd, half_word=half_word, one=iv.const(1, i64, h))
+
+
+def _halves(iv: IVec, x: Value, half_word: Value) -> tuple[Value, Value]:
+    """The even and odd int32 lanes of ``x`` sign-extended to int64, in
+    place (each pair of lanes read as one int64): what ``vpmuldq``
+    multiplies, so LLVM selects it without moving lanes."""
+    pairs = iv.bitcast(x, i64, iv.width(x) // 2)
+    return iv.ashr(iv.shl(pairs, half_word), half_word), iv.ashr(pairs, half_word)
 
 
 def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
@@ -277,8 +299,21 @@ def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
     # word of x * m + 2^30, as bits 31..62 (a logical shift gives the same
     # low 32 bits as the arithmetic one, and exists on every x86 target).
     x = iv.shl(acc, p.left)
-    prod = iv.add(iv.mul(iv.sext(x, i64), iv.sext(p.m, i64)), p.nudge)
-    x = iv.trunc(iv.lshr(prod, p.high), i32)
+    if p.m_even is not None and p.m_odd is not None and p.half_word is not None and p.one is not None:
+        # Even and odd lanes multiplied in place as int64 (vpmuldq on x86):
+        # bits 31..62 of an even lane's product shifted down into its low
+        # word, of an odd lane's shifted up into its high word, then the
+        # words interleaved again.  No lane moves across the vector.
+        w = iv.width(x)
+        xe, xo = _halves(iv, x, p.half_word)
+        pe = iv.add(iv.mul(xe, p.m_even), p.nudge)
+        po = iv.add(iv.mul(xo, p.m_odd), p.nudge)
+        low = iv.bitcast(iv.lshr(pe, p.high), i32, w)
+        up = iv.bitcast(iv.shl(po, p.one), i32, w)
+        x = iv.shuffle(low, up, [k if k % 2 == 0 else w + k for k in range(w)])
+    else:
+        prod = iv.add(iv.mul(iv.sext(x, i64), iv.sext(p.m, i64)), p.nudge)
+        x = iv.trunc(iv.lshr(prod, p.high), i32)
     # RoundingDivideByPOT(x, right): round half away from zero.
     threshold = iv.add(p.half, iv.lshr(x, p.sign))  # + 1 when x < 0
     up = iv.lshr(iv.sub(threshold, iv.and_(x, p.mask)), p.sign)  # remainder > threshold
@@ -469,82 +504,63 @@ def gemm(
 # -- depthwise ---------------------------------------------------------------------------------
 
 
-def dw_kernel(npix: int, taps: tuple[int, int], tails: tuple[int, ...], lanes: int):
-    """``npix`` output pixels along a row, all channels, from the padded
-    int16 input: per vector of channels (``lanes`` wide, then the
-    ``tails``), one int32 accumulator per pixel; per tap one int16 weight
-    vector serves every pixel.  The window (``taps`` = fh, fw) is unrolled."""
-    name = f"nnc_q8_dw_{npix}p_{taps[0]}x{taps[1]}_t{tag(tails)}"
+def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], lanes: int, unsigned: bool):
+    """``npix`` output pixels along a row, all channels, read from the
+    stored 8-bit input (no copy: sign- or zero-extended as loaded): per
+    vector of channels (``lanes`` wide, then the ``tails``), one int32
+    accumulator per pixel; per tap one weight vector (int16 ``w -
+    filter_zp``) serves every pixel.  ``taps`` (fh, fw) unrolls the whole
+    window; None loops over the taps [kh0, kh1) x [kw0, kw1) given at run
+    time (border pixels, whose window is clipped to the input: the taps in
+    the padding are skipped, as the reference skips them).
+
+    The input zero point is not subtracted per product: ``sum (x - zx) w =
+    sum x w - zx sum w`` over the taps the window sees, so each block adds
+    up its weight vectors once (shared by its pixels) and starts from
+    ``bias - zx * sum w``; every sum is exact in int32 (wrapping), as the
+    reference's."""
+    shape = f"{taps[0]}x{taps[1]}" if taps else "clip"
+    name = f"nnc_q8_dw_{npix}p_{shape}_t{tag(tails)}_{'u' if unsigned else 's'}"
 
     def body(e: Emitter, p: list[Value]) -> None:
-        x, w, qt, bias, out, cfull, chans, x_base, x_pix, x_kh, x_kw, out_base = p
+        x, w, qt, bias, out, cfull, chans, x_base, x_pix, x_kh, x_kw, w_kh, kh0, kh1, kw0, kw1, out_base, zx = p
+        zx32 = e.op(arith.IndexCastOp(zx, i32))
 
         def block(e: Emitter, c0: IndexOrInt, width: int) -> None:
             v, iv = Vec(e), IVec(e)
-            xb = [v.ix(x_base, (x_pix, q), c0) for q in range(npix)]
-            acc = [iv.load(bias, c0, i32, width)] * npix
-            for kh in range(taps[0]):
-                for kw in range(taps[1]):
-                    wv = iv.sext(iv.load(w, v.ix(c0, (kh * taps[1] + kw, chans)), i16, width), i32)
-                    toff = v.ix(0, (kh, x_kh), (kw, x_kw))
-                    for q in range(npix):
-                        xv = iv.sext(iv.load(x, v.ix(xb[q], toff), i16, width), i32)
-                        acc[q] = iv.add(acc[q], iv.mul(xv, wv))
+            xb = series(v, v.ix(x_base, c0), x_pix, npix)
+            zero = iv.const(0, i32, width)
+
+            def tap(e: Emitter, x_tap: IndexOrInt, w_tap: IndexOrInt, acc: list[Value]) -> list[Value]:
+                """One tap: its weights at ``w_tap``, its input at ``x_tap`` from
+                each pixel's base; ``acc``: the pixels' sums, then the weights'."""
+                v, iv = Vec(e), IVec(e)
+                wv = iv.sext(iv.load(w, v.ix(c0, w_tap), i16, width), i32)
+                xs = [iv.load(x, v.ix(xb[q], x_tap), i8, width) for q in range(npix)]
+                xs = [iv.zext(xq, i32) if unsigned else iv.sext(xq, i32) for xq in xs]
+                return [iv.add(acc[q], iv.mul(xs[q], wv)) for q in range(npix)] + [iv.add(acc[npix], wv)]
+
+            acc = [zero] * (npix + 1)
+            if taps is not None:
+                x_rows, w_rows = series(v, 0, x_kh, taps[0]), series(v, 0, w_kh, taps[0])
+                x_cols, w_cols = series(v, 0, x_kw, taps[1]), series(v, 0, chans, taps[1])
+                for kh in range(taps[0]):
+                    for kw in range(taps[1]):
+                        acc = tap(e, v.ix(x_rows[kh], x_cols[kw]), v.ix(w_rows[kh], w_cols[kw]), acc)
+            else:
+                def clipped(e: Emitter, kh: IndexOrInt, kw: IndexOrInt, acc: list[Value]) -> list[Value]:
+                    v = Vec(e)
+                    return tap(e, v.ix(0, (kh, x_kh), (kw, x_kw)), v.ix(0, (kh, w_kh), (kw, chans)), acc)
+
+                acc = e.for_(kh0, kh1, lambda e2, kh, a2: e2.for_(
+                    kw0, kw1, lambda e3, kw, a3: clipped(e3, kh, kw, list(a3)), list(a2)), acc)  # fmt: skip
+            start = iv.sub(iv.load(bias, c0, i32, width), iv.mul(iv.splat(zx32, width), acc[npix]))
             params = requant_params(iv, qt, chans, c0, width)
-            for q in range(npix):
-                iv.store(requantize(iv, acc[q], params), out, v.ix(out_base, (chans, q), c0))
+            for q, o in enumerate(series(v, v.ix(out_base, c0), chans, npix)):
+                iv.store(requantize(iv, iv.add(acc[q], start), params), out, o)
 
         each(e, 0, cfull, lanes, lambda e2, c0: block(e2, c0, lanes))
         for o, tw in zip(offsets(tails), tails):
             block(e, Vec(e).ix(cfull, o), tw)
 
     return name, body
-
-
-def depthwise(
-    ctx: LoweringContext,
-    x: Value,
-    w: Value,
-    qtab: Value,
-    bias: Value,
-    out: Value,
-    batches: int,
-    padded_hw: tuple[int, int],
-    out_hw: tuple[int, int],
-    chans: int,
-    taps: tuple[int, int],
-    strides: tuple[int, int],
-    dilations: tuple[int, int],
-) -> None:
-    """DEPTHWISE_CONV_2D (multiplier 1) from the padded int16 input ``x``
-    (``[batches, *padded_hw, chans]``) and int16 weights ``w`` (``[fh, fw,
-    chans]``): runs of up to the policy's ``dw_pixels`` output pixels along
-    each output row."""
-    e = ctx.e
-    hp, wp = padded_hw
-    oh_n, ow_n = out_hw
-    lanes = ctx.tiles.lanes
-    cfull = chans // lanes * lanes
-    tails = tuple(widths(chans - cfull, lanes))
-    npix = min(ctx.tiles.dw_pixels, ow_n)
-
-    def call(e: Emitter, n: IndexOrInt, oh: IndexOrInt, ow0: IndexOrInt, k: int) -> None:
-        v = Vec(e)
-        name, body = dw_kernel(k, taps, tails, lanes)
-        x_base = v.ix(0, (n, hp * wp * chans), (oh, strides[0] * wp * chans), (ow0, strides[1] * chans))
-        pix = v.ix(0, (n, oh_n * ow_n), (oh, ow_n), ow0)
-        args: list[IndexOrInt] = [
-            x, w, qtab, bias, out, cfull, chans, x_base, strides[1] * chans,
-            dilations[0] * wp * chans, dilations[1] * chans, v.ix(0, (pix, chans)),
-        ]  # fmt: skip
-        kernel(ctx, e, name, args, body)
-
-    full = ow_n // npix * npix
-
-    def row(e: Emitter, n: IndexOrInt, oh: IndexOrInt) -> None:
-        each(e, 0, full, npix, lambda e2, ow0: call(e2, n, oh, ow0, npix))
-        if ow_n > full:
-            call(e, n, oh, full, ow_n - full)
-
-    # Rows are independent: each writes its own output row.
-    each(e, 0, batches, 1, lambda e2, n: parallel_each(e2, 0, oh_n, 1, lambda e3, oh: row(e3, n, oh)))

@@ -30,11 +30,11 @@ from nnc.passes.lowering.conv.common import (
     epilogue,
     mac,
     named_generic,
-    q8_input,
     quant_of,
 )
 from nnc.passes.lowering.conv.geometry import ConvGeometry, padded_input, segments
 from nnc.passes.lowering.conv_q8 import QuantConv
+from nnc.passes.lowering.quant import is_unsigned
 
 
 def _check_depthwise(call: OpCall) -> str | None:
@@ -104,36 +104,26 @@ def depthwise_conv_2d(ctx: LoweringContext) -> None:
 
 
 
-def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: Value, out: Value) -> None:
-    """DEPTHWISE_CONV_2D, NHWC float32, depth multiplier 1, straight from the
-    unpadded input: the output is split into runs of rows and of columns
-    whose windows see the same taps (:func:`_segments`), so border pixels
-    skip the taps in the padding (which would add zeros) and no padded copy
-    is made.  The interior uses the kernel with the window unrolled."""
+#: a depthwise kernel call: (e, x_row, o_row, ow0, npix, (kh0, kh1), (kw0, kw1), tail)
+DwCall = Callable[[Emitter, IndexOrInt, IndexOrInt, IndexOrInt, int, tuple[int, int], tuple[int, int], bool], None]
+
+
+def _dw_runs(ctx: LoweringContext, g: ConvGeometry, call: DwCall) -> None:
+    """The output split into runs of rows and of columns whose windows see
+    the same taps (:func:`segments`), so border pixels skip the taps in the
+    padding (which would add nothing) and no padded copy is made: ``call``
+    computes ``npix`` pixels from output column ``ow0`` of the row whose
+    column 0 reads the input from ``x_row`` (possibly before the row: its
+    window may start in the padding) and is written at ``o_row``, with the
+    taps ``[kh0, kh1) x [kw0, kw1)``.  A ``tail`` (the few pixels after a
+    run's full blocks) loops over its taps even when they are the whole
+    window, with the kernels of the borders, instead of adding a large
+    unrolled body per tail size for a few pixels per row.  Rows are the
+    parallel loop: each writes its own output row."""
     e = ctx.shared_e()
-    xf, wf, of = ctx.flat(x), ctx.flat(w), ctx.flat(out)
     C, H, W = g.out_c, g.in_h, g.in_w
     row_runs = segments(g.out_h, H, g.stride_h, g.dilation_h, g.pad_top, g.filter_h)
     col_runs = segments(g.out_w, W, g.stride_w, g.dilation_w, g.pad_left, g.filter_w)
-    lanes = ctx.tiles.lanes
-    cfull = C // lanes * lanes
-    tails = tuple(widths(C - cfull, lanes))
-
-    def call(e: Emitter, x_row: IndexOrInt, o_row: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int], tail: bool = False) -> None:
-        """``npix`` pixels from output column ``ow0`` of the row whose column 0
-        reads the input from ``x_row`` and is written at ``o_row``.  A
-        ``tail`` (the few pixels after a run's full blocks) loops over its
-        taps even when they are the whole window, with the kernels of the
-        borders, instead of adding a large unrolled body per tail size for
-        a few pixels per row."""
-        v = Vec(e)
-        whole = not tail and kh == (0, g.filter_h) and kw == (0, g.filter_w)
-        name, body = dw_kernel(npix, (g.filter_h, g.filter_w) if whole else None, tails, g.activation, lanes)
-        args = [
-            xf, wf, b, of, cfull, C, v.ix(x_row, (ow0, g.stride_w * C)), g.stride_w * C, g.dilation_h * W * C,
-            g.dilation_w * C, g.filter_w * C, *kh, *kw, v.ix(o_row, (ow0, C)),
-        ]  # fmt: skip
-        kernel(ctx, e, name, args, body)
 
     def image(e: Emitter, n: IndexOrInt) -> None:
         for r0, r1, kh0, kh1 in row_runs:
@@ -146,29 +136,56 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
                     npix = min(ctx.tiles.dw_pixels, q1 - q0)
                     full = q0 + (q1 - q0) // npix * npix
                     def pixels(e2: Emitter, ow0: IndexOrInt, npix: int = npix, kw: tuple[int, int] = (kw0, kw1)) -> None:
-                        call(e2, x_row, o_row, ow0, npix, kh, kw)
+                        call(e2, x_row, o_row, ow0, npix, kh, kw, False)
 
                     each(e, q0, full, npix, pixels)
                     if q1 > full:
-                        call(e, x_row, o_row, full, q1 - full, kh, (kw0, kw1), tail=True)
+                        call(e, x_row, o_row, full, q1 - full, kh, (kw0, kw1), True)
 
-            # Rows are independent: each writes its own output row.
             parallel_each(e, r0, r1, 1, row)
 
     each(e, 0, g.batches, 1, image)
 
 
+def _window_args(g: ConvGeometry, x_row: IndexOrInt, ow0: IndexOrInt, v: Vec) -> list[IndexOrInt]:
+    """The kernels' window parameters: the first pixel's input offset, the
+    distance between pixels, between tap rows and tap columns in the input,
+    and between tap rows in the filter."""
+    C, W = g.out_c, g.in_w
+    return [v.ix(x_row, (ow0, g.stride_w * C)), g.stride_w * C, g.dilation_h * W * C, g.dilation_w * C, g.filter_w * C]
+
+
+def _whole(g: ConvGeometry, kh: tuple[int, int], kw: tuple[int, int], tail: bool) -> tuple[int, int] | None:
+    """The window to unroll, or None when the kernel loops over clipped taps."""
+    return (g.filter_h, g.filter_w) if not tail and kh == (0, g.filter_h) and kw == (0, g.filter_w) else None
+
+
+def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b: Value, out: Value) -> None:
+    """DEPTHWISE_CONV_2D, NHWC float32, depth multiplier 1, straight from the
+    unpadded input (:func:`_dw_runs`); the interior uses the kernel with
+    the window unrolled."""
+    xf, wf, of = ctx.flat(x), ctx.flat(w), ctx.flat(out)
+    C, lanes = g.out_c, ctx.tiles.lanes
+    cfull = C // lanes * lanes
+    tails = tuple(widths(C - cfull, lanes))
+
+    def call(e: Emitter, x_row: IndexOrInt, o_row: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int], tail: bool) -> None:
+        v = Vec(e)
+        name, body = dw_kernel(npix, _whole(g, kh, kw, tail), tails, g.activation, lanes)
+        args = [xf, wf, b, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C))]
+        kernel(ctx, e, name, args, body)
+
+    _dw_runs(ctx, g, call)
 
 
 def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w: Value, b: Value, out: Value) -> None:
     """Quantised NHWC DEPTHWISE_CONV_2D, multiplier 1: the int8 depthwise
-    kernel (:func:`~nnc.passes.kernels.q8.depthwise`) on the padded int16
-    input, the filter widened to int16 minus its zero point: at compile
-    time when it is a constant (a loop of constant trip count per layer
-    would be vectorised and fully unrolled by LLVM: thousands of
-    instructions of the entry function to optimise and run every time),
-    else at run time (it may be a run-time input)."""
-    xq = q8_input(ctx, qc, x, ctx.shape(x), g)
+    kernel (:func:`~nnc.passes.kernels.q8.dw_kernel`) straight from the
+    stored input (:func:`_dw_runs`), the filter widened to int16 minus its
+    zero point: at compile time when it is a constant (a loop of constant
+    trip count per layer would be vectorised and fully unrolled by LLVM:
+    thousands of instructions of the entry function to optimise and run
+    every time), else at run time (it may be a run-time input)."""
     taps = g.filter_h * g.filter_w
     value = ctx.constant_value(w)
     if value is not None:
@@ -179,7 +196,16 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
             [taps * g.out_c], [(ctx.flat(w), identity_map(1))], [(w16, identity_map(1))],
             lambda e, a, idx: [qc.widen(e, a[0], qc.filter_type, qc.filter_zp)],
         )  # fmt: skip
-    q8.depthwise(
-        ctx, xq, w16, qc.table(ctx, g.out_c), b, ctx.flat(out), g.batches, g.padded_hw, (g.out_h, g.out_w),
-        g.out_c, (g.filter_h, g.filter_w), (g.stride_h, g.stride_w), (g.dilation_h, g.dilation_w),
-    )  # fmt: skip
+    xf, of, qtab = ctx.flat(x), ctx.flat(out), qc.table(ctx, g.out_c)
+    C, lanes = g.out_c, ctx.tiles.lanes
+    cfull = C // lanes * lanes
+    tails = tuple(widths(C - cfull, lanes))
+    unsigned = is_unsigned(qc.in_type)
+
+    def call(e: Emitter, x_row: IndexOrInt, o_row: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int], tail: bool) -> None:
+        v = Vec(e)
+        name, body = q8.dw_kernel(npix, _whole(g, kh, kw, tail), tails, lanes, unsigned)
+        args = [xf, w16, qtab, b, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C)), qc.in_zp]
+        kernel(ctx, e, name, args, body)
+
+    _dw_runs(ctx, g, call)
