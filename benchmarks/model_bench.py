@@ -40,9 +40,12 @@ flags), the load average, the host's float32 FMA peak per core (measured,
 * GFLOP/s = 2 x multiply-accumulates / median latency, the MACs counted from
   the imported model (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and LSTM
   gate matmuls, as in ../shared/models/README.md), and as a percentage of the
-  measured peak (peak per core x threads);
+  measured peak (peak per core x threads): the fp32 FMA peak, or for a model
+  whose MACs run on the int8 kernels the int8 peak (:func:`fma_peak.measure_int8`:
+  the target's best exact int8 multiply-accumulate);
 * the ratio nnc / LiteRT of the median latencies per model and thread count,
-  and their geometric mean (below 1 means nnc is faster).
+  and their geometric mean (below 1 means nnc is faster), over all models and
+  over the float and the int8 models apart (with the worst ratio of each).
 
 ``--markdown`` prints the table as markdown (the format of benchmarks/RESULTS.md).
 """
@@ -80,6 +83,19 @@ def macs(model: Model) -> int:
     counts (convolutions, fully connected, matmuls, LSTM gates), with the
     shapes the model declares."""
     return sum(macs_of(model.call_for(k, op)) or 0 for k, op in enumerate(model.operations))
+
+
+#: operand types of 8-bit quantised activations
+QUANT8 = (nnc.OperandType.TENSOR_QUANT8_ASYMM, nnc.OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
+
+
+def is_int8(model: Model) -> bool:
+    """Whether the model's multiply-accumulates run on the int8 kernels: an
+    operation counted by :func:`macs` reads an 8-bit quantised input."""
+    for k, op in enumerate(model.operations):
+        if macs_of(model.call_for(k, op)) and model.operands[op.inputs[0]].type in QUANT8:
+            return True
+    return False
 
 
 def time_runs(fn, runs: int, warmup: int = 0) -> list[float]:
@@ -217,7 +233,9 @@ def median_of_rounds(rounds: list[list[float]]) -> tuple[float, float]:
     return med * 1e3, float(np.percentile(np.concatenate(rounds), 90)) * 1e3
 
 
-def bench_model(path: str, args, have_litert: bool, peak: float) -> dict:
+def bench_model(path: str, args, have_litert: bool, peaks: tuple[float, float]) -> dict:
+    """One model's row; ``peaks``: the fp32 and int8 peaks per core (GOP/s),
+    the int8 one for a model whose MACs run on the int8 kernels."""
     name = os.path.basename(path).removesuffix(".tflite")
     io = np.load(path.removesuffix(".tflite") + ".io.npz")
     row: dict = {"model": name}
@@ -229,6 +247,8 @@ def bench_model(path: str, args, have_litert: bool, peak: float) -> dict:
         row["not_supported"] = not_supported(e)
         return row
     row["macs"] = macs(model)
+    row["int8"] = is_int8(model)
+    peak = peaks[1] if row["int8"] else peaks[0]
     if args.cache:
         row["cache"] = cache_bench.measure(path, runs=args.cache_runs, hits=args.cache_hits)
     inputs = inputs_for(model, io)
@@ -371,16 +391,19 @@ def main(argv: list[str] | None = None) -> int:
         print("model_bench: ai-edge-litert is not installed (pip install -e '.[bench]'): nnc only", file=sys.stderr)
     load_before = os.getloadavg()
     peak = fma_peak.measure()
+    int8_peak = fma_peak.measure_int8()
     overhead = overhead_bench.measure(runs=2000, repeats=5)
     print(f"CPU: {cpu_description()}")
     print(f"fp32 FMA peak: {peak.gflops:.1f} GFLOP/s per core ({peak.isa}, {peak.lanes} float32 lanes, measured)")
+    print(f"int8 peak: {int8_peak.gops:.1f} GOP/s per core ({int8_peak.form}, {int8_peak.lanes} int32 lanes, measured); "
+          "the % peak of int8 models is of this one")  # fmt: skip
     print(f"compute() overhead of a 4-element ADD (median of 5 x 2000): {overhead['reusable'] / 1e3:.1f} us reusable, "
           f"{overhead['one-shot'] / 1e3:.1f} us non-reusable (a new execution bound each time)")  # fmt: skip
     rows = []
     for p in paths:
         print(f"model_bench: {os.path.basename(p)} ...", file=sys.stderr, flush=True)
         try:
-            rows.append(bench_model(p, args, have_litert, peak.gflops))
+            rows.append(bench_model(p, args, have_litert, (peak.gflops, int8_peak.gops)))
         except Mismatch as e:
             raise SystemExit(f"{os.path.basename(p)}: {e}") from None
     load_after = os.getloadavg()
@@ -397,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(skipped)} of {len(rows)} model(s) not supported by nnc, left out of the geometric means: "
               f"{', '.join(skipped)}")  # fmt: skip
     summary: dict = {"cpu": cpu_description(), "peak_gflops_per_core": peak.gflops, "vector_isa": peak.isa,
+                     "int8_peak_gops_per_core": int8_peak.gops, "int8_form": int8_peak.form,
                      "overhead_ns": overhead, "models": rows, "runs": args.runs, "repeats": args.repeats,
                      "threads": args.threads, "litert": have_litert, "nnc_threads": has_threads(),
                      "load_average": [load_before[0], load_after[0]]}  # fmt: skip
@@ -405,6 +429,11 @@ def main(argv: list[str] | None = None) -> int:
             summary[f"geomean_ratio_t{th}"] = geomean([r[f"ratio_t{th}"] for r in supported])
             print(f"geometric mean nnc/LiteRT at {th} thread(s) over {len(supported)} model(s): "
                   f"{summary[f'geomean_ratio_t{th}']:.2f}")  # fmt: skip
+            for kind, int8 in (("float", False), ("int8", True)):
+                part = [r[f"ratio_t{th}"] for r in supported if r["int8"] == int8]
+                if part:
+                    summary[f"geomean_ratio_{kind}_t{th}"] = geomean(part)
+                    print(f"  {kind} models ({len(part)}): {geomean(part):.2f}, worst {max(part):.2f}")
     if args.json:
         text = json.dumps(summary, indent=2)
         if args.json == "-":
