@@ -5,7 +5,8 @@ builtin.module {
   // CONV_2D, signed 8-bit, 1x1 filter known at compile time: the input is
   // widened to int16 minus its zero point (-1) (one flat loop) into a flat buffer with two
   // elements of slack, the filter is packed at compile time into a panel of
-  // int16 pairs (w - 2; 4 input channels: 2 pairs per output channel), the
+  // pairs (w - 2; 4 input channels: 2 pairs per output channel) stored as
+  // int8, as they fit (the kernel sign-extends them as it loads them), the
   // requantisation parameters (multiplier, left and right shift per channel,
   // then the output zero point and the clamp range) are a constant table,
   // and the GEMM kernel computes all 4 pixels x 3 channels (widths 2 + 1).
@@ -48,7 +49,7 @@ builtin.module {
 // pair by pair across the block of 3 channels; the table: multiplier 2^30
 // and right shift 2 (0.5 * 0.25 / 1.0 = 0.125), output zero point 3, range
 // [-128, 127].
-// CHECK:      "memref.global"() <{sym_name = "__nnc_const_conv_q8_2", type = memref<12xi16>, initial_value = dense<[-8, -7, -4, -3, 0, 1, -6, -5, -2, -1, 2, 3]> : tensor<12xi16>
+// CHECK:      "memref.global"() <{sym_name = "__nnc_const_conv_q8_2", type = memref<12xi8>, initial_value = dense<[-8, -7, -4, -3, 0, 1, -6, -5, -2, -1, 2, 3]> : tensor<12xi8>
 // CHECK:      "memref.global"() <{sym_name = "__nnc_const_conv_q8_3", type = memref<12xi32>, initial_value = dense<[1073741824, 1073741824, 1073741824, 0, 0, 0, 2, 2, 2, 3, -128, 127]> : tensor<12xi32>
 
 // CHECK-LABEL: func.func @conv_q8(
@@ -63,10 +64,13 @@ builtin.module {
 // CHECK:          arith.constant -1 : i32
 // CHECK:          arith.subi
 // CHECK:          arith.trunci %{{.*}} : i32 to i16
-// CHECK:        memref.get_global @__nnc_const_conv_q8_2 : memref<12xi16>
+// CHECK:        memref.get_global @__nnc_const_conv_q8_2 : memref<12xi8>
 // CHECK:        memref.get_global @__nnc_const_conv_q8_3 : memref<12xi32>
 // CHECK:        scf.for {{.*}} -> (vector<2xi32>, vector<1xi32>, vector<2xi32>, vector<1xi32>, vector<2xi32>, vector<1xi32>, vector<2xi32>, vector<1xi32>)
-// CHECK:          vector.load %{{.*}} : memref<?xi16>, vector<4xi16>
+// CHECK:          vector.load %{{.*}} : memref<?xi8>, vector<4xi8>
+// CHECK-NEXT:     llvm.sext %{{.*}} : vector<4xi8> to vector<4xi16>
+// CHECK:          vector.load %{{.*}} : memref<?xi8>, vector<2xi8>
+// CHECK-NEXT:     llvm.sext %{{.*}} : vector<2xi8> to vector<2xi16>
 // CHECK:          vector.load %{{.*}} : memref<?xi16>, vector<2xi16>
 // CHECK:          vector.shuffle
 // CHECK:          llvm.sext %{{.*}} : vector<4xi16> to vector<4xi32>
@@ -77,7 +81,7 @@ builtin.module {
 // CHECK:        vector.shuffle %{{.*}} [0, 3] : vector<2xi32>, vector<2xi32>
 // CHECK:        llvm.trunc %{{.*}} : vector<2xi32> to vector<2xi8>
 // CHECK:        vector.store %{{.*}} : memref<?xi8>, vector<2xi8>
-// CHECK:      }{nnc.kernel = "nnc_q8_gemm_4x2_1_l0"}
+// CHECK:      }{nnc.kernel = "nnc_q8_gemm_4x2_1_l0_w8"}
 
 // CHECK-LABEL: func.func @depthwise_q8(
 // CHECK-SAME:    %[[DX:[^:]*]]: memref<1x3x3x2xi8>, %[[DW:[^:]*]]: memref<1x3x3x2xi8>, %[[DB:[^:]*]]: memref<2xi32>, %[[DOUT:[^:]*]]: memref<1x3x3x2xi8>

@@ -113,15 +113,15 @@ def column_blocks(cols: int, lanes: int, max_vectors: int) -> list[tuple[int, in
     return blocks
 
 
-def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]], step: int = 2) -> np.ndarray:
+def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]], step: int = 2, narrow: bool = False) -> np.ndarray:
     """The GEMM weight panel: ``w`` is ``[cols, outer, run]`` (int32, the
     filter zero point already subtracted; ``outer`` the reduction's outer
     loops flattened, ``run`` its contiguous innermost run).  Block by block
     of output channels (width ``W`` at ``n0``, starting at element ``n0 *
     outer * groups * step``): ``[outer, groups, W, step]``, the run padded
     with zeros to a multiple of ``step``: int16 pairs (``step`` 2, the
-    pair form) or int8 quads (``step`` 4, the quad forms, whose weights must
-    fit int8: :func:`quads_fit`)."""
+    pair form; int8 with ``narrow``, when they fit) or int8 quads (``step``
+    4, the quad forms, whose weights must fit int8: :func:`quads_fit`)."""
     cols, outer, run = w.shape
     groups = -(-run // step)
     padded = np.zeros((cols, outer, step * groups), dtype=np.int32)
@@ -132,7 +132,7 @@ def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]
         width = sum(ws)
         for n0 in range(c0, c1, width):
             parts.append(pw[n0 : n0 + width].transpose(1, 2, 0, 3).reshape(-1))
-    return np.concatenate(parts).astype(np.int16 if step == 2 else np.int8)
+    return np.concatenate(parts).astype(np.int16 if step == 2 and not narrow else np.int8)
 
 
 def quads_fit(w: np.ndarray) -> bool:
@@ -350,7 +350,8 @@ def quad_dot(iv: IVec, form: GemmForm, acc: Value, x: Value, w: Value) -> Value:
 FLIP = -0x7F7F7F80
 
 
-def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = GemmForm.PAIR, flip: bool = False):
+def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = GemmForm.PAIR, flip: bool = False,
+                narrow: bool = False):  # fmt: skip
     """The block kernel: ``rows`` output pixels (input windows at ``a_base
     + r * a_rstride`` in the input, outputs at ``out_base + r *
     ldo``) times the output channels ``n0 + [0, sum(ws))`` (of ``cols`` in
@@ -360,9 +361,13 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = Ge
     elements.  Per step: one weight vector per width, one broadcast input
     pair (quad) per row, rows x vectors pair products (quad dots).
     ``flip``: a quad form's inputs get their top bits flipped
-    (:func:`quad_input_offset`)."""
+    (:func:`quad_input_offset`).  ``narrow``: the pair form's panel holds
+    its int16 weights as int8 (they fit, :func:`quads_fit`), sign-extended
+    as loaded (one ``vpmovsxbw`` from memory in place of a load): half the
+    bytes, for the products whose weights are read once per pixel or two
+    (fully connected layers, small images), where memory sets the pace."""
     prefix = "" if form is GemmForm.PAIR else f"{form.value}_"
-    name = f"nnc_q8_{prefix}gemm_{rows}x{tag(ws)}_l{levels}{'_f' if flip else ''}"
+    name = f"nnc_q8_{prefix}gemm_{rows}x{tag(ws)}_l{levels}{'_f' if flip else ''}{'_w8' if narrow else ''}"
     width = sum(ws)
     step = form.step
 
@@ -381,7 +386,10 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = Ge
                 return quad(e, i, aoff, boff, accs)
             v, iv = Vec(e), IVec(e)
             bo = v.ix(boff, (i, 2 * width))
-            bv = [iv.load(b, v.ix(bo, 2 * o), i16, 2 * w) for o, w in zip(offs, ws)]
+            if narrow:
+                bv = [iv.sext(iv.load(b, v.ix(bo, 2 * o), i8, 2 * w), i16) for o, w in zip(offs, ws)]
+            else:
+                bv = [iv.load(b, v.ix(bo, 2 * o), i16, 2 * w) for o, w in zip(offs, ws)]
             new = []
             for r in range(rows):
                 xp = iv.load(x, v.ix(bases[r], aoff, (i, 2)), i16, 2)
@@ -448,6 +456,7 @@ def gemm(
     ldo: int | None = None,
     form: GemmForm = GemmForm.PAIR,
     flip: bool = False,
+    narrow: bool = False,
 ) -> None:
     """``out`` (int8 ``[pixels, cols]``) = the requantised GEMM of the int16
     input ``x`` and the weight ``panel`` (:func:`pack_panel` of ``blocks``,
@@ -472,7 +481,8 @@ def gemm(
     ``form`` a quad form: ``x`` is the stored 8-bit input or a copy of it
     inside padding of the zero point, flipped as ``flip`` says
     (:func:`quad_input_offset`), ``panel`` :func:`pack_panel` with step 4
-    and ``bias`` :func:`quad_bias`."""
+    and ``bias`` :func:`quad_bias`.  ``narrow``: the pair form's panel is
+    int8 (:func:`gemm_kernel`)."""
     e = ctx.e
     step = form.step
     total = groups * cols
@@ -491,7 +501,7 @@ def gemm(
             lv_args += [lv.size, lv.a_step, inner * step * width]
 
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, _run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels), form, flip)
+            name, body = gemm_kernel(rows, ws, len(levels), form, flip, narrow)
             b_base = Vec(e).ix(0, (n0, step * depth))
             args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, total, ldo, b_base, pairs, *lv_args]
             kernel(ctx, e, name, args, body)

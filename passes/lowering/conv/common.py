@@ -216,13 +216,15 @@ def q8_bytes(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int]
 class GemmOperands:
     """What :func:`~nnc.passes.kernels.q8.gemm` reads for one operation: the
     input buffer, the weight panel, the bias and the form (``flip``: the
-    kernel flips the input bytes it reads, see :func:`q8_gemm_operands`)."""
+    kernel flips the input bytes it reads; ``narrow``: the pair form's
+    panel is int8; see :func:`q8_gemm_operands`)."""
 
     x: Value
     panel: Value
     bias: Value
     form: q8.GemmForm
     flip: bool = False
+    narrow: bool = False
 
 
 def q8_gemm_operands(
@@ -232,7 +234,10 @@ def q8_gemm_operands(
     """The int8 GEMM's operands for the filter ``w`` (``[cols, outer, run]``,
     :meth:`QuantConv.filter_int32`; panel ``blocks``): the target's quad
     form (:attr:`LoweringContext.gemm_form`) when the weights fit int8 and
-    the bias is a compile-time constant, else the int16 pair form.  A quad
+    the bias is a compile-time constant, else the int16 pair form (its
+    panel narrowed to int8 when the weights fit: half the bytes to read,
+    which the fully connected layers are bound by, and no cost to the
+    others, the kernel widening each weight vector as it loads it).  A quad
     form reads the operation's input buffer itself when there is no padding
     and the reduction runs are whole quads (no read past the buffer's end),
     flipping the bytes in the kernel where its signedness differs; else a
@@ -246,7 +251,9 @@ def q8_gemm_operands(
         if (g is None or not g.needs_padding) and w.shape[2] % 4 == 0:
             return GemmOperands(ctx.flat(x), panel, corrected, form, flip=off != 0)
         return GemmOperands(q8_bytes(ctx, qc, x, shape, g, off), panel, corrected, form)
-    return GemmOperands(q8_input(ctx, qc, x, shape, g), packed_weights(ctx, q8.pack_panel(w, blocks)), b, q8.GemmForm.PAIR)
+    narrow = q8.quads_fit(w)
+    panel = ctx.packed_constant(q8.pack_panel(w, blocks, narrow=narrow), i8 if narrow else i16)
+    return GemmOperands(q8_input(ctx, qc, x, shape, g), panel, b, q8.GemmForm.PAIR, narrow=narrow)
 
 
 def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None = None) -> Value:
