@@ -251,9 +251,10 @@ def q8_gemm_operands(
         if (g is None or not g.needs_padding) and w.shape[2] % 4 == 0:
             return GemmOperands(ctx.flat(x), panel, corrected, form, flip=off != 0)
         return GemmOperands(q8_bytes(ctx, qc, x, shape, g, off), panel, corrected, form)
+    xq = q8_input(ctx, qc, x, shape, g)
     narrow = q8.quads_fit(w)
     panel = ctx.packed_constant(q8.pack_panel(w, blocks, narrow=narrow), i8 if narrow else i16)
-    return GemmOperands(q8_input(ctx, qc, x, shape, g), panel, b, q8.GemmForm.PAIR, narrow=narrow)
+    return GemmOperands(xq, panel, b, q8.GemmForm.PAIR, narrow=narrow)
 
 
 def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None = None) -> Value:
