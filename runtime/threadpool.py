@@ -108,13 +108,17 @@ SYNC_BYTES = 64
 #: How long an idle worker polls for the next job, and a caller for the
 #: chunks workers still run, before sleeping on a condition variable.  A
 #: sleeper costs a wake-up: tens of microseconds under a hypervisor (the
-#: woken CPU may itself be halted), and a caller woken late or a worker that
-#: misses a job loses that much.  Spinning about as long as a wake-up costs
-#: keeps the loss within twice the best choice (the classic spin-then-block
-#: bound) and covers the gaps between consecutive layers; the caller's wait
-#: is longer, as it waits for a chunk that is running (no longer than its own
-#: share, unless the worker lost its CPU).
-IDLE_SPIN_NS = 100_000
+#: woken CPU may itself be halted), and a worker that sleeps through the
+#: start of a layer costs more than that: the caller runs the layer's
+#: chunks alone meanwhile, and its wake-up syscalls on top (a layer can
+#: take longer on 2 threads than on 1).  The gap that matters is between the last parallel layer of one
+#: inference and the first of the next: the serial tail of small layers
+#: plus the caller's own work, a few hundred microseconds.  So an idle
+#: worker spins for a millisecond (as pthreadpool's workers spin before
+#: they block), costing at most that much of an idle core per inference;
+#: the caller's wait is as long, as it waits for a chunk that is running
+#: (no longer than its own share, unless the worker lost its CPU).
+IDLE_SPIN_NS = 1_000_000
 JOIN_SPIN_NS = 1_000_000
 #: Polls between two readings of the clock while spinning.
 CLOCK_EVERY = 64
