@@ -5,12 +5,18 @@ quantised cases.
 Run from the repository root::
 
     python benchmarks/kernel_bench.py [MODEL.tflite] [--runs 50] [--ops CONV_2D,...]
-    python benchmarks/kernel_bench.py --q8 [--runs 50]
+    python benchmarks/kernel_bench.py --q8 [--runs 50] [--forms]
 
 ``--q8`` times the int8 kernels on fixed TENSOR_QUANT8_ASYMM_SIGNED cases
 (per-channel filters): a 3x3 CONV_2D 56x56x128 -> 128, a 1x1 CONV_2D on the
 same input, a 3x3 DEPTHWISE_CONV_2D and FULLY_CONNECTED 1024 -> 1000 at
-batch 1 and 8, as GOP/s (2 x multiply-accumulates / time).
+batch 1 and 8, as GOP/s (2 x multiply-accumulates / time).  With
+``--forms`` each int8 GEMM case (the CONV_2D and FULLY_CONNECTED ones) runs
+in every form of the int8 GEMM the host can execute
+(:class:`nnc.passes.kernels.tiles.GemmForm`, forced with
+``nnc-choose-kernels{int8-form=...}``): int16 pairs, the quad layout in
+widening arithmetic, and ``vpdpbusd`` (VNNI) or ``sdot`` where the host
+has them; the last column is each form's time against the pair form's.
 
 Each CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED of the model (default:
 MobileNet v2 1.0 224 from ``/work/shared/models``) becomes a model of its own
@@ -27,12 +33,20 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 import numpy as np
 
 import nnc
 from nnc import OperandType as T
 from nnc import OperationType as Op
+from nnc import driver
+from nnc.passes.choose_kernels import ChooseKernelsPass
+from nnc.passes.pipeline import context
+from nnc.passes.target import Int8Dot
+from nnc.runtime import threadpool
+from nnc.runtime.executable import Executable, generate_code
+from nnc.runtime.jit import Target
 
 DEFAULT_MODEL = "/work/shared/models/mobilenet_v2_1.0_224_float32.tflite"
 KINDS = (Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED)
@@ -159,6 +173,77 @@ def q8_cases(runs: int, base: float) -> None:
         print(f"{label:30s} {macs / 1e6:7.2f} MMAC {ms * 1e3:8.1f} us {2 * macs / ms / 1e6:6.1f} GOP/s")
 
 
+def host_forms() -> list[str]:
+    """The int8 GEMM forms the host can run: pairs, quads in widening
+    arithmetic, and its dot instruction's quads."""
+    dot = driver.target_description(Target.host()).int8_dot
+    forms = ["pair", "quad"]
+    if dot in (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI):
+        forms.append("vpdpbusd")
+    elif dot is Int8Dot.SDOT:
+        forms.append("sdot")
+    return forms
+
+
+def forced_runner(m: nnc.Model, form: str):
+    """``m`` compiled with every int8 GEMM in ``form``: run(x) -> output."""
+    infos = driver.static_input_infos(m)
+    module, weights = driver.shaped_module(m, infos)
+    host = driver.target_description(Target.host())
+    replace(ChooseKernelsPass.for_target(host), int8_form=form).apply(context(), module)
+    ir = driver.lower_shaped(module, weights, infos)
+    if f"nnc_q8_{'' if form == 'pair' else form + '_'}gemm" not in ir.llvm_ir:
+        raise SystemExit(f"kernel_bench: the {form} form was not taken")
+    exe = Executable(generate_code(ir, Target.host()))
+    out = m.operands[m.outputs[0]]
+    y = np.zeros(out.dims, np.int8)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        exe.run([x], [y])
+        return y
+
+    return run
+
+
+def _add_model() -> nnc.Model:
+    m = nnc.Model()
+    a = m.add_operand(T.TENSOR_INT32, [1])
+    act = m.add_operand(T.INT32)
+    m.set_operand_value(act, 0)
+    out = m.add_operand(T.TENSOR_INT32, [1])
+    m.add_operation(Op.ADD, [a, a, act], [out])
+    m.identify_inputs_and_outputs([a], [out])
+    m.finish()
+    return m
+
+
+def q8_forms(runs: int) -> None:
+    """The int8 GEMM cases in every form, on one thread, each time less the
+    native call's own cost (a one-element ADD through the same path)."""
+    threadpool.set_num_threads(1)
+    forms = host_forms()
+    add = _add_model()
+    exe = Executable(generate_code(driver.lower(add, driver.static_input_infos(add)), Target.host()))
+    one = np.ones(1, np.int32)
+    base = median_ms(lambda x: exe.run([x], [np.zeros(1, np.int32)]), one, runs)
+    print(f"int8 GEMM forms on this host ({driver.target_description(Target.host()).summary()}): {', '.join(forms)}; "
+          f"1 thread; native call overhead {base * 1e3:.1f} us, subtracted")  # fmt: skip
+    for label, kind, x_dims, w_dims, scalars in Q8_CASES:
+        if kind == Op.DEPTHWISE_CONV_2D:
+            continue
+        m, x, macs = _q8_case(kind, x_dims, w_dims, scalars)
+        times, outs = {}, {}
+        for form in forms:
+            run = forced_runner(m, form)
+            outs[form] = run(x).copy()
+            times[form] = max(median_ms(run, x, runs) - base, 1e-6)
+        same = all(np.array_equal(outs[forms[0]], o) for o in outs.values())
+        for form in forms:
+            ms = times[form]
+            print(f"{label:30s} {form:9s} {ms * 1e3:8.1f} us {2 * macs / ms / 1e6:6.1f} GOP/s "
+                  f"{ms / times['pair']:5.2f} x pair{'' if same else '  OUTPUTS DIFFER'}")  # fmt: skip
+
+
 def describe(model: nnc.Model, index: int) -> str:
     op = model.operations[index]
     x = model.operands[op.inputs[0]].dims
@@ -172,8 +257,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--ops", default=",".join(k.name for k in KINDS))
     ap.add_argument("--q8", action="store_true", help="the fixed quantised cases instead of a model's layers")
+    ap.add_argument("--forms", action="store_true", help="with --q8: the int8 GEMM cases in every form the host runs")
     args = ap.parse_args()
     kinds = {Op[k] for k in args.ops.split(",")}
+    if args.q8 and args.forms:
+        q8_forms(args.runs)
+        return
     base = overhead_ms(args.runs)
     print(f"per-execution overhead (a 1-element ADD): {base * 1e3:.1f} us, subtracted below")
     if args.q8:
