@@ -1,20 +1,24 @@
-"""``nnc-choose-kernels``: the kernel strategy of each quantised GEMM,
-recorded in the IR before the lowering applies it.
+"""``nnc-choose-kernels``: the kernel strategy of each quantised
+convolution, recorded in the IR before the lowering applies it.
 
 A quantised CONV_2D or FULLY_CONNECTED runs on the int8 GEMM of
 :mod:`nnc.passes.kernels.q8` in one of its forms
 (:class:`~nnc.passes.kernels.tiles.GemmForm`): int16 pairs, or byte quads
-with the target's dot instruction (``vpdpbusd``, ``sdot``).  As IREE records
+with the target's dot instruction (``vpdpbusd``, ``sdot``); a quantised
+DEPTHWISE_CONV_2D on the int8 depthwise kernel, which multiplies each tap
+alone or tap pairs (:class:`~nnc.passes.kernels.tiles.DepthwiseForm`).  As IREE records
 its ``lowering_config`` on each operation before code generation, this pass
 writes the form it chooses as the string attribute ``nnc.int8_form`` on the
 operation, and ``convert-nnapi-to-linalg`` lowers what the attribute says,
 so the choice can be read (``nnc-opt -p nnc-choose-kernels``), tested per
 target, and fixed by hand.
 
-The choice is :func:`~nnc.passes.kernels.tiles.target_form` of the target
-(the options, else the module's ``nnc.target``, as the lowering reads it),
-or the ``int8-form`` option for every operation (to compare forms bit for
-bit: ``quad`` runs the quad layout in widening arithmetic on any target).
+The choice is :func:`~nnc.passes.kernels.tiles.target_form` and
+:func:`~nnc.passes.kernels.tiles.target_depthwise_form` of the target (the
+options, else the module's ``nnc.target``, as the lowering reads it), or
+the ``int8-form`` and ``dw-form`` options for every operation of the kind
+(to compare forms bit for bit: ``quad`` runs the quad layout in widening
+arithmetic on any target, ``pair`` the depthwise tap pairs).
 An operation that already carries the attribute keeps it.  The quad forms
 need the filter's ``w - zero_point`` in int8 and a constant bias; where
 they are not (uint8 filters with an off-centre zero point), the lowering
@@ -35,25 +39,28 @@ from nnc.dialects import nnapi
 from nnc.enums import OperandType, OperationType
 from nnc.passes.build import walk_ops
 from nnc.passes.convert_nnapi_to_linalg import module_target
-from nnc.passes.kernels.tiles import FORM_ATTR, GemmForm, target_form
+from nnc.passes.kernels.tiles import FORM_ATTR, DepthwiseForm, GemmForm, target_depthwise_form, target_form
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
 
 #: operations whose quantised form runs on the int8 GEMM
 GEMM_OPERATIONS = (OperationType.CONV_2D, OperationType.FULLY_CONNECTED)
+#: and on the int8 depthwise kernel
+DEPTHWISE_OPERATIONS = (OperationType.DEPTHWISE_CONV_2D,)
 
 #: the 8-bit input types of the int8 GEMM
 QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 
 #: the dot instructions each instruction form needs
-NEEDS: dict[GemmForm, tuple[Int8Dot, ...]] = {
+NEEDS: dict[GemmForm | DepthwiseForm, tuple[Int8Dot, ...]] = {
     GemmForm.VPDPBUSD: (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI),
     GemmForm.SDOT: (Int8Dot.SDOT,),
+    DepthwiseForm.VPDPWSSD: (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI),
 }
 
 
-def runs_int8_gemm(op: nnapi.NNAPIOperation) -> bool:
-    """A CONV_2D or FULLY_CONNECTED whose input is an 8-bit quantised tensor."""
-    if op.SPEC.type not in GEMM_OPERATIONS or not op.args:
+def quant8_input(op: nnapi.NNAPIOperation) -> bool:
+    """Whether ``op``'s first input is an 8-bit quantised tensor."""
+    if not op.args:
         return False
     t = op.args[0].type
     return isinstance(t, TensorType) and nnapi.from_xdsl_type(t).type in QUANT8
@@ -61,11 +68,12 @@ def runs_int8_gemm(op: nnapi.NNAPIOperation) -> bool:
 
 @dataclass(frozen=True)
 class ChooseKernelsPass(ModulePass):
-    """Record the int8 GEMM form of each quantised CONV_2D / FULLY_CONNECTED
-    (see the module's docstring).  Options: ``target-triple``,
-    ``target-cpu``, ``target-features`` as ``convert-nnapi-to-linalg``
-    takes them, and ``int8-form`` (``pair``, ``quad``, ``vpdpbusd``,
-    ``sdot``; empty: the target's)."""
+    """Record the kernel form of each quantised CONV_2D, FULLY_CONNECTED and
+    DEPTHWISE_CONV_2D (see the module's docstring).  Options:
+    ``target-triple``, ``target-cpu``, ``target-features`` as
+    ``convert-nnapi-to-linalg`` takes them, ``int8-form`` (``pair``,
+    ``quad``, ``vpdpbusd``, ``sdot``) and ``dw-form`` (``widen``, ``pair``);
+    empty: the target's."""
 
     name = "nnc-choose-kernels"
 
@@ -73,6 +81,7 @@ class ChooseKernelsPass(ModulePass):
     target_cpu: str = ""
     target_features: str = ""
     int8_form: str = ""
+    dw_form: str = ""
 
     @staticmethod
     def for_target(target: TargetDescription) -> ChooseKernelsPass:
@@ -95,16 +104,35 @@ class ChooseKernelsPass(ModulePass):
         except ValueError:
             known = ", ".join(f.value for f in GemmForm)
             raise PassFailedException(f"{self.name}: int8-form={self.int8_form!r} is not a form ({known})") from None
-        needs = NEEDS.get(form)
-        if needs is not None and target.int8_dot not in needs:
-            raise PassFailedException(
-                f"{self.name}: int8-form={form.value} needs a target with {' or '.join(d.value for d in needs)}; "
-                f"this one has int8 {target.int8_dot.value} ({target.summary()})"
-            )
+        self._check_instruction("int8-form", form.value, NEEDS.get(form), target)
         return form
 
+    def depthwise_form(self, module: ModuleOp) -> DepthwiseForm:
+        """The form every unmarked depthwise convolution gets."""
+        target = self.target(module)
+        if not self.dw_form:
+            return target_depthwise_form(target.int8_dot)
+        try:
+            form = DepthwiseForm(self.dw_form)
+        except ValueError:
+            known = ", ".join(f.value for f in DepthwiseForm)
+            raise PassFailedException(f"{self.name}: dw-form={self.dw_form!r} is not a form ({known})") from None
+        self._check_instruction("dw-form", form.value, NEEDS.get(form), target)
+        return form
+
+    def _check_instruction(self, option: str, value: str, needs: tuple[Int8Dot, ...] | None, target: TargetDescription) -> None:
+        """Refuse a form whose instruction the target lacks (LLVM could not select it)."""
+        if needs is not None and target.int8_dot not in needs:
+            raise PassFailedException(
+                f"{self.name}: {option}={value} needs a target with {' or '.join(d.value for d in needs)}; "
+                f"this one has int8 {target.int8_dot.value} ({target.summary()})"
+            )
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        form = StringAttr(self.form(op).value)
+        forms = {
+            **dict.fromkeys(GEMM_OPERATIONS, StringAttr(self.form(op).value)),
+            **dict.fromkeys(DEPTHWISE_OPERATIONS, StringAttr(self.depthwise_form(op).value)),
+        }
         for o in walk_ops(op):
-            if isinstance(o, nnapi.NNAPIOperation) and runs_int8_gemm(o):
-                o.attributes.setdefault(FORM_ATTR, form)
+            if isinstance(o, nnapi.NNAPIOperation) and o.SPEC.type in forms and quant8_input(o):
+                o.attributes.setdefault(FORM_ATTR, forms[o.SPEC.type])

@@ -91,7 +91,15 @@ from nnc.enums import OperationType
 from nnc.passes.counts import COUNTS_ATTR
 from nnc.passes.fuse_elementwise import GROUP_ATTR, ROOT_ATTR
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
-from nnc.passes.kernels.tiles import FORM_ATTR, GemmForm, TilePolicy, target_form, tile_policy
+from nnc.passes.kernels.tiles import (
+    FORM_ATTR,
+    DepthwiseForm,
+    GemmForm,
+    TilePolicy,
+    target_depthwise_form,
+    target_form,
+    tile_policy,
+)
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
 from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue, broadcast_map, identity_map
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
@@ -197,6 +205,7 @@ class FunctionLowering:
         half_conversions: bool = True,
         profile: bool = False,
         gemm_form: GemmForm = GemmForm.PAIR,
+        dw_form: DepthwiseForm = DepthwiseForm.WIDEN,
     ):
         self.module = module
         self.fn = fn
@@ -207,6 +216,7 @@ class FunctionLowering:
         self.half_conversions = half_conversions
         #: the target's int8 GEMM form, for operations nnc-choose-kernels left unmarked
         self.gemm_form = gemm_form
+        self.dw_form = dw_form
         #: the module's constant pool, when the compilation has its bytes
         self.pool = pool
         #: buffer of a tensor constant -> its ConstantOp's value
@@ -480,23 +490,30 @@ class FunctionLowering:
         ins = [self.buffers.get(a) for a in op.args]
         ctx = self.context(call, ins, outs)
         ctx.epilogue = epilogue
-        ctx.gemm_form = self._gemm_form(op, index)
+        self._apply_forms(ctx, op, index)
         float16.lower(LOWERINGS[call.type], ctx)
         ctx.finish_epilogue()
 
-    def _gemm_form(self, op: nnapi.NNAPIOperation, index: int) -> GemmForm:
-        """The int8 GEMM form ``nnc-choose-kernels`` recorded on ``op``, else
-        the target's."""
+    def _apply_forms(self, ctx: LoweringContext, op: nnapi.NNAPIOperation, index: int) -> None:
+        """The kernel form ``nnc-choose-kernels`` recorded on ``op``
+        (:data:`FORM_ATTR`), else the target's, into ``ctx``."""
         attr = op.attributes.get(FORM_ATTR)
+        depthwise = op.SPEC.type == OperationType.DEPTHWISE_CONV_2D
         if attr is None:
-            return self.gemm_form
+            ctx.gemm_form, ctx.dw_form = self.gemm_form, self.dw_form
+            return
+        kind: type[GemmForm] | type[DepthwiseForm] = DepthwiseForm if depthwise else GemmForm
         try:
-            return GemmForm(attr.data if isinstance(attr, StringAttr) else None)
+            form = kind(attr.data if isinstance(attr, StringAttr) else None)
         except ValueError:
             raise PassFailedException(
                 f"convert-nnapi-to-linalg: operation {index} ({op.SPEC.type.name}) has {FORM_ATTR} = {attr}, "
-                f"not one of {', '.join(repr(f.value) for f in GemmForm)}"
+                f"not one of {', '.join(repr(f.value) for f in kind)}"
             ) from None
+        if isinstance(form, DepthwiseForm):
+            ctx.gemm_form, ctx.dw_form = self.gemm_form, form
+        else:
+            ctx.gemm_form, ctx.dw_form = form, self.dw_form
 
     def _lower_fused(self, members: list[tuple[nnapi.NNAPIOperation, int]]) -> None:
         """A group of ``nnc-fuse-elementwise`` as one ``linalg.generic`` at its
@@ -733,7 +750,7 @@ class ConvertNNAPIToLinalgPass(ModulePass):
             fl = FunctionLowering(
                 op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops,
                 half_conversions=target.half_conversions, profile=self.profile and top.sym_name.data == "main",
-                gemm_form=target_form(target.int8_dot),
+                gemm_form=target_form(target.int8_dot), dw_form=target_depthwise_form(target.int8_dot),
             )  # fmt: skip
             new_fn = fl.run()
             lowered.append((new_fn, fl))

@@ -103,6 +103,19 @@ FORMS = [None, "quad", pytest.param("vpdpbusd", marks=pytest.mark.skipif(
     reason=f"the host has no VNNI ({HOST.summary()}): vpdpbusd is checked in assembly only"))]  # fmt: skip
 
 
+def _forced(m: nnc.Model, x: np.ndarray, **forms: str) -> tuple[np.ndarray, str]:
+    """``m`` compiled with the forms ``nnc-choose-kernels`` is told
+    (``int8_form``, ``dw_form``) and run on ``x``: (output, LLVM IR)."""
+    infos = static_input_infos(m)
+    module, weights = driver.shaped_module(m, infos)
+    replace(ChooseKernelsPass.for_target(HOST), **forms).apply(context(), module)
+    ir = driver.lower_shaped(module, weights, infos)
+    out = m.operands[m.outputs[0]]
+    y = np.zeros(out.dims, np.uint8 if out.type == UNSIGNED else np.int8)
+    assert Executable(generate_code(ir, Target.host())).run([x], [y]) == 0
+    return y, ir.llvm_ir
+
+
 def _run(m: nnc.Model, x: np.ndarray, form: str | None = None) -> np.ndarray:
     """Compile and run ``m``, checking that its convolution took the q8 GEMM:
     the target's form through the public API, or ``form`` forced by
@@ -111,16 +124,11 @@ def _run(m: nnc.Model, x: np.ndarray, form: str | None = None) -> np.ndarray:
     if form is None:
         assert re.search(r"nnc_q8_(\w+_)?gemm", lower(m, infos).llvm_ir)
         return nnc.compile(m).run(x)[0]
-    module, weights = driver.shaped_module(m, infos)
-    replace(ChooseKernelsPass.for_target(HOST), int8_form=form).apply(context(), module)
-    ir = driver.lower_shaped(module, weights, infos)
+    y, llvm_ir = _forced(m, x, int8_form=form)
     # quads need w - filter_zp in int8; else the pair form runs
     fits = all(int(v.min()) - o.zero_point >= -128 and int(v.max()) - o.zero_point <= 127
                for o in m.operands if o.value is not None and o.dims and len(o.dims) >= 2 for v in [o.value.astype(np.int64)])  # fmt: skip
-    assert (f"nnc_q8_{form}_gemm" in ir.llvm_ir) == fits
-    out = m.operands[m.outputs[0]]
-    y = np.zeros(out.dims, np.uint8 if out.type == UNSIGNED else np.int8)
-    assert Executable(generate_code(ir, Target.host())).run([x], [y]) == 0
+    assert (f"nnc_q8_{form}_gemm" in llvm_ir) == fits
     return y
 
 
@@ -182,8 +190,11 @@ DW_CASES = [
 ]
 
 
+@pytest.mark.parametrize("form", [None, "widen", "pair"])
 @pytest.mark.parametrize("case", DW_CASES)
-def test_depthwise_conv_2d(case) -> None:
+def test_depthwise_conv_2d(case, form) -> None:
+    """Every depthwise form (the target's through the public API, each tap
+    alone, tap pairs) against the reference, bit for bit."""
     t, pc, h, w, ch, fh, fw, stride, pad, act = case
     rng = np.random.default_rng(2)
     c = Case(t, pc, ch, act, rng)
@@ -205,7 +216,11 @@ def test_depthwise_conv_2d(case) -> None:
     m.add_operation(Op.DEPTHWISE_CONV_2D, [xi, fi, c.bias(m, b), *scalars], [out])
     m.identify_inputs_and_outputs([xi], [out])
     m.finish()
-    got = nnc.compile(m).run(x)[0]
+    if form is None:
+        got = nnc.compile(m).run(x)[0]
+    else:
+        got, llvm_ir = _forced(m, x, dw_form=form)
+        assert ("_pair_" in llvm_ir) == (form == "pair")
     xv, wv = x.astype(np.int64) - c.in_zp, wt.astype(np.int64)[0] - c.w_zp
     xp = np.zeros((h + pad[2] + pad[3] + fh, w + pad[0] + pad[1] + fw, ch), np.int64)
     xp[pad[2] : pad[2] + h, pad[0] : pad[0] + w] = xv[0]
@@ -348,3 +363,38 @@ def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
         assert not _STACK_VECTOR.search(loop.group(0)), (name, loop.group(0))
         widest.append(re.search(rf"vpdpbusd\t[^\n]*%{register}\d+", loop.group(0)) is not None)
     assert any(widest)  # the full blocks on the widest vectors, the tail narrower
+
+
+@pytest.mark.parametrize("cpu,instruction,registers", [("znver4", "vpdpwssd", 32), ("sapphirerapids", "vpdpwssd", 32),
+                                                       ("alderlake", "{vex}\tvpdpwssd", 16), ("haswell", "vpmulld", 16)])  # fmt: skip
+def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction: str, registers: int) -> None:
+    """The interior int8 depthwise kernel (3x3, 32 channels on a 10 x 10
+    image) multiplies tap pairs with VNNI's ``vpdpwssd`` (product and sum
+    in one) on VNNI targets, each tap with ``vpmulld`` elsewhere, in its
+    loop over channel vectors.  With 32 vector registers (AVX-512) no
+    vector touches the stack in that loop; with 16 (AVX2, AVX-VNNI) LLVM
+    keeps the requantisation's loop-invariant splats and some partial sums
+    on the stack (the loop holds a whole window of taps and the
+    requantisation: reloads, not a spill per tap)."""
+    rng = np.random.default_rng(8)
+    c = Case(SIGNED, True, 32, FuseCode.RELU6, rng)
+    m = nnc.Model()
+    xi = m.add_operand(SIGNED, [1, 10, 10, 32], c.in_scale, c.in_zp)
+    fi = m.add_operand(PER_CHANNEL, [1, 3, 3, 32])
+    m.set_operand_symm_per_channel_quant_params(fi, c.w_scales, 3)
+    m.set_operand_value(fi, _rand(rng, PER_CHANNEL, (1, 3, 3, 32)))
+    out = m.add_operand(SIGNED, [1, 10, 10, 32], c.out_scale, c.out_zp)
+    m.add_operation(Op.DEPTHWISE_CONV_2D, [xi, fi, c.bias(m, np.zeros(32, np.int32)), *c.ints(m, 1, 1, 1, 1, FuseCode.RELU6)], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    target = Target.for_cpu(cpu)
+    asm = emit_assembly(optimize(lower(m, static_input_infos(m), target=target).llvm_ir, target), target)
+    kernels = re.findall(r"\n(nnc_q8_dw_\d+p_3x3_\w+):(.*?)\.Lfunc_end", asm, re.S)
+    assert kernels, asm[:2000]
+    for name, body in kernels:
+        assert ("_vpdpwssd_" in name) == (instruction != "vpmulld"), name
+        loop = re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
+        code = loop.group(0) if loop else body
+        assert instruction in code, (name, code[:3000])
+        if registers == 32:
+            assert not _STACK_VECTOR.search(code), (name, [ln for ln in code.splitlines() if _STACK_VECTOR.search(ln)])

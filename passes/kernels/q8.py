@@ -66,10 +66,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import VectorType, i8, i16, i32, i64
+from xdsl.dialects.builtin import IntegerType, VectorType, i8, i16, i32, i64
 
 from nnc.passes.kernels.f32 import Case, RunAt, col_block_tiles, gemm_tiles, row_blocks, series
-from nnc.passes.kernels.tiles import GemmForm, TilePolicy
+from nnc.passes.kernels.tiles import DepthwiseForm, GemmForm, TilePolicy
 from nnc.passes.kernels.vector import (
     IndexOrInt,
     IVec,
@@ -261,7 +261,7 @@ class Requant:
     one: Value | None = None
 
 
-def requant_params(iv: IVec, qt: Value, cols: Value, n: IndexOrInt, w: int) -> Requant:
+def requant_params(iv: IVec, qt: Value, cols: IndexOrInt, n: IndexOrInt, w: int) -> Requant:
     """The parameters of output channels ``n + [0, w)`` from the table ``qt``
     (:func:`requant_table` of ``cols`` channels)."""
     e, v = iv.e, Vec(iv.e)
@@ -514,7 +514,20 @@ def gemm(
 # -- depthwise ---------------------------------------------------------------------------------
 
 
-def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], lanes: int, unsigned: bool):
+def dw_pair_weights(w: np.ndarray) -> np.ndarray:
+    """The depthwise filter ``w`` (``[taps, chans]``, ``w - filter_zp``) as
+    tap pairs for :func:`dw_kernel`'s pair form: ``[pairs, chans, 2]``, the
+    weights of taps ``2j`` and ``2j + 1`` of each channel side by side (a
+    last odd tap with a zero partner), int16."""
+    taps, chans = w.shape
+    padded = np.zeros((taps + taps % 2, chans), np.int16)
+    padded[:taps] = w
+    return np.ascontiguousarray(padded.reshape(-1, 2, chans).transpose(0, 2, 1)).reshape(-1)
+
+
+def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], lanes: int, unsigned: bool,
+              form: DepthwiseForm = DepthwiseForm.WIDEN, geometry: tuple[int, int, int, int] | None = None,
+              corrected: bool = False):  # fmt: skip
     """``npix`` output pixels along a row, all channels, read from the
     stored 8-bit input (no copy: sign- or zero-extended as loaded): per
     vector of channels (``lanes`` wide, then the ``tails``), one int32
@@ -525,46 +538,93 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
     the padding are skipped, as the reference skips them).
 
     The input zero point is not subtracted per product: ``sum (x - zx) w =
-    sum x w - zx sum w`` over the taps the window sees, so each block adds
-    up its weight vectors once (shared by its pixels) and starts from
-    ``bias - zx * sum w``; every sum is exact in int32 (wrapping), as the
-    reference's."""
+    sum x w - zx sum w`` over the taps the window sees.  ``corrected``: the
+    bias already holds ``bias - zx * sum w`` over the whole window (made at
+    compile time, :func:`dw_corrected_bias`); otherwise each block adds up
+    its weight vectors once (shared by its pixels) and starts from ``bias -
+    zx * sum w``.  Every sum is exact in int32 (wrapping), as the
+    reference's.
+
+    ``geometry`` (``chans``, pixel, tap-row and tap-column strides): the
+    strides as constants rather than parameters, one kernel per layer
+    shape: each load's address is then one base register and a constant
+    displacement, where run-time strides kept a register per tap and pixel
+    and ran out of them.
+
+    ``form`` a pair form (with ``taps``): the taps two at a time, ``w`` the
+    weights as :func:`dw_pair_weights` lays them out: per pixel the two
+    taps' input bytes interleaved and widened to int16, one pair product
+    per int32 lane (:meth:`~nnc.passes.kernels.vector.IVec.pairs_dot`, or
+    VNNI's ``vpdpwssd``) in place of two 32-bit multiplies; every product
+    of a byte and an int16 weight and their sum are exact."""
     shape = f"{taps[0]}x{taps[1]}" if taps else "clip"
+    pairs = form.pairs and taps is not None
     name = f"nnc_q8_dw_{npix}p_{shape}_t{tag(tails)}_{'u' if unsigned else 's'}"
+    name += f"_{form.value}" if pairs else ""
+    name += "_c" if corrected else ""
+    name += "" if geometry is None else "_g" + "_".join(map(str, geometry))
 
     def body(e: Emitter, p: list[Value]) -> None:
-        x, w, qt, bias, out, cfull, chans, x_base, x_pix, x_kh, x_kw, w_kh, kh0, kh1, kw0, kw1, out_base, zx = p
+        x, w, qt, bias, out, cfull, _, x_base, _, _, _, w_kh, kh0, kh1, kw0, kw1, out_base, zx = p
+        # the strides: parameters, or constants (see ``geometry``)
+        strides: tuple[IndexOrInt, ...] = (p[6], p[8], p[9], p[10]) if geometry is None else geometry
+        chans, x_pix, x_kh, x_kw = strides
         zx32 = e.op(arith.IndexCastOp(zx, i32))
+
+        def widened(iv: IVec, xq: Value, elem: IntegerType) -> Value:
+            return iv.zext(xq, elem) if unsigned else iv.sext(xq, elem)
+
+        def tap(e: Emitter, x_tap: IndexOrInt, w_tap: IndexOrInt, c0: IndexOrInt, width: int, xb: list[IndexOrInt], acc: list[Value]) -> list[Value]:
+            """One tap: its weights at ``w_tap``, its input at ``x_tap`` from
+            each pixel's base; ``acc``: the pixels' sums (then the weights')."""
+            v, iv = Vec(e), IVec(e)
+            wv = iv.sext(iv.load(w, v.ix(c0, w_tap), i16, width), i32)
+            xs = [widened(iv, iv.load(x, v.ix(xb[q], x_tap), i8, width), i32) for q in range(npix)]
+            sums = [iv.add(acc[q], iv.mul(xs[q], wv)) for q in range(npix)]
+            return sums if corrected else sums + [iv.add(acc[npix], wv)]
+
+        def tap_pairs(e: Emitter, c0: IndexOrInt, width: int, xb: list[IndexOrInt], acc: list[Value]) -> list[Value]:
+            """The whole window two taps at a time (see ``form``)."""
+            assert taps is not None
+            v, iv = Vec(e), IVec(e)
+            window = [(kh, kw) for kh in range(taps[0]) for kw in range(taps[1])]
+            x_rows, x_cols = series(v, 0, x_kh, taps[0]), series(v, 0, x_kw, taps[1])
+            ones = iv.const(1, i16, 2 * width)
+            mix = [k // 2 + (width if k % 2 else 0) for k in range(2 * width)]
+            dot = iv.vpdpwssd if form is DepthwiseForm.VPDPWSSD and width in (4, 8, 16) else iv.pairs_dot
+            for j in range(0, len(window), 2):
+                wv = iv.load(w, v.ix(0, (chans, j), (c0, 2)), i16, 2 * width)  # pair j // 2 at 2 * chans * (j // 2)
+                if not corrected:
+                    acc[npix] = iv.pairs_dot(ones, wv, acc[npix])
+                offs = [v.ix(x_rows[kh], x_cols[kw]) for kh, kw in window[j : j + 2]]
+                for q in range(npix):
+                    a = iv.load(x, v.ix(xb[q], offs[0]), i8, width)
+                    b = iv.load(x, v.ix(xb[q], offs[-1]), i8, width)  # a last odd tap: its partner weighs 0
+                    acc[q] = dot(widened(iv, iv.shuffle(a, b, mix), i16), wv, acc[q])
+            return acc
 
         def block(e: Emitter, c0: IndexOrInt, width: int) -> None:
             v, iv = Vec(e), IVec(e)
             xb = series(v, v.ix(x_base, c0), x_pix, npix)
-            zero = iv.const(0, i32, width)
-
-            def tap(e: Emitter, x_tap: IndexOrInt, w_tap: IndexOrInt, acc: list[Value]) -> list[Value]:
-                """One tap: its weights at ``w_tap``, its input at ``x_tap`` from
-                each pixel's base; ``acc``: the pixels' sums, then the weights'."""
-                v, iv = Vec(e), IVec(e)
-                wv = iv.sext(iv.load(w, v.ix(c0, w_tap), i16, width), i32)
-                xs = [iv.load(x, v.ix(xb[q], x_tap), i8, width) for q in range(npix)]
-                xs = [iv.zext(xq, i32) if unsigned else iv.sext(xq, i32) for xq in xs]
-                return [iv.add(acc[q], iv.mul(xs[q], wv)) for q in range(npix)] + [iv.add(acc[npix], wv)]
-
-            acc = [zero] * (npix + 1)
-            if taps is not None:
+            acc = [iv.const(0, i32, width)] * (npix + (0 if corrected else 1))
+            if pairs:
+                acc = tap_pairs(e, c0, width, xb, acc)
+            elif taps is not None:
                 x_rows, w_rows = series(v, 0, x_kh, taps[0]), series(v, 0, w_kh, taps[0])
                 x_cols, w_cols = series(v, 0, x_kw, taps[1]), series(v, 0, chans, taps[1])
                 for kh in range(taps[0]):
                     for kw in range(taps[1]):
-                        acc = tap(e, v.ix(x_rows[kh], x_cols[kw]), v.ix(w_rows[kh], w_cols[kw]), acc)
+                        acc = tap(e, v.ix(x_rows[kh], x_cols[kw]), v.ix(w_rows[kh], w_cols[kw]), c0, width, xb, acc)
             else:
                 def clipped(e: Emitter, kh: IndexOrInt, kw: IndexOrInt, acc: list[Value]) -> list[Value]:
                     v = Vec(e)
-                    return tap(e, v.ix(0, (kh, x_kh), (kw, x_kw)), v.ix(0, (kh, w_kh), (kw, chans)), acc)
+                    return tap(e, v.ix(0, (kh, x_kh), (kw, x_kw)), v.ix(0, (kh, w_kh), (kw, chans)), c0, width, xb, acc)
 
                 acc = e.for_(kh0, kh1, lambda e2, kh, a2: e2.for_(
                     kw0, kw1, lambda e3, kw, a3: clipped(e3, kh, kw, list(a3)), list(a2)), acc)  # fmt: skip
-            start = iv.sub(iv.load(bias, c0, i32, width), iv.mul(iv.splat(zx32, width), acc[npix]))
+            start = iv.load(bias, c0, i32, width)
+            if not corrected:
+                start = iv.sub(start, iv.mul(iv.splat(zx32, width), acc[npix]))
             params = requant_params(iv, qt, chans, c0, width)
             for q, o in enumerate(series(v, v.ix(out_base, c0), chans, npix)):
                 iv.store(requantize(iv, iv.add(acc[q], start), params), out, o)
@@ -574,3 +634,10 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
             block(e, Vec(e).ix(cfull, o), tw)
 
     return name, body
+
+
+def dw_corrected_bias(bias: np.ndarray, w: np.ndarray, in_zp: int) -> np.ndarray:
+    """The whole window's accumulator start per channel: ``bias - zx * sum
+    w`` over the taps (``w``: ``[taps, chans]``, ``w - filter_zp``), as
+    int32 wraps (see :func:`dw_kernel`'s ``corrected``)."""
+    return (bias.astype(np.int64) - in_zp * w.astype(np.int64).sum(axis=0)).astype(np.int32)

@@ -28,7 +28,7 @@ from enum import Enum
 
 from nnc.passes.target import Int8Dot, TargetDescription, VectorTarget
 
-__all__ = ["AVX512", "FORM_ATTR", "GemmForm", "TilePolicy", "VectorTarget", "live_vectors", "target_form", "tile_policy"]
+__all__ = ["AVX512", "FORM_ATTR", "DepthwiseForm", "GemmForm", "TilePolicy", "VectorTarget", "live_vectors", "target_depthwise_form", "target_form", "tile_policy"]
 
 
 #: x86-64 with AVX-512F: 512-bit vectors, 32 registers, FMA
@@ -137,9 +137,37 @@ def live_vectors(policy: TilePolicy) -> dict[str, int]:
     }
 
 
-#: the operation attribute where ``nnc-choose-kernels`` records a quantised
-#: GEMM's form (a :class:`GemmForm` value), which the lowering applies
+#: the operation attribute where ``nnc-choose-kernels`` records the kernel
+#: form of a quantised operation, which the lowering applies: a
+#: :class:`GemmForm` value for CONV_2D and FULLY_CONNECTED, a
+#: :class:`DepthwiseForm` value for DEPTHWISE_CONV_2D
 FORM_ATTR = "nnc.int8_form"
+
+
+class DepthwiseForm(Enum):
+    """How the int8 depthwise kernel multiplies (:func:`nnc.passes.kernels.q8.dw_kernel`)."""
+
+    #: each tap's bytes widened to int32 and multiplied (``vpmulld``)
+    WIDEN = "widen"
+    #: two taps' bytes interleaved, widened to int16, one pair product per
+    #: lane (``vpmaddwd`` and an add); any target
+    PAIR = "pair"
+    #: tap pairs with VNNI's ``vpdpwssd`` (the pair product and its sum in
+    #: one instruction; AVX512-VNNI or AVX-VNNI)
+    VPDPWSSD = "vpdpwssd"
+
+    @property
+    def pairs(self) -> bool:
+        return self is not DepthwiseForm.WIDEN
+
+
+def target_depthwise_form(dot: Int8Dot) -> DepthwiseForm:
+    """Tap pairs where the pair product and its accumulation are one
+    instruction (VNNI's ``vpdpwssd``: one instruction for two taps of a
+    pixel, against a multiply and an add per tap); elsewhere the
+    interleaving costs what the pair product saves (measured on AVX2:
+    the pair form 10-20% slower), so each tap is multiplied alone."""
+    return DepthwiseForm.VPDPWSSD if dot in (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI) else DepthwiseForm.WIDEN
 
 
 class GemmForm(Enum):

@@ -297,6 +297,16 @@ class IVec:
         name = f"llvm.x86.avx512.vpdpbusd.{32 * n}"
         return self.e.op(llvm.CallIntrinsicOp(name, [acc, u, s], [acc.type]))
 
+    def vpdpwssd(self, x: Value, w: Value, acc: Value) -> Value:
+        """x86 ``vpdpwssd`` (AVX512-VNNI, or AVX-VNNI on 4 and 8 lanes):
+        :meth:`pairs_dot` in one instruction, without saturation; ``acc``
+        has 4, 8 or 16 lanes.  The intrinsic, as LLVM forms the instruction
+        from :meth:`pairs_dot`'s pattern only in some contexts."""
+        n = self.width(acc)
+        name = f"llvm.x86.avx512.vpdpwssd.{32 * n}"
+        args = [acc, self.bitcast(x, i32, n), self.bitcast(w, i32, n)]
+        return self.e.op(llvm.CallIntrinsicOp(name, args, [acc.type]))
+
     def quads_dot(self, acc: Value, x: Value, w: Value, unsigned_x: bool) -> Value:
         """``acc`` lane ``i`` plus ``sum_k x[4i + k] * w[4i + k]`` in widening
         arithmetic: the dot instructions' result (``x`` unsigned bytes as

@@ -52,7 +52,7 @@ from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperationType
 from nnc.operand_types import FLOAT16_COMPUTE_TYPES, QUANT8_ASYMM_TYPES, in_float32
 from nnc.passes.build import integer_attr, new_op
-from nnc.passes.kernels.tiles import AVX512, GemmForm, TilePolicy, tile_policy
+from nnc.passes.kernels.tiles import AVX512, DepthwiseForm, GemmForm, TilePolicy, tile_policy
 
 Value = SSAValue
 IndexLike = SSAValue | int
@@ -462,6 +462,9 @@ class LoweringContext:
     #: the form ``nnc-choose-kernels`` recorded on the operation, else the
     #: target's (:func:`~nnc.passes.kernels.tiles.target_form`)
     gemm_form: GemmForm = GemmForm.PAIR
+    #: how this operation's int8 depthwise kernel multiplies
+    #: (:class:`~nnc.passes.kernels.tiles.DepthwiseForm`, as ``gemm_form``)
+    dw_form: DepthwiseForm = DepthwiseForm.WIDEN
     #: the model's compile-time constants (None: none are known)
     constants: ConstantSource | None = None
     #: the fused consumer this operation computes, if any: a lowering that

@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import i16
+from xdsl.dialects.builtin import i16, i32
 
 from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.conv.window import conv_window
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels import q8
 from nnc.passes.kernels.f32 import dw_kernel
+from nnc.passes.kernels.tiles import DepthwiseForm
 from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, parallel_each, widths
 from nnc.passes.lowering.base import (
     Emitter,
@@ -108,14 +109,15 @@ def depthwise_conv_2d(ctx: LoweringContext) -> None:
 DwCall = Callable[[Emitter, IndexOrInt, IndexOrInt, IndexOrInt, int, tuple[int, int], tuple[int, int], bool], None]
 
 
-def _dw_runs(ctx: LoweringContext, g: ConvGeometry, call: DwCall) -> None:
+def _dw_runs(ctx: LoweringContext, g: ConvGeometry, call: DwCall, block: int) -> None:
     """The output split into runs of rows and of columns whose windows see
     the same taps (:func:`segments`), so border pixels skip the taps in the
     padding (which would add nothing) and no padded copy is made: ``call``
     computes ``npix`` pixels from output column ``ow0`` of the row whose
     column 0 reads the input from ``x_row`` (possibly before the row: its
     window may start in the padding) and is written at ``o_row``, with the
-    taps ``[kh0, kh1) x [kw0, kw1)``.  A ``tail`` (the few pixels after a
+    taps ``[kh0, kh1) x [kw0, kw1)``; runs are cut into blocks of
+    ``block`` pixels.  A ``tail`` (the few pixels after a
     run's full blocks) loops over its taps even when they are the whole
     window, with the kernels of the borders, instead of adding a large
     unrolled body per tail size for a few pixels per row.  Rows are the
@@ -133,7 +135,7 @@ def _dw_runs(ctx: LoweringContext, g: ConvGeometry, call: DwCall) -> None:
                 x_row = v.ix(0, (n, H * W * C), (oh, g.stride_h * W * C), -(g.pad_top * W + g.pad_left) * C)
                 o_row = v.ix(0, (n, g.out_h * g.out_w * C), (oh, g.out_w * C))
                 for q0, q1, kw0, kw1 in col_runs:
-                    npix = min(ctx.tiles.dw_pixels, q1 - q0)
+                    npix = min(block, q1 - q0)
                     full = q0 + (q1 - q0) // npix * npix
                     def pixels(e2: Emitter, ow0: IndexOrInt, npix: int = npix, kw: tuple[int, int] = (kw0, kw1)) -> None:
                         call(e2, x_row, o_row, ow0, npix, kh, kw, False)
@@ -175,7 +177,7 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
         args = [xf, wf, b, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C))]
         kernel(ctx, e, name, args, body)
 
-    _dw_runs(ctx, g, call)
+    _dw_runs(ctx, g, call, ctx.tiles.dw_pixels)
 
 
 def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w: Value, b: Value, out: Value) -> None:
@@ -185,11 +187,22 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
     zero point: at compile time when it is a constant (a loop of constant
     trip count per layer would be vectorised and fully unrolled by LLVM:
     thousands of instructions of the entry function to optimise and run
-    every time), else at run time (it may be a run-time input)."""
+    every time), else at run time (it may be a run-time input).  The
+    interior kernel is specialised to the layer's strides, and with
+    ``ctx.dw_pairs`` (``nnc-choose-kernels``) and a constant filter it
+    multiplies tap pairs."""
     taps = g.filter_h * g.filter_w
     value = ctx.constant_value(w)
+    bias_value = ctx.constant_value(b)
+    pairs: Value | None = None
+    corrected: Value | None = None
     if value is not None:
-        w16 = ctx.packed_constant(qc.filter_int32(value).reshape(-1).astype(np.int16), i16)
+        w32 = qc.filter_int32(value).reshape(taps, g.out_c)
+        w16 = ctx.packed_constant(w32.reshape(-1).astype(np.int16), i16)
+        if ctx.dw_form.pairs:
+            pairs = ctx.packed_constant(q8.dw_pair_weights(w32), i16)
+        if bias_value is not None:
+            corrected = ctx.packed_constant(q8.dw_corrected_bias(np.asarray(bias_value), w32, qc.in_zp), i32)
     else:
         w16 = ctx.alloc([taps * g.out_c], i16)
         ctx.generic(
@@ -204,8 +217,18 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
 
     def call(e: Emitter, x_row: IndexOrInt, o_row: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int], tail: bool) -> None:
         v = Vec(e)
-        name, body = q8.dw_kernel(npix, _whole(g, kh, kw, tail), tails, lanes, unsigned)
-        args = [xf, w16, qtab, b, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C)), qc.in_zp]
+        whole = _whole(g, kh, kw, tail)
+        # the interior kernel: the layer's strides as constants (the loads'
+        # addresses are then a base and a displacement each, not a register
+        # per tap and pixel), the zero point's share in its bias, tap pairs
+        # where the form says so
+        geo = None if whole is None else (C, g.stride_w * C, g.dilation_h * g.in_w * C, g.dilation_w * C)
+        form = ctx.dw_form if whole is not None and pairs is not None else DepthwiseForm.WIDEN
+        fixed = whole is not None and corrected is not None
+        name, body = q8.dw_kernel(npix, whole, tails, lanes, unsigned, form, geo, fixed)
+        weights = pairs if form.pairs and pairs is not None else w16
+        start = corrected if fixed and corrected is not None else b
+        args = [xf, weights, qtab, start, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C)), qc.in_zp]
         kernel(ctx, e, name, args, body)
 
-    _dw_runs(ctx, g, call)
+    _dw_runs(ctx, g, call, ctx.tiles.dw_pixels)
