@@ -540,7 +540,21 @@ def _custom_model(code: str) -> bytes:
     return b.build([x], [y])
 
 
-def test_a_registered_custom_operator_imports():
+@pytest.fixture
+def custom_registry():
+    """The process-wide registry of custom-operator converters, restored
+    after the test (another test checks that every converter is a record's
+    or a decomposition)."""
+    from nnc.tflite import converters
+
+    saved = dict(converters.CONVERTERS), dict(converters.CUSTOM_OPS)
+    yield
+    for table, contents in zip((converters.CONVERTERS, converters.CUSTOM_OPS), saved):
+        table.clear()
+        table.update(contents)
+
+
+def test_a_registered_custom_operator_imports(custom_registry):
     """Refused (naming it and the registry) before register_custom, imported
     through the registered converter after; a second registration, a name
     with the 'CUSTOM:' prefix and the built-in detection post-processing are
@@ -566,7 +580,7 @@ def test_a_registered_custom_operator_imports():
             tflite.register_custom(code, twice_and_a_half)
 
 
-def test_a_failing_custom_converter_is_reported_not_raised():
+def test_a_failing_custom_converter_is_reported_not_raised(custom_registry):
     """A registered converter that raises is the operator's import problem."""
     from nnc import tflite
 

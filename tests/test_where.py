@@ -60,7 +60,7 @@ def test_where_lists_every_place(op: str, expected: dict[str, str], capsys, monk
 def test_where_finds_both_depthwise_kernels(capsys, monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
     kernels = {(p.name, n) for w, p, _, n in where("DEPTHWISE_CONV_2D", capsys) if w == "kernel"}
-    assert {("f32.py", "dw_kernel"), ("q8.py", "depthwise")} <= kernels
+    assert {("f32.py", "dw_kernel"), ("q8.py", "dw_kernel")} <= kernels
 
 
 def test_where_of_an_unknown_operation_is_an_argument_error(capsys) -> None:
