@@ -98,29 +98,30 @@ builtin.module {
 // columns see a clipped window and use the kernel that loops over the taps
 // given at run time ("clip"), the interior 2x2 pixels the kernel with the
 // 3x3 window unrolled; each keeps one accumulator per pixel for a vector of
-// 16 channels.  The loop over the interior rows is marked parallel (each
-// iteration writes its own output row).
+// 16 channels.  The rows of all three runs (top border, interior, bottom
+// border) are one loop marked parallel (each iteration writes its own output
+// row), a chain of scf.if choosing the run.
 // CHECK-LABEL: func.func @depthwise(
 // CHECK-NOT:    memref.alloc
-// CHECK:        }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
-// CHECK:        }{nnc.kernel = "nnc_dw_2p_clip_t0_relu6"}
-// CHECK:        }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
 // CHECK:        scf.for
+// CHECK:          scf.if
 // CHECK:          }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
-// CHECK:          scf.execute_region {
-// CHECK-COUNT-18:   arith.addf {{.*}} fastmath<contract> : vector<16xf32>
-// CHECK-NOT:        arith.addf
-// CHECK:            arith.minnumf
-// CHECK:          }{nnc.kernel = "nnc_dw_2p_3x3_t0_relu6"}
+// CHECK:          }{nnc.kernel = "nnc_dw_2p_clip_t0_relu6"}
 // CHECK:          }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
-// CHECK-NEXT:   } {nnc.parallel}
-// CHECK:        }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:          scf.if
+// CHECK:            }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:            scf.execute_region {
+// CHECK-COUNT-18:     arith.addf {{.*}} fastmath<contract> : vector<16xf32>
+// CHECK-NOT:          arith.addf
+// CHECK:              arith.minnumf
+// CHECK:            }{nnc.kernel = "nnc_dw_2p_3x3_t0_relu6"}
+// CHECK:            }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:            }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:            }{nnc.kernel = "nnc_dw_2p_clip_t0_relu6"}
+// CHECK:            }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
+// CHECK:        } {nnc.parallel}
 // CHECK:        func.return
 
-// FULLY_CONNECTED, batch 1: dot products over the weights as they are
-// ([5, 20], no transposition): 4 units per block share the input vector;
-// 16 lanes in the loop, a 4-lane tail, lanes added up pairwise; the fifth
-// unit is a block of one.
 // CHECK-LABEL: func.func @fully_connected(
 // CHECK-NOT:    memref.alloc
 // CHECK:        scf.execute_region {

@@ -270,7 +270,7 @@ def gemm(
     into an arena buffer at the start of every execution.  Then every
     output tile (a block of pixels of one run x a block of channels) is one
     kernel call, each an independent iteration of one loop
-    (:func:`gemm_tiles`)."""
+    (:func:`parallel_cases`)."""
     tiles = ctx.tiles
     e = ctx.shared_e()
     depth = 1
@@ -309,7 +309,7 @@ def gemm(
                 kernel(ctx, e, name, [a, panels, bias, out, *res, a_off, reg.a_rstride, o_off, n0, reg.ldo, b_off, *lv_args], body)
 
             segments.append(col_block_tiles(c0, c1, width, reg.run_count, reg.run_at, rblocks, reg.a_rstride, reg.ldo, call, (groups, cols, a_gstride)))
-    gemm_tiles(e, segments)
+    parallel_cases(e, segments)
 
 
 #: One kind of iterations of a loop: (how many, body(e, index among them)).
@@ -395,14 +395,16 @@ def col_block_tiles(
     return groups * ncb * run_count * nb, tile
 
 
-def gemm_tiles(e: Emitter, segments: Sequence[Case]) -> None:
-    """The GEMM's outermost loop, over every output tile of one operation:
-    ``segments`` (one per kind of channel block) become one loop over their
-    tiles in order (:func:`_switch`).  Its iterations are independent (each
-    writes its own tile of the output and reads only the input, the packed
-    weights and the bias), so they may run in any order or on several
-    threads; each output element is computed by one iteration, in the same
-    order whichever thread runs it."""
+def parallel_cases(e: Emitter, segments: Sequence[Case]) -> None:
+    """One operation's outermost loop over all its pieces of work of every
+    kind: ``segments`` (the GEMM's tiles per kind of channel block, the
+    depthwise convolution's output rows per run of rows that see the same
+    taps) become one loop over their iterations in order (:func:`_switch`),
+    so that one dispatch splits all of them evenly between threads.  The
+    iterations must be independent (each writes its own outputs and reads
+    nothing another writes): they may run in any order or on several
+    threads, and each output element is computed by one iteration, in the
+    same order whichever thread runs it."""
     parallel_each(e, 0, sum(n for n, _ in segments), 1, lambda e2, t: _switch(e2, t, segments))
 
 
@@ -429,7 +431,7 @@ def batch_gemm(
     for one product only).  The accumulators start from zero (a zero
     "bias") and each sum runs in the reference's order over k.  Every tile
     (a block of rows of one matrix x a block of columns) is one iteration of
-    one parallel loop (:func:`gemm_tiles`)."""  # fmt: skip
+    one parallel loop (:func:`parallel_cases`)."""  # fmt: skip
     tiles = ctx.tiles
     zeros = ctx.constant(np.zeros(cols, np.float32), f32)
     segments: list[Case] = []
@@ -445,7 +447,7 @@ def batch_gemm(
 
         rblocks = row_blocks(rows, tiles.gemm_rows(len(ws)))
         segments.append(col_block_tiles(c0, c1, sum(ws), batches, run_at, rblocks, a_row, cols, call))
-    gemm_tiles(ctx.shared_e(), segments)
+    parallel_cases(ctx.shared_e(), segments)
 
 
 # -- dot products: out[m, n] = act(bias[n] + sum_i a[m, i] * w[n, i]) --------------------------

@@ -68,7 +68,7 @@ import numpy as np
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import IntegerType, VectorType, i8, i16, i32, i64
 
-from nnc.passes.kernels.f32 import Case, RunAt, col_block_tiles, gemm_tiles, row_blocks, series
+from nnc.passes.kernels.f32 import Case, RunAt, col_block_tiles, parallel_cases, row_blocks, series
 from nnc.passes.kernels.tiles import DepthwiseForm, GemmForm, TilePolicy
 from nnc.passes.kernels.vector import (
     IndexOrInt,
@@ -467,7 +467,7 @@ def gemm(
     as :func:`nnc.passes.kernels.f32.gemm`).  Every output tile (a block
     of pixels of one run x a block of channels) is one kernel call and one
     iteration of a single loop for the thread pool, in the float GEMM's
-    order (:func:`~nnc.passes.kernels.f32.gemm_tiles`: consecutive tiles
+    order (:func:`~nnc.passes.kernels.f32.parallel_cases`: consecutive tiles
     share a weight panel); one loop over all the tiles splits evenly
     between threads where a loop over a few channel blocks would not.
 
@@ -508,7 +508,7 @@ def gemm(
 
         rblocks = row_blocks(run_len, ctx.tiles.gemm_rows(len(ws)))
         segments.append(col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, ldo, call, (groups, cols, a_gstride)))
-    gemm_tiles(e, segments)
+    parallel_cases(e, segments)
 
 
 # -- depthwise ---------------------------------------------------------------------------------

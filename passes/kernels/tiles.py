@@ -59,6 +59,15 @@ class TilePolicy:
     #: file the blocking was first tuned for)
     registers: int = 32
 
+    @property
+    def dw_q8_pixels(self) -> int:
+        """The int8 depthwise kernel's pixels per block: one fewer than the
+        float kernel's, as it keeps more vectors live besides the
+        accumulators (the requantisation's per-channel parameters, and the
+        second input of a tap pair); with 8 pixels LLVM spilled them on
+        AVX-512, with 7 it does not."""
+        return max(1, self.dw_pixels - 1)
+
     def gemm_rows(self, vectors: int) -> int:
         """Output pixels per GEMM block whose columns are ``vectors`` vectors:
         at most ``accumulators`` accumulators, and room left for the step's

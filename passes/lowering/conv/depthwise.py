@@ -14,9 +14,9 @@ from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.conv.window import conv_window
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels import q8
-from nnc.passes.kernels.f32 import dw_kernel
+from nnc.passes.kernels.f32 import Case, dw_kernel, parallel_cases
 from nnc.passes.kernels.tiles import DepthwiseForm
-from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, parallel_each, widths
+from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, widths
 from nnc.passes.lowering.base import (
     Emitter,
     LoweringContext,
@@ -120,33 +120,39 @@ def _dw_runs(ctx: LoweringContext, g: ConvGeometry, call: DwCall, block: int) ->
     ``block`` pixels.  A ``tail`` (the few pixels after a
     run's full blocks) loops over its taps even when they are the whole
     window, with the kernels of the borders, instead of adding a large
-    unrolled body per tail size for a few pixels per row.  Rows are the
-    parallel loop: each writes its own output row."""
+    unrolled body per tail size for a few pixels per row.  The rows of all
+    runs and images are one parallel loop (:func:`parallel_cases`)."""
     e = ctx.shared_e()
     C, H, W = g.out_c, g.in_h, g.in_w
     row_runs = segments(g.out_h, H, g.stride_h, g.dilation_h, g.pad_top, g.filter_h)
     col_runs = segments(g.out_w, W, g.stride_w, g.dilation_w, g.pad_left, g.filter_w)
 
-    def image(e: Emitter, n: IndexOrInt) -> None:
-        for r0, r1, kh0, kh1 in row_runs:
-            def row(e: Emitter, oh: IndexOrInt, kh=(kh0, kh1)) -> None:
-                # the row's offsets once (output column 0's window may start in the padding)
-                v = Vec(e)
-                x_row = v.ix(0, (n, H * W * C), (oh, g.stride_h * W * C), -(g.pad_top * W + g.pad_left) * C)
-                o_row = v.ix(0, (n, g.out_h * g.out_w * C), (oh, g.out_w * C))
-                for q0, q1, kw0, kw1 in col_runs:
-                    npix = min(block, q1 - q0)
-                    full = q0 + (q1 - q0) // npix * npix
-                    def pixels(e2: Emitter, ow0: IndexOrInt, npix: int = npix, kw: tuple[int, int] = (kw0, kw1)) -> None:
-                        call(e2, x_row, o_row, ow0, npix, kh, kw, False)
+    def rows(r0: int, r1: int, kh: tuple[int, int]) -> Case:
+        """The rows [r0, r1) of every image, whose windows see the taps ``kh``."""
 
-                    each(e, q0, full, npix, pixels)
-                    if q1 > full:
-                        call(e, x_row, o_row, full, q1 - full, kh, (kw0, kw1), True)
+        def row(e: Emitter, t: IndexOrInt) -> None:
+            v = Vec(e)
+            n, i = (0, t) if g.batches == 1 else (e.div(e.index(t), e.index(r1 - r0)), e.rem(e.index(t), e.index(r1 - r0)))
+            oh = v.ix(r0, i)
+            # the row's offsets once (output column 0's window may start in the padding)
+            x_row = v.ix(0, (n, H * W * C), (oh, g.stride_h * W * C), -(g.pad_top * W + g.pad_left) * C)
+            o_row = v.ix(0, (n, g.out_h * g.out_w * C), (oh, g.out_w * C))
+            for q0, q1, kw0, kw1 in col_runs:
+                npix = min(block, q1 - q0)
+                full = q0 + (q1 - q0) // npix * npix
 
-            parallel_each(e, r0, r1, 1, row)
+                def pixels(e2: Emitter, ow0: IndexOrInt, npix: int = npix, kw: tuple[int, int] = (kw0, kw1)) -> None:
+                    call(e2, x_row, o_row, ow0, npix, kh, kw, False)
 
-    each(e, 0, g.batches, 1, image)
+                each(e, q0, full, npix, pixels)
+                if q1 > full:
+                    call(e, x_row, o_row, full, q1 - full, kh, (kw0, kw1), True)
+
+        return g.batches * (r1 - r0), row
+
+    # Rows are independent (each writes its own output row): all of them, of
+    # every run, are one parallel loop, so the border rows do not run alone.
+    parallel_cases(e, [rows(r0, r1, (kh0, kh1)) for r0, r1, kh0, kh1 in row_runs])
 
 
 def _window_args(g: ConvGeometry, x_row: IndexOrInt, ow0: IndexOrInt, v: Vec) -> list[IndexOrInt]:
@@ -177,7 +183,7 @@ def _depthwise_nhwc(ctx: LoweringContext, g: ConvGeometry, x: Value, w: Value, b
         args = [xf, wf, b, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C))]
         kernel(ctx, e, name, args, body)
 
-    _dw_runs(ctx, g, call, ctx.tiles.dw_pixels)
+    _dw_runs(ctx, g, call, ctx.tiles.dw_q8_pixels)
 
 
 def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w: Value, b: Value, out: Value) -> None:
@@ -231,4 +237,4 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
         args = [xf, weights, qtab, start, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C)), qc.in_zp]
         kernel(ctx, e, name, args, body)
 
-    _dw_runs(ctx, g, call, ctx.tiles.dw_pixels)
+    _dw_runs(ctx, g, call, ctx.tiles.dw_q8_pixels)
