@@ -21,6 +21,7 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HEADER_DIR = Path(__file__).resolve().parent / "include"
 LIBRARY = "libneuralnetworks.so"
@@ -46,24 +47,27 @@ def declarations(cc: str) -> str:
             text = (HEADER_DIR / name).read_text()
             text = re.sub(r"^#include <[^>]*>$", "", text, flags=re.M)
             (Path(tmp) / name).write_text(text)
-        proc = subprocess.run(
-            [
-                cc,
-                "-E",
-                "-P",
-                "-DNN_COMPATIBILITY_LIBRARY_BUILD",
-                "-D__BEGIN_DECLS=",
-                "-D__END_DECLS=",
-                f"-I{tmp}",
-                "-x",
-                "c",
-                "-",
-            ],
-            input='#include "NeuralNetworks.h"\n',
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        try:
+            proc = subprocess.run(
+                [
+                    cc,
+                    "-E",
+                    "-P",
+                    "-DNN_COMPATIBILITY_LIBRARY_BUILD",
+                    "-D__BEGIN_DECLS=",
+                    "-D__END_DECLS=",
+                    f"-I{tmp}",
+                    "-x",
+                    "c",
+                    "-",
+                ],
+                input='#include "NeuralNetworks.h"\n',
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except OSError as e:
+            raise BuildError(f"cannot run the C compiler {cc}: {e.strerror}") from None
     if proc.returncode != 0:
         raise BuildError(f"preprocessing NeuralNetworks.h failed:\n{proc.stderr}")
     return proc.stdout + AHWB_DECL
@@ -91,6 +95,19 @@ def init_code() -> str:
     )
 
 
+def _compile(ffi: Any, tmp: str, cc: str) -> str:
+    """cffi compiles through setuptools, which takes the compiler from ``CC``."""
+    saved = os.environ.get("CC")
+    os.environ["CC"] = cc
+    try:
+        return ffi.compile(tmpdir=tmp, target=LIBRARY, verbose=False)
+    finally:
+        if saved is None:
+            del os.environ["CC"]
+        else:
+            os.environ["CC"] = saved
+
+
 def build(out_dir: str | os.PathLike, cc: str | None = None) -> Path:
     """Compile the library into ``out_dir``; returns its path."""
     import cffi
@@ -112,7 +129,7 @@ def build(out_dir: str | os.PathLike, cc: str | None = None) -> Path:
     ffi.embedding_init_code(init_code())
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            built = ffi.compile(tmpdir=tmp, target=LIBRARY, verbose=False)
+            built = _compile(ffi, tmp, cc)
         except Exception as e:  # cffi and setuptools raise many kinds
             raise BuildError(f"compiling {LIBRARY} failed: {e}") from e
         dest = out / LIBRARY
