@@ -10,6 +10,7 @@ from nnc.enums import OperandType
 from nnc.errors import UnexpectedNullError
 from nnc.execution.facade import Execution
 from nnc.model import Model
+from nnc.ndk.api_more import install_more
 from nnc.ndk.entry import BAD_DATA, UNEXPECTED_NULL, Handles, array_at, dims_of, guarded
 from nnc.operand_types import dtype_of
 
@@ -21,6 +22,7 @@ def install(ffi: Any) -> None:
     _model(ffi, h)
     _compilation(ffi, h)
     _execution(ffi, h)
+    install_more(ffi, h)
 
 
 def _out(ffi: Any, ptr: Any, fn: str) -> None:
