@@ -109,7 +109,8 @@ def _model(ffi: Any, h: Handles) -> None:
         if not 0 <= int(index) < len(model.operands):
             return BAD_DATA
         dtype = dtype_of(OperandType(model.operands[int(index)].type))
-        Model.set_operand_value(model, int(index), array_at(ffi, buf, int(length), dtype).copy())
+        value = array_at(ffi, buf, int(length), dtype, "ANeuralNetworksModel_setOperandValue")
+        Model.set_operand_value(model, int(index), value.copy())
 
     @ffi.def_extern(name="ANeuralNetworksModel_addOperation")
     @guarded("ANeuralNetworksModel_addOperation")
@@ -179,7 +180,7 @@ def _execution(ffi: Any, h: Handles) -> None:
         if obj is not None:
             obj.close()
 
-    def _bind(fn, e, index, t, buf, length, output: bool):
+    def _bind(fn, name, e, index, t, buf, length, output: bool):
         ex = h.get(e)
         if ex is None:
             return UNEXPECTED_NULL
@@ -187,18 +188,18 @@ def _execution(ffi: Any, h: Handles) -> None:
         if not 0 <= int(index) < len(roles):
             return BAD_DATA
         dtype = dtype_of(OperandType(ex.model.operands[roles[int(index)]].type))
-        arr = None if buf == ffi.NULL else array_at(ffi, buf, int(length), dtype)
+        arr = None if buf == ffi.NULL else array_at(ffi, buf, int(length), dtype, name)
         fn(ex, int(index), arr, dims_of(ffi, t))
 
     @ffi.def_extern(name="ANeuralNetworksExecution_setInput")
     @guarded("ANeuralNetworksExecution_setInput")
     def set_input(e, index, t, buf, length):
-        return _bind(Execution.set_input, e, index, t, buf, length, False)
+        return _bind(Execution.set_input, "ANeuralNetworksExecution_setInput", e, index, t, buf, length, False)
 
     @ffi.def_extern(name="ANeuralNetworksExecution_setOutput")
     @guarded("ANeuralNetworksExecution_setOutput")
     def set_output(e, index, t, buf, length):
-        return _bind(Execution.set_output, e, index, t, buf, length, True)
+        return _bind(Execution.set_output, "ANeuralNetworksExecution_setOutput", e, index, t, buf, length, True)
 
     @ffi.def_extern(name="ANeuralNetworksExecution_setReusable")
     @guarded("ANeuralNetworksExecution_setReusable")

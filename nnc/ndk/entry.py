@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from nnc.enums import ResultCode
-from nnc.errors import NNError
+from nnc.errors import BadDataError, NNError
 
 NO_ERROR = int(ResultCode.NO_ERROR)
 UNEXPECTED_NULL = int(ResultCode.UNEXPECTED_NULL)
@@ -95,8 +95,10 @@ def guarded(name: str, on_error: Any = OP_FAILED, *, void: bool = False) -> Call
     return wrap
 
 
-def array_at(ffi: Any, ptr: Any, length: int, dtype: np.dtype) -> np.ndarray:
+def array_at(ffi: Any, ptr: Any, length: int, dtype: np.dtype, fn: str) -> np.ndarray:
     """A numpy view of ``length`` bytes of client memory (no copy)."""
+    if length % dtype.itemsize:
+        raise BadDataError(fn, f"length {length} is not a whole number of {dtype} elements")
     if length == 0:
         return np.zeros(0, dtype)
     return np.frombuffer(ffi.buffer(ptr, length), dtype=np.uint8).view(dtype)
