@@ -25,14 +25,6 @@ CC = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
 
 
-@pytest.fixture(scope="session")
-def ndk_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The directory holding the built library and its headers."""
-    out = tmp_path_factory.mktemp("ndk-lib")
-    subprocess.run([sys.executable, "-m", "nnc.cli", "ndk-lib", "-o", str(out)], check=True, capture_output=True)
-    return out
-
-
 def compile_c(lib: Path, source: str, out: Path, *extra: str) -> Path:
     exe = out / Path(source).stem
     cmd = [CC, "-Wall", "-Werror", "-O1", "-g", "-DNN_COMPATIBILITY_LIBRARY_BUILD", f"-I{lib}", str(SOURCES / source),
