@@ -81,3 +81,13 @@ def test_joins_running_interpreter(ndk_lib: Path) -> None:
     assert lib.ANeuralNetworks_getRuntimeFeatureLevel() == 1000008  # ANEURALNETWORKS_FEATURE_LEVEL_8
     assert sys.modules["nnc"] is nnc
     assert [m for m in sys.modules if m.endswith("nnc") and m != "nnc"] == []
+
+
+def test_compute_benchmark_runs() -> None:
+    """benchmarks/ndk_compute_bench.py builds and reports a latency (its figure is
+    recorded in benchmarks/RESULTS.md; a shared CI machine is no place to assert it)."""
+    bench = HERE.parent / "benchmarks" / "ndk_compute_bench.py"
+    proc = subprocess.run([sys.executable, str(bench), "--runs", "200", "--repeats", "3"],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"median [0-9.]+ us", proc.stdout), proc.stdout
