@@ -375,6 +375,18 @@ class Progress:
             pass
 
 
+def cmd_ndk_lib(args: argparse.Namespace) -> int:
+    """Build libneuralnetworks.so (the NNAPI NDK C API backed by this nnc)."""
+    from nnc.ndk.build import BuildError, build
+
+    try:
+        path = build(args.output, cc=args.cc)
+    except BuildError as e:
+        raise CommandError(str(e)) from None
+    print(path)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="nnc", description="Compile and run NNAPI models with nnc.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -425,6 +437,12 @@ def main(argv: list[str] | None = None) -> int:
     comp.add_argument("--timings", action="store_true",
                       help="print each stage's wall time (each pass with its op counts) to stderr")  # fmt: skip
     comp.set_defaults(fn=cmd_compile)
+    lib = sub.add_parser("ndk-lib", help="build libneuralnetworks.so, the NNAPI NDK C API backed by nnc",
+                         description="Build libneuralnetworks.so (SONAME libneuralnetworks.so) and copy "
+                         "NeuralNetworks.h beside it; link C programs with -lneuralnetworks.")  # fmt: skip
+    lib.add_argument("-o", "--output", required=True, metavar="DIR", help="directory to write the library to")
+    lib.add_argument("--cc", metavar="CC", help="C compiler (default: $CC, cc or gcc)")
+    lib.set_defaults(fn=cmd_ndk_lib)
     args = ap.parse_args(argv)
     try:
         return args.fn(args)

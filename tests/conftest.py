@@ -4,6 +4,9 @@
 records its status; at the end the controller (also under xdist) prints
 
     cts: P passed, F failed, U unsupported of N models
+    cts-c: P passed, F failed, U unsupported of N models
+
+the second for the same runs through libneuralnetworks.so (the C API).
 
 N counts runs: each corpus model as declared, plus (where CTS runs it) once
 more with its output shapes left unspecified; a second line splits N so.
@@ -22,7 +25,9 @@ item that has no passing test.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -67,6 +72,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FIRST)))  # stable: modules stay whole
 
 
+@pytest.fixture(scope="session")
+def ndk_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """libneuralnetworks.so (with its headers) built once per session by ``nnc ndk-lib``."""
+    out = tmp_path_factory.mktemp("ndk-lib")
+    subprocess.run([sys.executable, "-m", "nnc.cli", "ndk-lib", "-o", str(out)], check=True, capture_output=True)
+    return out
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     from cts import DEFAULT_CTS_DIR
 
@@ -92,6 +105,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if "test_cts.py::test_cts[" not in report.nodeid:
         return
     props = dict(report.user_properties)
+    c_status = props.get("cts_c_status")
+    if report.when == "call" and c_status is not None:
+        _COUNTS["c-" + c_status] = _COUNTS.get("c-" + c_status, 0) + 1
     status = props.get("cts_status")
     if report.when == "call" and status is not None:
         _COUNTS[status] = _COUNTS.get(status, 0) + 1
@@ -131,6 +147,9 @@ def _cts_summary(terminalreporter) -> None:
         return
     p, f, u = (_COUNTS.get(k, 0) for k in ("passed", "failed", "unsupported"))
     terminalreporter.write_line(f"cts: {p} passed, {f} failed, {u} unsupported of {p + f + u} models")
+    cp, cf, cu = (_COUNTS.get("c-" + k, 0) for k in ("passed", "failed", "unsupported"))
+    if cp + cf + cu:
+        terminalreporter.write_line(f"cts-c: {cp} passed, {cf} failed, {cu} unsupported of {cp + cf + cu} models")
     terminalreporter.write_line(
         f"cts runs: {_COUNTS.get('plain', 0)} models as declared, "
         f"{_COUNTS.get('dynamic', 0)} with unspecified output shapes"

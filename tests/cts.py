@@ -144,8 +144,9 @@ def _array(operand: dict) -> np.ndarray:
 _FLOATS = {OperandType.FLOAT32, OperandType.FLOAT16, OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16}
 
 
-def build_graph(graph: dict, referenced: list[dict], relaxed: bool, dynamic: bool, built: dict) -> nnc.Model:
-    model = nnc.Model()
+def build_graph(graph: dict, referenced: list[dict], relaxed: bool, dynamic: bool, built: dict, api=nnc) -> nnc.Model:
+    """The model of ``graph`` built through ``api`` (nnc, or :func:`cts_c.api`'s classes)."""
+    model = api.Model()
     outputs = set(graph["output_indexes"])
     for k, o in enumerate(graph["operands"]):
         dims = o["dimensions"]
@@ -165,7 +166,7 @@ def build_graph(graph: dict, referenced: list[dict], relaxed: bool, dynamic: boo
         elif lifetime == "SUBGRAPH":
             ref = o["data"][0]
             if ref not in built:
-                built[ref] = build_graph(referenced[ref], referenced, relaxed, False, built)
+                built[ref] = build_graph(referenced[ref], referenced, relaxed, False, built, api)
             model.set_operand_value_from_model(k, built[ref])
     for op in graph["operations"]:
         model.add_operation(OperationType[op["type"]], op["inputs"], op["outputs"])
@@ -210,10 +211,12 @@ class Result:
     message: str = ""
 
 
-def run_case(case: Case) -> Result:
+def run_case(case: Case, api=nnc) -> Result:
+    """Run ``case`` through ``api``: nnc's Python classes, or the same
+    classes over the C library (:func:`cts_c.api`)."""
     m = model_json(case)
     try:
-        return _run(case, m)
+        return _run(case, m, api)
     except UnsupportedOperationError as e:
         return Result("unsupported", str(e))
     except NNError as e:
@@ -226,12 +229,12 @@ def run_case(case: Case) -> Result:
         return Result("failed", f"crash: {type(e).__name__}: {e}\n{traceback.format_exc()}")
 
 
-def _run(case: Case, m: dict) -> Result:
+def _run(case: Case, m: dict, api=nnc) -> Result:
     main = m["main"]
-    model = build_graph(main, m["referenced"], m["is_relaxed"], case.dynamic, {})
-    comp = nnc.Compilation(model)
+    model = build_graph(main, m["referenced"], m["is_relaxed"], case.dynamic, {}, api)
+    comp = api.Compilation(model)
     comp.finish()
-    ex = nnc.Execution(comp)
+    ex = api.Execution(comp)
     for k, idx in enumerate(main["input_indexes"]):
         o = main["operands"][idx]
         if not o["data"]:  # the corpus marks an omitted optional input this way
