@@ -104,18 +104,24 @@ def median_ms(run, x: np.ndarray, runs: int) -> float:
     return float(np.median(ts)) * 1e3
 
 
-def overhead_ms(runs: int) -> float:
-    """Median time of a model whose computation is negligible: what every
-    execution costs besides the kernels (checks, ctypes call, arena)."""
+def add_model(t: T = T.TENSOR_FLOAT32) -> nnc.Model:
+    """A one-element ADD of operand type ``t``: a computation that costs
+    nothing, to time what every execution costs besides the kernels."""
     m = nnc.Model()
-    a = m.add_operand(T.TENSOR_FLOAT32, [1])
+    a = m.add_operand(t, [1])
     act = m.add_operand(T.INT32)
     m.set_operand_value(act, 0)
-    out = m.add_operand(T.TENSOR_FLOAT32, [1])
+    out = m.add_operand(t, [1])
     m.add_operation(Op.ADD, [a, a, act], [out])
     m.identify_inputs_and_outputs([a], [out])
     m.finish()
-    cm = nnc.compile(m)
+    return m
+
+
+def overhead_ms(runs: int) -> float:
+    """Median time of a model whose computation is negligible: what every
+    execution costs besides the kernels (checks, ctypes call, arena)."""
+    cm = nnc.compile(add_model())
     return median_ms(lambda x: cm.run(x), np.ones(1, np.float32), runs)
 
 
@@ -205,24 +211,12 @@ def forced_runner(m: nnc.Model, form: str):
     return run
 
 
-def _add_model() -> nnc.Model:
-    m = nnc.Model()
-    a = m.add_operand(T.TENSOR_INT32, [1])
-    act = m.add_operand(T.INT32)
-    m.set_operand_value(act, 0)
-    out = m.add_operand(T.TENSOR_INT32, [1])
-    m.add_operation(Op.ADD, [a, a, act], [out])
-    m.identify_inputs_and_outputs([a], [out])
-    m.finish()
-    return m
-
-
 def q8_forms(runs: int) -> None:
     """The int8 GEMM cases in every form, on one thread, each time less the
     native call's own cost (a one-element ADD through the same path)."""
     threadpool.set_num_threads(1)
     forms = host_forms()
-    add = _add_model()
+    add = add_model(T.TENSOR_INT32)
     exe = Executable(generate_code(driver.lower(add, driver.static_input_infos(add)), Target.host()))
     one = np.ones(1, np.int32)
     base = median_ms(lambda x: exe.run([x], [np.zeros(1, np.int32)]), one, runs)

@@ -29,6 +29,7 @@ multiplies in pairs, which its kernels' names say
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
@@ -46,6 +47,9 @@ from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
 GEMM_OPERATIONS = (OperationType.CONV_2D, OperationType.FULLY_CONNECTED)
 #: and on the int8 depthwise kernel
 DEPTHWISE_OPERATIONS = (OperationType.DEPTHWISE_CONV_2D,)
+
+#: a kind of kernel form
+F = TypeVar("F", GemmForm, DepthwiseForm)
 
 #: the 8-bit input types of the int8 GEMM
 QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
@@ -95,29 +99,26 @@ class ChooseKernelsPass(ModulePass):
         return TargetDescription.parse(self.target_triple or DEFAULT_TARGET.triple, self.target_cpu, self.target_features)
 
     def form(self, module: ModuleOp) -> GemmForm:
-        """The form every unmarked operation gets."""
-        target = self.target(module)
-        if not self.int8_form:
-            return target_form(target.int8_dot)
-        try:
-            form = GemmForm(self.int8_form)
-        except ValueError:
-            known = ", ".join(f.value for f in GemmForm)
-            raise PassFailedException(f"{self.name}: int8-form={self.int8_form!r} is not a form ({known})") from None
-        self._check_instruction("int8-form", form.value, NEEDS.get(form), target)
-        return form
+        """The form every unmarked GEMM operation gets."""
+        dot = self.target(module).int8_dot
+        return self._option("int8-form", self.int8_form, GemmForm, module) or target_form(dot)
 
     def depthwise_form(self, module: ModuleOp) -> DepthwiseForm:
         """The form every unmarked depthwise convolution gets."""
-        target = self.target(module)
-        if not self.dw_form:
-            return target_depthwise_form(target.int8_dot)
+        dot = self.target(module).int8_dot
+        return self._option("dw-form", self.dw_form, DepthwiseForm, module) or target_depthwise_form(dot)
+
+    def _option(self, option: str, value: str, kind: type[F], module: ModuleOp) -> F | None:
+        """The form an option forces (None: the option is empty), refused
+        when it names no form or one whose instruction the target lacks."""
+        if not value:
+            return None
         try:
-            form = DepthwiseForm(self.dw_form)
+            form = kind(value)
         except ValueError:
-            known = ", ".join(f.value for f in DepthwiseForm)
-            raise PassFailedException(f"{self.name}: dw-form={self.dw_form!r} is not a form ({known})") from None
-        self._check_instruction("dw-form", form.value, NEEDS.get(form), target)
+            known = ", ".join(f.value for f in kind)
+            raise PassFailedException(f"{self.name}: {option}={value!r} is not a form ({known})") from None
+        self._check_instruction(option, form.value, NEEDS.get(form), self.target(module))
         return form
 
     def _check_instruction(self, option: str, value: str, needs: tuple[Int8Dot, ...] | None, target: TargetDescription) -> None:

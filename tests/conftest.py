@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 @pytest.fixture(scope="session")
 def ndk_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """libneuralnetworks.so (with its headers) built once per session by ``nnc ndk-lib``."""
+    """libneuralnetworks.so (with its headers) built once per test run by ``nnc ndk-lib``."""
     out = tmp_path_factory.mktemp("ndk-lib")
     subprocess.run([sys.executable, "-m", "nnc.cli", "ndk-lib", "-o", str(out)], check=True, capture_output=True)
     return out

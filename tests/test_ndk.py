@@ -1,6 +1,6 @@
 """libneuralnetworks.so, the NNAPI NDK C API backed by nnc (``nnc ndk-lib``).
 
-The library is built once per session; the C programs in ``tests/ndk/`` are
+The library is built once per test run; the C programs in ``tests/ndk/`` are
 compiled against it and run: the API test (success and error paths, also
 under AddressSanitizer), 8 threads x 200 executions, and a Python process
 that loads the library joins its interpreter.

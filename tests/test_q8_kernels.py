@@ -256,6 +256,27 @@ def test_fully_connected(t, batch, size, units, w_zp, form) -> None:
     assert np.array_equal(got.astype(np.int64), want)
 
 
+def _first_loop(body: str) -> re.Match[str] | None:
+    """A function's first loop in its assembly: from a block label to the
+    first jump back to it."""
+    return re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
+
+
+def _per_channel_conv_1x1(rng: np.random.Generator, hw: int, ic: int, oc: int) -> nnc.Model:
+    """A per-channel int8 1x1 CONV_2D (RELU6) on an ``hw`` x ``hw`` image,
+    ``ic`` -> ``oc`` channels."""
+    c = Case(SIGNED, True, oc, FuseCode.RELU6, rng)
+    m = nnc.Model()
+    xi = m.add_operand(SIGNED, [1, hw, hw, ic], c.in_scale, c.in_zp)
+    wt = _rand(rng, PER_CHANNEL, (oc, 1, 1, ic))
+    scalars = c.ints(m, 1, 1, 1, FuseCode.RELU6)
+    out = m.add_operand(SIGNED, [1, hw, hw, oc], c.out_scale, c.out_zp)
+    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(oc, np.int32)), *scalars], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    return m
+
+
 @pytest.mark.parametrize("cpu,instruction", [("x86-64", "pmaddwd"), ("haswell", "vpmaddwd"), ("icelake-server", "vpdpwssd")])
 def test_pair_products_become_the_targets_dot_instruction(cpu: str, instruction: str) -> None:
     """The GEMM's pair products (IVec.pairs_dot) reach LLVM in a shape its X86
@@ -276,7 +297,7 @@ def test_pair_products_become_the_targets_dot_instruction(cpu: str, instruction:
     start = asm.index("nnc_q8_gemm")
     body = asm[start : asm.index(".Lfunc_end", start)]
     # the reduction loop: from its label to the first jump back
-    loop = re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
+    loop = _first_loop(body)
     assert loop is not None, body
     assert instruction in loop.group(0)
     assert "pmulld" not in loop.group(0)
@@ -339,16 +360,7 @@ def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
     kernel's reduction loop is ``vpdpbusd`` on the target's widest vectors,
     reading the stored int8 input (no copy: the kernel flips the bytes) and
     no vector touches the stack inside the loop."""
-    rng = np.random.default_rng(7)
-    c = Case(SIGNED, True, 40, FuseCode.RELU6, rng)
-    m = nnc.Model()
-    xi = m.add_operand(SIGNED, [1, 6, 6, 48], c.in_scale, c.in_zp)
-    wt = _rand(rng, PER_CHANNEL, (40, 1, 1, 48))
-    scalars = c.ints(m, 1, 1, 1, FuseCode.RELU6)
-    out = m.add_operand(SIGNED, [1, 6, 6, 40], c.out_scale, c.out_zp)
-    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(40, np.int32)), *scalars], [out])
-    m.identify_inputs_and_outputs([xi], [out])
-    m.finish()
+    m = _per_channel_conv_1x1(np.random.default_rng(7), 6, 48, 40)
     target = Target.for_cpu(cpu)
     ir = lower(m, static_input_infos(m), target=target).llvm_ir
     assert "nnc_q8_gemm" not in ir and "nnc_q8_widen" not in ir
@@ -357,7 +369,7 @@ def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
     assert kernels and all(name.endswith("_f") for name, _ in kernels)
     widest = []
     for name, body in kernels:
-        loop = re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
+        loop = _first_loop(body)
         assert loop is not None, name
         assert "vpdpbusd" in loop.group(0), (name, loop.group(0))
         assert not _STACK_VECTOR.search(loop.group(0)), (name, loop.group(0))
@@ -393,7 +405,7 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
     assert kernels, asm[:2000]
     for name, body in kernels:
         assert ("_vpdpwssd_" in name) == (instruction != "vpmulld"), name
-        loop = re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
+        loop = _first_loop(body)
         code = loop.group(0) if loop else body
         assert instruction in code, (name, code[:3000])
         if registers == 32:

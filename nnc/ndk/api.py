@@ -7,11 +7,20 @@ from typing import Any
 from nnc import device as devices
 from nnc.compilation import Compilation
 from nnc.enums import OperandType
-from nnc.errors import UnexpectedNullError
 from nnc.execution.facade import Execution
 from nnc.model import Model
 from nnc.ndk.api_more import install_more
-from nnc.ndk.entry import BAD_DATA, UNEXPECTED_NULL, Handles, array_at, dims_of, guarded
+from nnc.ndk.entry import (
+    BAD_DATA,
+    UNEXPECTED_NULL,
+    Handles,
+    array_at,
+    define_free,
+    device_at,
+    dims_of,
+    guarded,
+    out_pointer,
+)
 from nnc.operand_types import dtype_of
 
 
@@ -25,18 +34,6 @@ def install(ffi: Any) -> None:
     install_more(ffi, h)
 
 
-def _out(ffi: Any, ptr: Any, fn: str) -> None:
-    if ptr == ffi.NULL:
-        raise UnexpectedNullError(fn, "the result pointer is null")
-
-
-def _device(h: Handles, ptr: Any, fn: str) -> devices.Device:
-    d = h.get(ptr)
-    if d is None:
-        raise UnexpectedNullError(fn, "the device is null")
-    return d
-
-
 def _global(ffi: Any, h: Handles) -> None:
     @ffi.def_extern(name="ANeuralNetworks_getRuntimeFeatureLevel")
     def feature_level():
@@ -45,13 +42,13 @@ def _global(ffi: Any, h: Handles) -> None:
     @ffi.def_extern(name="ANeuralNetworks_getDeviceCount")
     @guarded("ANeuralNetworks_getDeviceCount")
     def device_count(out):
-        _out(ffi, out, "ANeuralNetworks_getDeviceCount")
+        out_pointer(ffi, out, "ANeuralNetworks_getDeviceCount")
         out[0] = devices.get_device_count()
 
     @ffi.def_extern(name="ANeuralNetworks_getDevice")
     @guarded("ANeuralNetworks_getDevice")
     def get_device(index, out):
-        _out(ffi, out, "ANeuralNetworks_getDevice")
+        out_pointer(ffi, out, "ANeuralNetworks_getDevice")
         out[0] = h.new(devices.get_device(int(index)), "ANeuralNetworksDevice *")
 
     names: dict[int, Any] = {}
@@ -59,17 +56,17 @@ def _global(ffi: Any, h: Handles) -> None:
     @ffi.def_extern(name="ANeuralNetworksDevice_getName")
     @guarded("ANeuralNetworksDevice_getName")
     def device_name(dev, out):
-        d = _device(h, dev, "ANeuralNetworksDevice_getName")
+        d = device_at(h, dev, "ANeuralNetworksDevice_getName")
         name = d.name
-        _out(ffi, out, "ANeuralNetworksDevice_getName")
+        out_pointer(ffi, out, "ANeuralNetworksDevice_getName")
         names.setdefault(id(d), ffi.new("char[]", name.encode()))
         out[0] = names[id(d)]
 
     @ffi.def_extern(name="ANeuralNetworksDevice_getType")
     @guarded("ANeuralNetworksDevice_getType")
     def device_type(dev, out):
-        t = _device(h, dev, "ANeuralNetworksDevice_getType").type
-        _out(ffi, out, "ANeuralNetworksDevice_getType")
+        t = device_at(h, dev, "ANeuralNetworksDevice_getType").type
+        out_pointer(ffi, out, "ANeuralNetworksDevice_getType")
         out[0] = int(t)
 
 
@@ -77,15 +74,10 @@ def _model(ffi: Any, h: Handles) -> None:
     @ffi.def_extern(name="ANeuralNetworksModel_create")
     @guarded("ANeuralNetworksModel_create")
     def create(out):
-        _out(ffi, out, "ANeuralNetworksModel_create")
+        out_pointer(ffi, out, "ANeuralNetworksModel_create")
         out[0] = h.new(Model(), "ANeuralNetworksModel *")
 
-    @ffi.def_extern(name="ANeuralNetworksModel_free")
-    @guarded("ANeuralNetworksModel_free", void=True)
-    def free(m):
-        obj = h.drop(m)
-        if obj is not None:
-            obj.close()
+    define_free(ffi, h, "ANeuralNetworksModel_free")
 
     @ffi.def_extern(name="ANeuralNetworksModel_finish")
     @guarded("ANeuralNetworksModel_finish")
@@ -137,15 +129,10 @@ def _compilation(ffi: Any, h: Handles) -> None:
     @guarded("ANeuralNetworksCompilation_create")
     def create(m, out):
         model = h.get(m)
-        _out(ffi, out, "ANeuralNetworksCompilation_create")
+        out_pointer(ffi, out, "ANeuralNetworksCompilation_create")
         out[0] = h.new(Compilation(model), "ANeuralNetworksCompilation *")
 
-    @ffi.def_extern(name="ANeuralNetworksCompilation_free")
-    @guarded("ANeuralNetworksCompilation_free", void=True)
-    def free(c):
-        obj = h.drop(c)
-        if obj is not None:
-            obj.close()
+    define_free(ffi, h, "ANeuralNetworksCompilation_free")
 
     @ffi.def_extern(name="ANeuralNetworksCompilation_setPreference")
     @guarded("ANeuralNetworksCompilation_setPreference")
@@ -170,15 +157,10 @@ def _execution(ffi: Any, h: Handles) -> None:
     @guarded("ANeuralNetworksExecution_create")
     def create(c, out):
         comp = h.get(c)
-        _out(ffi, out, "ANeuralNetworksExecution_create")
+        out_pointer(ffi, out, "ANeuralNetworksExecution_create")
         out[0] = h.new(Execution(comp), "ANeuralNetworksExecution *")
 
-    @ffi.def_extern(name="ANeuralNetworksExecution_free")
-    @guarded("ANeuralNetworksExecution_free", void=True)
-    def free(e):
-        obj = h.drop(e)
-        if obj is not None:
-            obj.close()
+    define_free(ffi, h, "ANeuralNetworksExecution_free")
 
     def _bind(fn, name, e, index, t, buf, length, output: bool):
         ex = h.get(e)
@@ -215,7 +197,7 @@ def _execution(ffi: Any, h: Handles) -> None:
     @guarded("ANeuralNetworksExecution_getOutputOperandRank")
     def rank(e, index, out):
         r = Execution.get_output_operand_rank(h.get(e), int(index))
-        _out(ffi, out, "ANeuralNetworksExecution_getOutputOperandRank")
+        out_pointer(ffi, out, "ANeuralNetworksExecution_getOutputOperandRank")
         out[0] = int(r)
         return int(r.code)
 
@@ -223,7 +205,7 @@ def _execution(ffi: Any, h: Handles) -> None:
     @guarded("ANeuralNetworksExecution_getOutputOperandDimensions")
     def dimensions(e, index, out):
         d = Execution.get_output_operand_dimensions(h.get(e), int(index))
-        _out(ffi, out, "ANeuralNetworksExecution_getOutputOperandDimensions")
+        out_pointer(ffi, out, "ANeuralNetworksExecution_getOutputOperandDimensions")
         for i, v in enumerate(d):
             out[i] = int(v)
         return int(d.code)

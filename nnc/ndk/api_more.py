@@ -8,12 +8,11 @@ from typing import Any
 from nnc import device as devices
 from nnc.burst import Burst
 from nnc.compilation import Compilation
-from nnc.errors import UnexpectedNullError
 from nnc.event import Event
 from nnc.execution.facade import Execution
 from nnc.memory import Memory, MemoryDesc
 from nnc.model import Model
-from nnc.ndk.entry import UNEXPECTED_NULL, Handles, dims_of, guarded
+from nnc.ndk.entry import UNEXPECTED_NULL, Handles, define_free, device_at, dims_of, guarded, out_pointer
 
 
 def install_more(ffi: Any, h: Handles) -> None:
@@ -29,25 +28,11 @@ def install_more(ffi: Any, h: Handles) -> None:
     _event(ffi, h)
 
 
-def _null(ffi: Any, ptr: Any, fn: str, what: str = "the result pointer") -> None:
-    if ptr == ffi.NULL:
-        raise UnexpectedNullError(fn, f"{what} is null")
-
-
 def _device_list(ffi: Any, h: Handles, ptr: Any, n: int) -> list | None:
     """A C ``const ANeuralNetworksDevice* const*`` array as Python objects (None for NULL)."""
     if ptr == ffi.NULL:
         return None
     return [h.get(ptr[i]) for i in range(int(n))]
-
-
-def _free(ffi: Any, h: Handles, name: str) -> None:
-    @ffi.def_extern(name=name)
-    @guarded(name, void=True)
-    def free(p):
-        obj = h.drop(p)
-        if obj is not None:
-            obj.close()
 
 
 def _runtime(ffi: Any, h: Handles) -> None:
@@ -63,32 +48,26 @@ def _runtime(ffi: Any, h: Handles) -> None:
 def _device_more(ffi: Any, h: Handles) -> None:
     versions: dict[int, Any] = {}
 
-    def device(ptr: Any, fn: str) -> devices.Device:
-        d = h.get(ptr)
-        if d is None:
-            raise UnexpectedNullError(fn, "the device is null")
-        return d
-
     @ffi.def_extern(name="ANeuralNetworksDevice_getVersion")
     @guarded("ANeuralNetworksDevice_getVersion")
     def version(dev, out):
-        d = device(dev, "ANeuralNetworksDevice_getVersion")
+        d = device_at(h, dev, "ANeuralNetworksDevice_getVersion")
         v = d.version
-        _null(ffi, out, "ANeuralNetworksDevice_getVersion")
+        out_pointer(ffi, out, "ANeuralNetworksDevice_getVersion")
         versions.setdefault(id(d), ffi.new("char[]", v.encode()))
         out[0] = versions[id(d)]
 
     @ffi.def_extern(name="ANeuralNetworksDevice_getFeatureLevel")
     @guarded("ANeuralNetworksDevice_getFeatureLevel")
     def feature_level(dev, out):
-        level = device(dev, "ANeuralNetworksDevice_getFeatureLevel").feature_level
-        _null(ffi, out, "ANeuralNetworksDevice_getFeatureLevel")
+        level = device_at(h, dev, "ANeuralNetworksDevice_getFeatureLevel").feature_level
+        out_pointer(ffi, out, "ANeuralNetworksDevice_getFeatureLevel")
         out[0] = int(level)
 
     @ffi.def_extern(name="ANeuralNetworksDevice_wait")
     @guarded("ANeuralNetworksDevice_wait")
     def wait(dev):
-        device(dev, "ANeuralNetworksDevice_wait").wait()
+        device_at(h, dev, "ANeuralNetworksDevice_wait").wait()
 
 
 def _model_more(ffi: Any, h: Handles) -> None:
@@ -117,7 +96,7 @@ def _model_more(ffi: Any, h: Handles) -> None:
     @guarded("ANeuralNetworksModel_getSupportedOperationsForDevices")
     def supported(m, devs, n, out):
         flags = Model.get_supported_operations_for_devices(h.get(m), _device_list(ffi, h, devs, n))
-        _null(ffi, out, "ANeuralNetworksModel_getSupportedOperationsForDevices")
+        out_pointer(ffi, out, "ANeuralNetworksModel_getSupportedOperationsForDevices")
         for i, f in enumerate(flags):
             out[i] = bool(f)
 
@@ -127,7 +106,7 @@ def _compilation_more(ffi: Any, h: Handles) -> None:
     @guarded("ANeuralNetworksCompilation_createForDevices")
     def create_for_devices(m, devs, n, out):
         comp = Compilation.for_devices(h.get(m), _device_list(ffi, h, devs, n))
-        _null(ffi, out, "ANeuralNetworksCompilation_createForDevices")
+        out_pointer(ffi, out, "ANeuralNetworksCompilation_createForDevices")
         out[0] = h.new(comp, "ANeuralNetworksCompilation *")
 
     @ffi.def_extern(name="ANeuralNetworksCompilation_setPriority")
@@ -145,7 +124,7 @@ def _compilation_more(ffi: Any, h: Handles) -> None:
         @guarded(name)
         def query(c, index, out):
             value = method(h.get(c), int(index))
-            _null(ffi, out, name)
+            out_pointer(ffi, out, name)
             out[0] = int(value)
 
     preferred(
@@ -201,7 +180,7 @@ def _execution_more(ffi: Any, h: Handles) -> None:
     @guarded("ANeuralNetworksExecution_getDuration")
     def duration(e, code, out):
         ns = Execution.get_duration(h.get(e), int(code))
-        _null(ffi, out, "ANeuralNetworksExecution_getDuration")
+        out_pointer(ffi, out, "ANeuralNetworksExecution_getDuration")
         out[0] = int(ns)
 
     @ffi.def_extern(name="ANeuralNetworksExecution_burstCompute")
@@ -213,7 +192,7 @@ def _execution_more(ffi: Any, h: Handles) -> None:
     @guarded("ANeuralNetworksExecution_startCompute")
     def start(e, out):
         ex = h.get(e)
-        _null(ffi, out, "ANeuralNetworksExecution_startCompute", "the event pointer")
+        out_pointer(ffi, out, "ANeuralNetworksExecution_startCompute", "the event pointer")
         out[0] = ffi.NULL
         out[0] = h.new(Execution.start_compute(ex), "ANeuralNetworksEvent *")
 
@@ -236,14 +215,14 @@ def _memory(ffi: Any, h: Handles) -> None:
     @ffi.def_extern(name="ANeuralNetworksMemory_createFromFd")
     @guarded("ANeuralNetworksMemory_createFromFd")
     def from_fd(size, protect, fd, offset, out):
-        _null(ffi, out, "ANeuralNetworksMemory_createFromFd")
+        out_pointer(ffi, out, "ANeuralNetworksMemory_createFromFd")
         out[0] = h.new(Memory.from_fd(int(size), int(protect), int(fd), int(offset)), "ANeuralNetworksMemory *")
 
     @ffi.def_extern(name="ANeuralNetworksMemory_createFromDesc")
     @guarded("ANeuralNetworksMemory_createFromDesc")
     def from_desc(d, out):
         desc = h.get(d)
-        _null(ffi, out, "ANeuralNetworksMemory_createFromDesc")
+        out_pointer(ffi, out, "ANeuralNetworksMemory_createFromDesc")
         out[0] = h.new(Memory.from_desc(desc), "ANeuralNetworksMemory *")
 
     @ffi.def_extern(name="ANeuralNetworksMemory_createFromAHardwareBuffer")
@@ -258,14 +237,14 @@ def _memory(ffi: Any, h: Handles) -> None:
     def copy(src, dst):
         Memory.copy(h.get(src), h.get(dst))
 
-    _free(ffi, h, "ANeuralNetworksMemory_free")
+    define_free(ffi, h, "ANeuralNetworksMemory_free")
 
 
 def _memory_desc(ffi: Any, h: Handles) -> None:
     @ffi.def_extern(name="ANeuralNetworksMemoryDesc_create")
     @guarded("ANeuralNetworksMemoryDesc_create")
     def create(out):
-        _null(ffi, out, "ANeuralNetworksMemoryDesc_create")
+        out_pointer(ffi, out, "ANeuralNetworksMemoryDesc_create")
         out[0] = h.new(MemoryDesc(), "ANeuralNetworksMemoryDesc *")
 
     @ffi.def_extern(name="ANeuralNetworksMemoryDesc_addInputRole")
@@ -291,7 +270,7 @@ def _memory_desc(ffi: Any, h: Handles) -> None:
     def finish(d):
         MemoryDesc.finish(h.get(d))
 
-    _free(ffi, h, "ANeuralNetworksMemoryDesc_free")
+    define_free(ffi, h, "ANeuralNetworksMemoryDesc_free")
 
 
 def _burst(ffi: Any, h: Handles) -> None:
@@ -303,7 +282,7 @@ def _burst(ffi: Any, h: Handles) -> None:
             return UNEXPECTED_NULL
         out[0] = h.new(Burst(comp), "ANeuralNetworksBurst *")
 
-    _free(ffi, h, "ANeuralNetworksBurst_free")
+    define_free(ffi, h, "ANeuralNetworksBurst_free")
 
 
 def _event(ffi: Any, h: Handles) -> None:
@@ -315,15 +294,15 @@ def _event(ffi: Any, h: Handles) -> None:
     @ffi.def_extern(name="ANeuralNetworksEvent_createFromSyncFenceFd")
     @guarded("ANeuralNetworksEvent_createFromSyncFenceFd")
     def from_fence(fd, out):
-        _null(ffi, out, "ANeuralNetworksEvent_createFromSyncFenceFd")
+        out_pointer(ffi, out, "ANeuralNetworksEvent_createFromSyncFenceFd")
         out[0] = h.new(Event.from_sync_fence_fd(int(fd)), "ANeuralNetworksEvent *")
 
     @ffi.def_extern(name="ANeuralNetworksEvent_getSyncFenceFd")
     @guarded("ANeuralNetworksEvent_getSyncFenceFd")
     def fence_fd(ev, out):
         event = h.get(ev)
-        _null(ffi, out, "ANeuralNetworksEvent_getSyncFenceFd")
+        out_pointer(ffi, out, "ANeuralNetworksEvent_getSyncFenceFd")
         out[0] = -1
         out[0] = Event.get_sync_fence_fd(event)
 
-    _free(ffi, h, "ANeuralNetworksEvent_free")
+    define_free(ffi, h, "ANeuralNetworksEvent_free")

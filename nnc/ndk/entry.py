@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from nnc.enums import ResultCode
-from nnc.errors import BadDataError, NNError
+from nnc.errors import BadDataError, NNError, UnexpectedNullError
 
 NO_ERROR = int(ResultCode.NO_ERROR)
 UNEXPECTED_NULL = int(ResultCode.UNEXPECTED_NULL)
@@ -112,3 +112,29 @@ def dims_of(ffi: Any, type_ptr: Any) -> tuple[int, ...] | None:
     if n == 0:
         return None
     return tuple(int(type_ptr.dimensions[i]) for i in range(n))
+
+
+def out_pointer(ffi: Any, ptr: Any, fn: str, what: str = "the result pointer") -> None:
+    """UNEXPECTED_NULL (as the NDK's checks) when ``ptr`` is NULL."""
+    if ptr == ffi.NULL:
+        raise UnexpectedNullError(fn, f"{what} is null")
+
+
+def device_at(h: Handles, ptr: Any, fn: str) -> Any:
+    """The device a handle names; UNEXPECTED_NULL for NULL."""
+    d = h.get(ptr)
+    if d is None:
+        raise UnexpectedNullError(fn, "the device is null")
+    return d
+
+
+def define_free(ffi: Any, h: Handles, name: str) -> None:
+    """``name`` (an ``ANeuralNetworks*_free``): drops the handle and closes
+    its object; NULL and an already freed handle are no-ops."""
+
+    @ffi.def_extern(name=name)
+    @guarded(name, void=True)
+    def free(p: Any) -> None:
+        obj = h.drop(p)
+        if obj is not None:
+            obj.close()

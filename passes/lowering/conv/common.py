@@ -247,13 +247,13 @@ def q8_gemm_operands(
     if form is not q8.GemmForm.PAIR and bias is not None and q8.quads_fit(w):
         off = q8.quad_input_offset(is_unsigned(qc.in_type), form)
         corrected = ctx.packed_constant(q8.quad_bias(np.asarray(bias, np.int32), w, qc.in_zp - off), i32)
-        panel = ctx.packed_constant(q8.pack_panel(w, blocks, 4), i8)
+        panel = packed_weights(ctx, q8.pack_panel(w, blocks, 4))
         if (g is None or not g.needs_padding) and w.shape[2] % 4 == 0:
             return GemmOperands(ctx.flat(x), panel, corrected, form, flip=off != 0)
         return GemmOperands(q8_bytes(ctx, qc, x, shape, g, off), panel, corrected, form)
     xq = q8_input(ctx, qc, x, shape, g)
     narrow = q8.quads_fit(w)
-    panel = ctx.packed_constant(q8.pack_panel(w, blocks, narrow=narrow), i8 if narrow else i16)
+    panel = packed_weights(ctx, q8.pack_panel(w, blocks, narrow=narrow))
     return GemmOperands(xq, panel, b, q8.GemmForm.PAIR, narrow=narrow)
 
 
@@ -276,7 +276,8 @@ def q8_input_padded(ctx: LoweringContext, qc: QuantConv, x: Value, head: tuple[i
 
 
 def packed_weights(ctx: LoweringContext, panel: np.ndarray) -> Value:
-    """The buffer holding a packed int16 weight panel: appended to the
-    model's constant pool (``ctx.packed_constant``; the original filter,
-    read only here, is then left out of the pool)."""
-    return ctx.packed_constant(panel, i16)
+    """The buffer holding a packed weight panel (int16 pairs, or int8 pairs
+    and quads): appended to the model's constant pool
+    (``ctx.packed_constant``; the original filter, read only here, is then
+    left out of the pool)."""
+    return ctx.packed_constant(panel, i8 if panel.dtype == np.int8 else i16)
