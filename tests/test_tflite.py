@@ -43,7 +43,6 @@ ZOO = sorted(
 #: its tests as expected (strict: one that starts importing fails the suite
 #: until it is taken off this list)
 NOT_YET = {
-    "import-next/gru_sentiment_float32": "TFLite control flow (WHILE with subgraphs) is not imported",
     "import-next/mobilenet_v1_0.5_128_dynrange": "dynamic-range (hybrid) quantised operators are not imported",
 }
 ZOO_CASES = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[n])) if n in NOT_YET else n

@@ -42,6 +42,19 @@ class TFLiteBuilder:
     buffers: list[bytes] = field(default_factory=lambda: [b""])
     ops: list[tuple] = field(default_factory=list)
     opcodes: list[tuple[int, str]] = field(default_factory=list)
+    #: further subgraphs (1, 2, ...): (builder, inputs, outputs)
+    subgraphs: list[tuple[TFLiteBuilder, list[int], list[int]]] = field(default_factory=list)
+
+    def child(self) -> TFLiteBuilder:
+        """A builder for another subgraph of this file (a WHILE's body, an
+        IF's branch): its own tensors and operators, this file's buffers
+        and operator codes."""
+        return TFLiteBuilder(buffers=self.buffers, opcodes=self.opcodes)
+
+    def add_subgraph(self, sub: TFLiteBuilder, inputs, outputs) -> int:
+        """Add ``sub`` (from :meth:`child`) as the next subgraph: its index."""
+        self.subgraphs.append((sub, list(inputs), list(outputs)))
+        return len(self.subgraphs)
 
     def tensor(self, name: str, shape, type: int, data=None, scale=None, zero_point=None,
                qdim: int = 0, variable: bool = False) -> int:  # fmt: skip
@@ -67,14 +80,12 @@ class TFLiteBuilder:
     # -- serialisation ----------------------------------------------------------------------
     def build(self, inputs, outputs, signature: tuple[list[str], list[str]] | None = None) -> bytes:
         b = flatbuffers.Builder(1024)
+        subs = [self._serialise(b, inputs, outputs)] + [g._serialise(b, i, o) for g, i, o in self.subgraphs]
         buffers = [self._buffer(b, d) for d in self.buffers]
-        tensors = [self._tensor(b, t) for t in self.tensors]
-        ops = [self._operator(b, *o) for o in self.ops]
-        sub = self._subgraph(b, tensors, ops, inputs, outputs)
         codes = [self._opcode(b, c, custom) for c, custom in self.opcodes]
         m = importlib.import_module("tflite.Model")
         vecs = {name: _vector(b, m, f"Start{name}Vector", items) for name, items in
-                (("OperatorCodes", codes), ("Subgraphs", [sub]), ("Buffers", buffers))}  # fmt: skip
+                (("OperatorCodes", codes), ("Subgraphs", subs), ("Buffers", buffers))}  # fmt: skip
         m.Start(b)
         m.AddVersion(b, 3)
         m.AddOperatorCodes(b, vecs["OperatorCodes"])
@@ -82,6 +93,11 @@ class TFLiteBuilder:
         m.AddBuffers(b, vecs["Buffers"])
         b.Finish(m.End(b), file_identifier=b"TFL3")
         return bytes(b.Output())
+
+    def _serialise(self, b, inputs, outputs) -> int:
+        tensors = [self._tensor(b, t) for t in self.tensors]
+        ops = [self._operator(b, *o) for o in self.ops]
+        return self._subgraph(b, tensors, ops, inputs, outputs)
 
     @staticmethod
     def _buffer(b, data: bytes) -> int:

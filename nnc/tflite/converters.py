@@ -256,7 +256,17 @@ def _gather(c: _Call) -> None:
     o = c.options("GatherOptions")
     if o.BatchDims() != 0:
         raise _Unsupported("batch_dims != 0 has no NNAPI equivalent")
-    c.emit(Op.GATHER, [c.input(0), c.imp.int32(o.Axis()), c.input(1)])
+    args = [c.input(0), c.imp.int32(o.Axis()), c.input(1)]
+    if c.tensor(1).shape:
+        c.emit(Op.GATHER, args)
+        return
+    # Rank-0 indices are a one-element tensor here (see _Importer.operand):
+    # NNAPI's GATHER keeps that axis, so a RESHAPE drops it.
+    shape = list(c.tensor(0).shape)
+    shape[o.Axis() % len(shape)] = 1
+    kept = c.temporary(0, shape)
+    c.emit(Op.GATHER, args, [kept])
+    c.emit(Op.RESHAPE, [kept, c.imp.const(np.array(c.imp.tensors[c.outs[0]].shape or (1,), np.int32))], [c.output(0)])
 
 
 def _scalar_input(c: _Call, k: int, what: str) -> int:
@@ -644,6 +654,27 @@ def _sequence_lstm(c: _Call) -> None:
     norms = [c.input(k) if c.has(k) else c.imp.omitted() for k in range(20, 24)]
     outs = [c.output(0), *(c.imp.state_output(c.ins[k], names[k]) for k in (18, 19))]
     c.emit(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, [*weights, *states, *scalars, *norms], outs)
+
+
+@converts("WHILE")
+def _while(c: _Call) -> None:
+    """NNAPI's WHILE with the condition and body subgraphs as referenced
+    models: every TFLite loop variable is an input-output operand (read
+    and written each iteration; none state-only or input-only)."""
+    o = c.options("WhileOptions")
+    cond = c.imp.model_operand(o.CondSubgraphIndex(), "condition")
+    body = c.imp.model_operand(o.BodySubgraphIndex(), "body")
+    c.emit(Op.WHILE, [cond, body, *(c.input(k) for k in range(len(c.ins)))])
+
+
+@converts("IF")
+def _if(c: _Call) -> None:
+    """NNAPI's IF: the condition, the two branch subgraphs as referenced
+    models, then the branches' inputs."""
+    o = c.options("IfOptions")
+    then = c.imp.model_operand(o.ThenSubgraphIndex(), "then")
+    other = c.imp.model_operand(o.ElseSubgraphIndex(), "else")
+    c.emit(Op.IF, [c.input(0), then, other, *(c.input(k) for k in range(1, len(c.ins)))])
 
 
 def _fuse_lstm(code: int) -> int:

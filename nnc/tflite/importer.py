@@ -5,7 +5,8 @@ target feature level, and report every problem at once."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from nnc.dialects.optable import SPECS
 from nnc.enums import FeatureLevel, OperationType
@@ -91,28 +92,78 @@ def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 
 def _import(data: bytes, where: str, level: int) -> TFLiteTranslation:
     """translate_tflite after reading; any non-NNError is a malformed file."""
     fb = _parse(data, where)
-    if fb.SubgraphsLength() > 1:
-        raise BadDataError(FN, f"{where} has {fb.SubgraphsLength()} subgraphs; only single-subgraph models "
-                               "are supported (control flow is not)")  # fmt: skip
-    sub = fb.Subgraphs(0)
-    try:
-        tensors = _read_tensors(fb, sub)
-    except NNError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise BadDataError(FN, f"{where}: malformed tensor table: {e}") from None
-    outputs = frozenset(int(i) for i in sub.OutputsAsNumpy()) if not sub.OutputsIsNone() else frozenset()
-    imp = _Importer(Model(), tensors, level, graph_outputs=outputs)
-    names, failed = _convert(imp, fb, sub)
+    graphs = _Subgraphs(fb, where, level)
+    imp, names, failed = graphs.convert(0)
     model = None
     if not failed:
-        _identify(imp, fb, sub)
+        _identify(imp, fb, 0, fb.Subgraphs(0))
         model = imp.model
     problems = dict(failed) | _nnc_support(imp, set(failed))
     ops = [OperatorImport(k, name, [], imp.notes.get(k, ""), problems.get(k)) for k, name in enumerate(names)]
     for j, (k, _) in enumerate(imp.op_index):
         ops[k].nnapi.append(OperationType(imp.model.operations[j].type).name)
     return TFLiteTranslation(ops, model)
+
+
+@dataclass
+class _Subgraphs:
+    """The file's subgraphs: the main one (0), and those WHILE and IF call,
+    each imported once, on first reference, as an NNAPI model that the
+    calling operations reference (a subgraph called from several places is
+    one model)."""
+
+    fb: Any
+    where: str
+    level: int
+    models: dict[int, Model] = field(default_factory=dict)
+    #: subgraphs being imported (a subgraph that reaches itself is recursion)
+    active: set[int] = field(default_factory=set)
+
+    def convert(self, index: int) -> tuple[_Importer, list[str], dict[int, str]]:
+        """Every operator of subgraph ``index`` converted: (the importer,
+        the operators' names, {operator: reason} of those that failed)."""
+        sub = self.fb.Subgraphs(index)
+        try:
+            tensors = _read_tensors(self.fb, sub)
+        except NNError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise BadDataError(FN, f"{self.where}: malformed tensor table of subgraph {index}: {e}") from None
+        outputs = frozenset(int(i) for i in sub.OutputsAsNumpy()) if not sub.OutputsIsNone() else frozenset()
+        imp = _Importer(Model(), tensors, self.level, graph_outputs=outputs, subgraph=self.model)
+        names, failed = _convert(imp, self.fb, sub)
+        return imp, names, failed
+
+    def model(self, index: int, role: str) -> Model:
+        """Subgraph ``index`` as a finished model for a WHILE or IF operand
+        (``role``: what the operation calls it); _Unsupported naming the
+        subgraph's own problems when it cannot be imported."""
+        if index in self.models:
+            return self.models[index]
+        count = self.fb.SubgraphsLength()
+        if not 0 < index < count:
+            raise _Unsupported(f"{role} subgraph {index} does not exist (the file has {count})")
+        if index in self.active:
+            raise _Unsupported(f"{role} subgraph {index} calls itself; NNAPI has no recursion")
+        self.active.add(index)
+        try:
+            imp, names, failed = self.convert(index)
+            problems = dict(failed) | _nnc_support(imp, set(failed))
+        finally:
+            self.active.discard(index)
+        label = f"{role} subgraph {index} ({_subgraph_name(self.fb.Subgraphs(index))})"
+        if problems:
+            listed = "; ".join(f"operator {k} ({names[k]}): {why}" for k, why in sorted(problems.items()))
+            raise _Unsupported(f"{label}: {listed}")
+        if imp.state_inputs:
+            raise _Unsupported(f"{label} reads variable tensors; only the main subgraph may")
+        _identify(imp, self.fb, index, self.fb.Subgraphs(index))
+        self.models[index] = imp.model
+        return imp.model
+
+
+def _subgraph_name(sub) -> str:
+    return sub.Name().decode("utf-8", "replace") if sub.Name() else "unnamed"
 
 
 def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> Model:
@@ -182,13 +233,23 @@ def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
     return problems
 
 
-def _identify(imp: _Importer, fb, sub) -> None:
-    """Declare model inputs/outputs (subgraph order, then state) and finish."""
-    sig_in, sig_out = _signature_names(fb, 0, sub)
+def _identify(imp: _Importer, fb, index: int, sub) -> None:
+    """Declare the subgraph's inputs/outputs (subgraph order, then state)
+    and finish.  An output that is no operation's result (an input passed
+    through, a constant, one named twice) gets a copy: an NNAPI operand is
+    one model input, output or constant, never two of them."""
+    sig_in, sig_out = _signature_names(fb, index, sub)
     in_t = [int(i) for i in sub.InputsAsNumpy()] if not sub.InputsIsNone() else []
     out_t = [int(i) for i in sub.OutputsAsNumpy()] if not sub.OutputsIsNone() else []
     inputs = [imp.operand(t) for t in in_t] + [i for i, _ in imp.state_inputs]
-    outputs = [imp.operand(t) for t in out_t] + [i for i, _ in imp.state_outputs]
+    written = {o for op in imp.model.operations for o in op.outputs}
+    outputs: list[int] = []
+    for t in out_t:
+        idx = imp.operand(t)
+        if idx not in written or idx in outputs:
+            idx = imp.copy_of(t)
+        outputs.append(idx)
+    outputs += [i for i, _ in imp.state_outputs]
     m = imp.model
     m.identify_inputs_and_outputs(inputs, outputs)
     m.finish()

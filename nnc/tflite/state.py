@@ -38,6 +38,9 @@ class _Importer:
     notes: dict[int, str] = field(default_factory=dict)
     #: the subgraph's output tensors (never folded into constants)
     graph_outputs: frozenset[int] = frozenset()
+    #: (subgraph index, what the caller calls it) -> that subgraph as a
+    #: finished model, for WHILE and IF (raises _Unsupported)
+    subgraph: Callable[[int, str], Model] | None = None
 
     # operand creation -----------------------------------------------------------------------
     def nn_type(self, t: _Tensor) -> tuple[OperandType, float, int, np.ndarray | None]:
@@ -86,9 +89,10 @@ class _Importer:
         if bias_of is not None and nn_t == T.TENSOR_INT32:
             inp, flt = (self.tensors[i] for i in bias_of)
             scale = 0.0 if flt.scales.size > 1 else float(inp.scales[0]) * float(flt.scales[0]) if inp.quantized else 0.0
-        # A rank-0 constant (a scalar factor, a MEAN axis) is a one-element
-        # tensor: NNAPI's dims () mean "rank unknown", and [1] broadcasts alike.
-        shape = t.shape if t.shape or value is None else (1,)
+        # A rank-0 tensor (a scalar factor, a MEAN axis, a loop counter) is a
+        # one-element tensor: NNAPI's dims () mean "rank unknown", [1]
+        # broadcasts alike, and a WHILE condition is TENSOR_BOOL8 [1].
+        shape = t.shape or (1,)
         idx = self.model.add_operand(nn_t, shape, scale, zp)
         if nn_t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
             self.model.set_operand_symm_per_channel_quant_params(idx, [float(s) for s in t.scales], t.quantized_dim)
@@ -123,7 +127,24 @@ class _Importer:
         """A fresh operand of the same type as a TFLite tensor (e.g. a state output)."""
         t = self.tensors[tensor_index]
         nn_t, scale, zp, _ = self.nn_type(t)
-        return self.model.add_operand(nn_t, t.shape, scale, zp)
+        return self.model.add_operand(nn_t, t.shape or (1,), scale, zp)
+
+    def copy_of(self, tensor_index: int) -> int:
+        """A new operand holding a TFLite tensor's value (a RESHAPE to its
+        own shape: NNAPI has no identity operation)."""
+        src = self.operand(tensor_index)
+        dst = self.new_like(tensor_index)
+        shape = np.array(self.model.operands[dst].dims, np.int32)
+        self.model.add_operation(OperationType.RESHAPE, [src, self.const(shape)], [dst])
+        return dst
+
+    def model_operand(self, subgraph_index: int, role: str) -> int:
+        """A MODEL operand referencing subgraph ``subgraph_index``."""
+        if self.subgraph is None:
+            raise _Unsupported("control flow is not available here")
+        idx = self.model.add_operand(T.MODEL)
+        self.model.set_operand_value_from_model(idx, self.subgraph(subgraph_index, role))
+        return idx
 
     def state_input(self, tensor_index: int, name: str) -> int:
         """A variable tensor read by an operation: an extra model input (zero at first)."""
