@@ -43,7 +43,6 @@ ZOO = sorted(
 #: its tests as expected (strict: one that starts importing fails the suite
 #: until it is taken off this list)
 NOT_YET = {
-    "import-next/mobilenet_v1_0.5_128_dynrange": "dynamic-range (hybrid) quantised operators are not imported",
 }
 ZOO_CASES = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[n])) if n in NOT_YET else n
              for n in ZOO]  # fmt: skip
@@ -97,14 +96,14 @@ def execute(model: nnc.Model, comp: nnc.Compilation, inputs: list[np.ndarray], t
     return outs
 
 
-def assert_matches_reference(got: np.ndarray, ref: np.ndarray) -> None:
+def assert_matches_reference(got: np.ndarray, ref: np.ndarray, hybrid: bool = False) -> None:
     """LiteRT's stored output within the model benchmark's tolerance
     (:func:`model_bench.check`: float outputs within 1e-4 of the largest
     reference value with the same argmax; quantised outputs within twice the
     spread of LiteRT's own kernels), in the reference's dtype."""
     assert got.shape == ref.shape and got.dtype == ref.dtype
     try:
-        model_bench.check(got, ref)
+        model_bench.check(got, ref, hybrid)
     except model_bench.Mismatch as e:
         pytest.fail(str(e))
 
@@ -114,7 +113,7 @@ def test_model_zoo_matches_litert(name, cache_dir):
     model = import_tflite(zoo_path(name, ".tflite"))
     io = np.load(zoo_path(name, ".io.npz"))
     outs = run(model, zoo_inputs(model, io), cache_dir)
-    assert_matches_reference(outs[0], io["output_0"])
+    assert_matches_reference(outs[0], io["output_0"], model_bench.is_hybrid(zoo_path(name, ".tflite")))
 
 
 def test_lstm_state_is_explicit_and_carries_over(cache_dir):
@@ -165,7 +164,7 @@ def check_through_c_artifact(name: str, tmp_path) -> None:
     io = np.load(zoo_path(name, ".io.npz"))
     exe = build_caller(tmp_path, str(tmp_path / "libm.h"), [lib, f"-Wl,-rpath,{tmp_path}"])
     outs, _ = run_caller(exe, tmp_path, model, zoo_inputs(model, io), lib + ".weights")
-    assert_matches_reference(outs[0], io["output_0"])
+    assert_matches_reference(outs[0], io["output_0"], model_bench.is_hybrid(zoo_path(name, ".tflite")))
 
 
 # -- mapping details, on small generated flatbuffers --------------------------------------------------

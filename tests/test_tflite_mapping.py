@@ -733,18 +733,6 @@ def test_int8_transpose_conv_matches_litert_once_lowered(per_channel):
     assert np.abs(got - want[0]).max() <= 1
 
 
-def test_hybrid_fully_connected_is_reported_as_such():
-    """Dynamic-range quantisation (float input, int8 weights) has no NNAPI form."""
-    b = TFLiteBuilder()
-    x = b.tensor("x", [1, 4], FLOAT32)
-    w = b.tensor("w", [2, 4], INT8, np.ones((2, 4)), scale=0.1, zero_point=0)
-    y = b.tensor("y", [1, 2], FLOAT32)
-    b.op("FULLY_CONNECTED", [x, w], [y], ("FullyConnectedOptions", {}))
-    with pytest.raises(UnsupportedOperatorsError) as info:
-        import_tflite(b.build([x], [y]))
-    assert "hybrid" in info.value.problems[0][2]
-
-
 def test_float16_constant_that_is_a_model_output_is_cast_not_folded():
     """A model output cannot be a constant: there the DEQUANTIZE is a CAST."""
     b = TFLiteBuilder()

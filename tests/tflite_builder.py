@@ -204,3 +204,30 @@ def _vector(b, mod, start: str, items: list[int]) -> int:
     for x in reversed(items):
         b.PrependUOffsetTRelative(x)
     return b.EndVector()
+
+
+def dequantized_copy(data: bytes) -> bytes:
+    """The model with every int8 constant tensor rewritten as the float32
+    constant it stands for (``scale x (q - zero_point)``, per channel): a
+    dynamic-range model's float twin.  Uses LiteRT's generated schema (its
+    object API can repack a model); ImportError without LiteRT."""
+    import ai_edge_litert.schema_py_generated as schema
+
+    model = schema.ModelT.InitFromPackedBuf(bytearray(data), 0)
+    for sub in model.subgraphs:
+        for t in sub.tensors:
+            buf = model.buffers[t.buffer]
+            if t.type != INT8 or buf.data is None or not len(buf.data):
+                continue
+            q = t.quantization
+            scale, zp = np.asarray(q.scale, np.float64), np.asarray(q.zeroPoint if q.zeroPoint is not None else [0])
+            shape = [1] * len(t.shape)
+            if scale.size > 1:
+                shape[q.quantizedDimension] = scale.size
+            q8 = np.frombuffer(bytes(buf.data), np.int8).reshape(t.shape).astype(np.int64)
+            value = ((q8 - zp.reshape(shape if zp.size > 1 else [1] * len(shape))) * scale.reshape(shape))
+            buf.data = np.frombuffer(value.astype(np.float32).tobytes(), np.uint8)
+            t.type, t.quantization = FLOAT32, None
+    b = flatbuffers.Builder(0)
+    b.Finish(model.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())

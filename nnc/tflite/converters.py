@@ -90,16 +90,8 @@ def _dilation(c: _Call, opts) -> list[int]:
     return [c.imp.bool8(False), c.imp.int32(dw), c.imp.int32(dh)]
 
 
-def _no_hybrid_weights(c: _Call) -> None:
-    """Dynamic-range ("hybrid") models: float input, int8 weights.  LiteRT
-    quantises the input on the fly; NNAPI has no such operation."""
-    if c.tensor(0).tfl_type == 0 and c.tensor(1).tfl_type in (3, 9):
-        raise _Unsupported("hybrid operator (float32 input, quantised weights) has no NNAPI equivalent")
-
-
 @converts("CONV_2D")
 def _conv(c: _Call) -> None:
-    _no_hybrid_weights(c)
     o = c.options("Conv2DOptions")
     pad, act = _PADDING[o.Padding()], _fuse(o.FusedActivationFunction())
     ins = [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[0]), c.imp.int32(pad),
@@ -109,7 +101,6 @@ def _conv(c: _Call) -> None:
 
 @converts("DEPTHWISE_CONV_2D")
 def _depthwise(c: _Call) -> None:
-    _no_hybrid_weights(c)
     o = c.options("DepthwiseConv2DOptions")
     pad, act = _PADDING[o.Padding()], _fuse(o.FusedActivationFunction())
     ins = [c.input(0), c.input(1), _bias(c, 2, c.tensor(1).shape[3]), c.imp.int32(pad),
@@ -124,7 +115,6 @@ def _fully_connected(c: _Call) -> None:
     [batch, units]; other output shapes (keep_num_dims) get a RESHAPE after it.
     A filter with a scale per output channel, which NNAPI's FULLY_CONNECTED
     does not take, goes through a 1x1 CONV_2D (:func:`_fc_as_conv`)."""
-    _no_hybrid_weights(c)
     o = c.options("FullyConnectedOptions")
     if o.WeightsFormat() != 0:
         raise _Unsupported("shuffled weights format has no NNAPI equivalent")
@@ -400,8 +390,6 @@ def _batch_matmul(c: _Call) -> None:
     dimensions (TFLite broadcasts them): a constant operand is broadcast at
     import, a computed one only reshaped where the sizes allow."""
     o = _options(c.op, "BatchMatMulOptions")
-    if o is not None and o.AsymmetricQuantizeInputs():
-        raise _Unsupported("hybrid (asymmetric_quantize_inputs) BATCH_MATMUL has no NNAPI equivalent")
     out = c.imp.tensors[c.outs[0]].shape
     if not 2 <= len(out) <= 4:
         raise _Unsupported(f"NNAPI BATCH_MATMUL takes rank 2..4, not {len(out)}")
@@ -514,8 +502,11 @@ def _state(c: _Call, k: int, what: str) -> tuple[int, int]:
 
 
 def _no_hybrid(c: _Call, opts) -> None:
-    if opts is not None and opts.AsymmetricQuantizeInputs() or c.tensor(0).tfl_type != 0:
-        raise _Unsupported("only float32 recurrent operators map (no hybrid or quantised ones)")
+    """Float32 recurrent operators map; a hybrid one's weights were
+    dequantised before (``_Importer.dequantize_hybrid``), so its
+    ``asymmetric_quantize_inputs`` no longer applies."""
+    if c.tensor(0).tfl_type != 0:
+        raise _Unsupported("only float32 recurrent operators map (no quantised ones)")
 
 
 @converts("RNN")

@@ -200,6 +200,10 @@ def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
         call = _Call(imp, k, op, name, [int(i) for i in op.InputsAsNumpy()] if not op.InputsIsNone() else [],
                      [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else [])  # fmt: skip
         before = len(imp.model.operations)
+        if name not in ("DEQUANTIZE", "QUANTIZE"):
+            hybrid = imp.dequantize_hybrid(call.ins, call.outs)
+            if hybrid:
+                imp.notes[k] = "hybrid: weights dequantised to float32 at import (" + ", ".join(hybrid) + ")"
         try:
             conv(call)
         except _Unsupported as e:

@@ -6,7 +6,7 @@ operator."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -184,11 +184,42 @@ class _Importer:
         self.model.set_operand_value(idx, None)
         return idx
 
+    def dequantize_hybrid(self, ins: Sequence[int], outs: Sequence[int]) -> list[str]:
+        """Dynamic-range ("hybrid") operators: a float32 result from int8 or
+        uint8 constant weights (TFLite's default post-training quantisation).
+        LiteRT quantises the activations on the fly, which NNAPI has no
+        operation for; the weights are dequantised here once instead
+        (``scale x (q - zero_point)``, per channel), so the operator is the
+        float32 one: the computation the quantised weights stand for.
+        Returns the names of the tensors dequantised."""
+        if not outs or any(o < 0 or self.tensors[o].tfl_type != 0 for o in outs):
+            return []
+        done = []
+        for i in ins:
+            t = self.tensors[i] if i >= 0 else None
+            if t is None or t.data is None or t.tfl_type not in (3, 9) or not t.quantized or i in self.operands:
+                continue
+            self.tensors[i] = dequantized(t)
+            done.append(t.name)
+        return done
+
     def constant_value(self, tensor_index: int, what: str) -> np.ndarray:
         data = self.tensors[tensor_index].data
         if data is None:
             raise _Unsupported(f"{what} must be a constant tensor")
         return data
+
+
+def dequantized(t: _Tensor) -> _Tensor:
+    """A quantised constant as the float32 constant it stands for."""
+    assert t.data is not None
+    shape = [1] * t.data.ndim
+    if t.scales.size > 1:
+        shape[t.quantized_dim] = t.scales.size
+    scale, zp = t.scales.reshape(shape), (t.zero_points if t.zero_points.size else np.zeros(1, np.int64)).reshape(
+        shape if t.zero_points.size > 1 else [1] * t.data.ndim)
+    value = ((t.data.astype(np.int64) - zp) * scale).astype(np.float32)
+    return replace(t, tfl_type=0, scales=np.zeros(0), zero_points=np.zeros(0, np.int64), data=value)
 
 
 @dataclass
