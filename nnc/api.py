@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
+from dataclasses import replace
 
 import numpy as np
 
@@ -32,7 +34,14 @@ class CompiledModel:
     :attr:`inputs` and :attr:`outputs` describe the tensors (name, shape,
     dtype, NNAPI type, quantisation: :class:`nnc.details.TensorDetails`);
     ``run`` takes inputs by position or by those names, ``run_named``
-    returns the outputs by name."""
+    returns the outputs by name.
+
+    A model with state (:attr:`nnc.Model.state`: a TFLite model's variable
+    tensors) can be run with its state inputs left out: the state then
+    starts at zero and each run carries it over to the next, as LiteRT's
+    ``invoke()`` does, and ``run`` returns the outputs without the state;
+    :meth:`reset_state` sets it back to zero and :attr:`state` reads it.  Given every input, ``run``
+    uses the state passed and returns every output, as before."""
 
     def __init__(self, model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False):
         """Compile ``model`` now; with ``cache_dir``, through the compilation
@@ -53,6 +62,23 @@ class CompiledModel:
         if profile:
             self.compilation.set_profiling(True)
         self.compilation.finish()
+        self._state_lock = threading.Lock()
+        self._state: dict[int, np.ndarray] = {}
+        self.reset_state()
+
+    def reset_state(self) -> None:
+        """Set the carried state (see the class docstring) back to zero."""
+        with self._state_lock:
+            self._state = {
+                k: np.zeros(self.model.operands[self.model.inputs[k]].dims or (), self.inputs[k].dtype)
+                for k, _ in self.model.state or ()
+            }
+
+    @property
+    def state(self) -> dict[str, np.ndarray]:
+        """The carried state, by state input name (copies)."""
+        with self._state_lock:
+            return {self.inputs[k].name: v.copy() for k, v in self._state.items()}
 
     @property
     def inputs(self) -> list[TensorDetails]:
@@ -76,16 +102,37 @@ class CompiledModel:
         empty output buffers learns the shapes (OUTPUT_INSUFFICIENT_SIZE
         reports them, as the NDK specifies) and a second one computes.
         """
+        if self._state and len(inputs) + len(named) == len(self.inputs) - len(self._state):
+            return self._run_with_state(inputs, named)
         args = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
         outs = self._output_buffers(args)
         self._execute(args, outs)
         return outs
 
+    def _run_with_state(self, inputs, named) -> list[np.ndarray]:
+        """``run`` with the state inputs from the carried state, which the
+        state outputs then replace; the other outputs returned."""
+        plain = [replace(d, position=j) for j, d in enumerate(d for d in self.inputs if d.position not in self._state)]
+        given = iter(bind_inputs(plain, inputs, named, "nnc.CompiledModel.run"))
+        state_outputs = {o: k for k, o in self.model.state or () if o is not None}
+        with self._state_lock:
+            args = [self._state[k] if k in self._state else next(given) for k in range(len(self.inputs))]
+            outs = self._output_buffers(args)
+            self._execute(args, outs)
+            for o, k in state_outputs.items():
+                self._state[k] = outs[o]
+        return [y for j, y in enumerate(outs) if j not in state_outputs]
+
     def run_named(self, *inputs, **named) -> dict[str, np.ndarray]:
         """:meth:`run`, with the outputs keyed by their names (those of
-        :attr:`outputs`), in output order."""
+        :attr:`outputs`, the state's left out when ``run`` carries it), in
+        output order."""
         results = self.run(*inputs, **named)
-        return {d.name: r for d, r in zip(self.outputs, results)}
+        outputs = self.outputs
+        if len(results) < len(outputs):
+            carried = {o for _, o in self.model.state or ()}
+            outputs = [d for d in outputs if d.position not in carried]
+        return {d.name: r for d, r in zip(outputs, results)}
 
     def reusable_execution(self, inputs, num_threads: int | None = None) -> tuple[Execution, list[np.ndarray]]:
         """A reusable :class:`Execution` with ``inputs`` (a sequence, in

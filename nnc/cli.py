@@ -4,7 +4,7 @@
         Compile MODEL (an .nnc model file or a .tflite file) to native code
         and run it.  Inputs
         not given are generated (uniform in [-1, 1], or small integers) from
-        --seed.  Without --output-dir the inputs and outputs are printed;
+        --seed; the model's state (an LSTM's variable tensors) is zero.  Without --output-dir the inputs and outputs are printed;
         with it each output is written as DIR/output_K.npy.
     nnc info MODEL [--dot] [--svg FILE]
         Print the model's inputs, outputs and operations; for a .tflite
@@ -122,9 +122,11 @@ def _generate(model, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _inputs(model, specs: list[str], seed: int) -> list[np.ndarray]:
-    """The inputs --input names, the others generated from ``seed``."""
+    """The inputs --input names, the others generated from ``seed`` (the
+    model's state, such as an LSTM's, zero: its value before a first run)."""
     given = _parse_inputs(specs, len(model.inputs), _names(model, "input"))
     rng = np.random.default_rng(seed)
+    state = {k for k, _ in model.state or ()}
     inputs = []
     for k in range(len(model.inputs)):
         if k in given:
@@ -132,6 +134,9 @@ def _inputs(model, specs: list[str], seed: int) -> list[np.ndarray]:
                 inputs.append(np.load(given[k], allow_pickle=False))
             except (OSError, ValueError) as e:
                 raise UsageError(f"cannot read {given[k]}: {e}") from None
+        elif k in state:
+            op = model.operands[model.inputs[k]]
+            inputs.append(np.zeros(op.dims, dtype_of(op.type)))
         else:
             inputs.append(_generate(model, k, rng))
     return inputs

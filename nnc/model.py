@@ -216,6 +216,12 @@ class Model:
     #: tensor names of the inputs and outputs, when the model file has them
     input_names: list[str] | None = None
     output_names: list[str] | None = None
+    #: state the model carries between runs (a TFLite model's variable
+    #: tensors, such as an LSTM's), as (input position, output position or
+    #: None): NNAPI models are stateless, so the state is an input, and the
+    #: output that holds its next value, if any.  :class:`nnc.CompiledModel`
+    #: keeps it between runs; NDK-style code passes it explicitly.
+    state: list[tuple[int, int | None]] | None = None
 
     def __init__(self) -> None:
         self.operands: list[Operand] = []

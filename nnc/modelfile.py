@@ -72,6 +72,7 @@ def to_dict(model: Model) -> dict[str, Any]:
         "outputs": model.outputs,
         "relaxed": model.relaxed,
         **{key: list(names) for key in ("input_names", "output_names") if (names := getattr(model, key, None))},
+        **({"state": [list(pair) for pair in model.state]} if model.state else {}),
         "subgraphs": [to_dict(s) for s in subgraphs],
     }
 
@@ -127,7 +128,24 @@ def _from_dict(data: Any, new_model: Callable[[], Model]) -> Model:
             if not isinstance(names, list) or len(names) != len(ios) or not all(isinstance(n, str) for n in names):
                 raise BadDataError(_LOAD, f"{key} must be a list of {len(ios)} strings")
             setattr(model, key, names)
+    if data.get("state") is not None:
+        model.state = _state_pairs(data["state"], len(model.inputs), len(model.outputs))
     return model
+
+
+def _state_pairs(pairs: Any, n_in: int, n_out: int) -> list[tuple[int, int | None]]:
+    """A model file's ``state``: [input position, output position or null]
+    pairs, each input and output at most once."""
+    ok = isinstance(pairs, list) and all(
+        isinstance(p, list) and len(p) == 2 and type(p[0]) is int and 0 <= p[0] < n_in
+        and (p[1] is None or type(p[1]) is int and 0 <= p[1] < n_out) for p in pairs
+    )  # fmt: skip
+    if not ok or len({p[0] for p in pairs}) != len(pairs) or len({p[1] for p in pairs if p[1] is not None}) != len(
+        [p for p in pairs if p[1] is not None]
+    ):
+        raise BadDataError(_LOAD, f"state must be distinct [input, output or null] positions of the "
+                                  f"{n_in} inputs and {n_out} outputs")  # fmt: skip
+    return [(p[0], p[1]) for p in pairs]
 
 
 #: A file last changed less than this long before it was read may be changed

@@ -116,6 +116,63 @@ def test_model_zoo_matches_litert(name, cache_dir):
     assert_matches_reference(outs[0], io["output_0"], model_bench.is_hybrid(zoo_path(name, ".tflite")))
 
 
+def test_lstm_state_is_the_compiled_models_own(cache_dir):
+    """Run with its one input, the LSTM keeps its variable tensors between
+    runs as LiteRT does between invoke()s: zero at first, carried over,
+    back to zero after reset_state()."""
+    path = zoo_path("lstm_textcls_float32", ".tflite")
+    model = import_tflite(path)
+    assert model.state == [(1, 1), (2, 2)]
+    io = np.load(zoo_path("lstm_textcls_float32", ".io.npz"))
+    tokens = io["input_0"]
+    compiled = nnc.CompiledModel(model, cache_dir)
+    assert all(not v.any() for v in compiled.state.values())
+    first = compiled.run(tokens)
+    after_first = compiled.state
+    second = compiled.run(tokens)
+    assert len(first) == 1 and first[0].shape == io["output_0"].shape
+    assert_matches_reference(first[0], io["output_0"])
+    explicit = compiled.run(tokens, *[np.zeros((1, 128), np.float32)] * 2)  # every input: explicit state
+    assert len(explicit) == 3 and np.array_equal(explicit[0], first[0])
+    assert list(after_first) == ["op1.output_state", "op1.cell_state"]
+    for carried, out in zip(after_first.values(), explicit[1:]):
+        assert carried.any() and np.array_equal(carried, out)  # the carried state is the state outputs
+    again = compiled.run(tokens, *explicit[1:])
+    assert np.array_equal(again[0], second[0]) and not np.array_equal(again[1], explicit[1])
+    assert list(compiled.run_named(tokens)) == ["probs"]
+    compiled.reset_state()
+    assert np.array_equal(compiled.run(tokens=tokens)[0], first[0])
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        return
+    it = Interpreter(model_path=path, num_threads=1)
+    it.allocate_tensors()
+    lite = []
+    for _ in range(2):
+        it.set_tensor(it.get_input_details()[0]["index"], tokens)
+        it.invoke()
+        lite.append(it.get_tensor(it.get_output_details()[0]["index"]).copy())
+    for got, want in zip((first[0], second[0]), lite):
+        assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+    assert not np.array_equal(lite[0], lite[1])  # LiteRT's state moves its output by ~3e-8
+
+
+def test_model_state_survives_a_model_file(tmp_path):
+    model = import_tflite(zoo_path("lstm_textcls_float32", ".tflite"))
+    path = tmp_path / "lstm.nnc"
+    model.save(str(path))
+    assert nnc.Model.load(str(path)).state == [(1, 1), (2, 2)]
+    import json
+
+    data = json.loads(path.read_text())
+    for bad in ([[1, 1], [1, 2]], [[3, 0]], [[1, "x"]], "state"):
+        data["state"] = bad
+        path.write_text(json.dumps(data))
+        with pytest.raises(nnc.BadDataError, match="state must be"):
+            nnc.Model.load(str(path))
+
+
 def test_lstm_state_is_explicit_and_carries_over(cache_dir):
     """The LSTM's variable tensors are state inputs (zero on the first run)
     and state outputs; feeding the outputs back continues the sequence."""

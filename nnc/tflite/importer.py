@@ -259,3 +259,6 @@ def _identify(imp: _Importer, fb, index: int, sub) -> None:
     m.finish()
     m.input_names = [sig_in.get(t, imp.tensors[t].name) for t in in_t] + [n for _, n in imp.state_inputs]
     m.output_names = [sig_out.get(t, imp.tensors[t].name) for t in out_t] + [n for _, n in imp.state_outputs]
+    if imp.state_inputs:
+        out_at = {name: len(out_t) + j for j, (_, name) in enumerate(imp.state_outputs)}
+        m.state = [(len(in_t) + k, out_at.get(name + ":out")) for k, (_, name) in enumerate(imp.state_inputs)]
