@@ -297,8 +297,8 @@ def _mirror_pad(c: _Call) -> None:
 
 @converts("ARG_MAX", "ARG_MIN")
 def _arg(c: _Call) -> None:
-    if c.imp.tensors[c.outs[0]].tfl_type != 2:
-        raise _Unsupported("NNAPI ARGMAX/ARGMIN output only int32")
+    if c.imp.tensors[c.outs[0]].tfl_type not in (2, 4):
+        raise _Unsupported("NNAPI ARGMAX/ARGMIN output only int32 (or int64, narrowed)")
     c.emit(TFLITE_OPS[c.name], [c.input(0), _scalar_input(c, 1, "axis")])
 
 

@@ -55,6 +55,8 @@ class _Importer:
                 return T.TENSOR_FLOAT16, 0.0, 0, data
             case 2:
                 return T.TENSOR_INT32, scale, 0, data
+            case 4:
+                return T.TENSOR_INT32, 0.0, 0, None if data is None else _narrowed(t.name, data)
             case 6:
                 return T.TENSOR_BOOL8, 0.0, 0, data
             case 3:
@@ -208,6 +210,15 @@ class _Importer:
         if data is None:
             raise _Unsupported(f"{what} must be a constant tensor")
         return data
+
+
+def _narrowed(name: str, data: np.ndarray) -> np.ndarray:
+    """An int64 constant as int32 (NNAPI has no 64-bit integer operands),
+    when every value fits."""
+    info = np.iinfo(np.int32)
+    if data.size and (int(data.min()) < info.min or int(data.max()) > info.max):
+        raise _Unsupported(f"int64 tensor '{name}' holds values beyond int32 (NNAPI has no 64-bit integers)")
+    return data.astype(np.int32)
 
 
 def dequantized(t: _Tensor) -> _Tensor:
