@@ -18,6 +18,7 @@ from nnc.compilation import Compilation
 from nnc.details import TensorDetails, bind_inputs
 from nnc.errors import BadDataError, OpFailedError, OutputInsufficientSizeError, UnexpectedNullError
 from nnc.execution import Execution
+from nnc.intermediates import exposing_intermediates
 from nnc.model import Model
 from nnc.operand_types import dtype_of
 from nnc.runtime import cpu_probe
@@ -43,11 +44,21 @@ class CompiledModel:
     :meth:`reset_state` sets it back to zero and :attr:`state` reads it.  Given every input, ``run``
     uses the state passed and returns every output, as before."""
 
-    def __init__(self, model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False):
+    def __init__(
+        self,
+        model: Model,
+        cache_dir: str | os.PathLike | None = None,
+        *,
+        profile: bool = False,
+        keep_intermediates: bool = False,
+    ):
         """Compile ``model`` now; with ``cache_dir``, through the compilation
         cache there (``Compilation.set_caching``, with a fixed token: the cache
         key already covers the model's contents, see ``nnc.runtime.cache``);
-        ``profile``: code that times each operation (``Compilation.set_profiling``)."""
+        ``profile``: code that times each operation (``Compilation.set_profiling``);
+        ``keep_intermediates``: code that also stores every intermediate
+        tensor, which :meth:`tensor` then reads after each run
+        (:mod:`nnc.intermediates`)."""
         fn = "ANeuralNetworksCompilation_create"
         if model is None:
             raise UnexpectedNullError(fn, "model is null")
@@ -55,6 +66,12 @@ class CompiledModel:
             raise BadDataError(fn, f"expected an nnc.Model, got {type(model).__name__}")
         if not model.finished:
             model.finish()
+        #: operand -> the value of the last run, for keep_intermediates
+        self.intermediates: dict[int, np.ndarray] = {}
+        self._kept: list[int] = []
+        self._own_outputs = len(model.outputs)
+        if keep_intermediates:
+            model, self._kept = exposing_intermediates(model)
         self.model = model
         self.compilation = Compilation(model)
         if cache_dir is not None:
@@ -88,7 +105,20 @@ class CompiledModel:
     @property
     def outputs(self) -> list[TensorDetails]:
         """The model's outputs, in position order (``model.output_details``)."""
-        return self.model.output_details
+        return self.model.output_details[: self._own_outputs]
+
+    def tensor(self, operand: int) -> np.ndarray:
+        """The value operand ``operand`` (NNAPI's numbering) had in the last
+        run: a model input or output, or, compiled with
+        ``keep_intermediates``, any operand an operation writes."""
+        fn = "nnc.CompiledModel.tensor"
+        if operand in self.intermediates:
+            return self.intermediates[operand]
+        if not self._kept:
+            raise BadDataError(fn, "intermediate tensors are kept only by nnc.compile(model, keep_intermediates=True)")
+        if not self.intermediates:
+            raise BadDataError(fn, "no run has finished yet")
+        raise BadDataError(fn, f"operand {operand!r} is not a tensor an operation of the main model writes")
 
     def run(self, *inputs, **named) -> list[np.ndarray]:
         """Run once; returns freshly allocated outputs of the computed shapes.
@@ -107,6 +137,16 @@ class CompiledModel:
         args = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
         outs = self._output_buffers(args)
         self._execute(args, outs)
+        return self._keep(outs)
+
+    def _keep(self, outs: list[np.ndarray]) -> list[np.ndarray]:
+        """The model's own outputs; the intermediates after them are kept."""
+        if self._kept:
+            own = outs[: self._own_outputs]
+            self.intermediates = dict(zip(self.model.outputs[: self._own_outputs], own))
+            self.intermediates |= dict(zip(self._kept, outs[self._own_outputs :]))
+            self.intermediates |= {i: np.asarray(x) for i, x in zip(self.model.inputs, self._last_inputs)}
+            return own
         return outs
 
     def _run_with_state(self, inputs, named) -> list[np.ndarray]:
@@ -121,7 +161,7 @@ class CompiledModel:
             self._execute(args, outs)
             for o, k in state_outputs.items():
                 self._state[k] = outs[o]
-        return [y for j, y in enumerate(outs) if j not in state_outputs]
+        return [y for j, y in enumerate(self._keep(outs)) if j not in state_outputs]
 
     def run_named(self, *inputs, **named) -> dict[str, np.ndarray]:
         """:meth:`run`, with the outputs keyed by their names (those of
@@ -153,6 +193,7 @@ class CompiledModel:
         return ex, outs
 
     def _execute(self, inputs, outs: list[np.ndarray]) -> Execution:
+        self._last_inputs = list(inputs)
         ex = Execution(self.compilation)
         for k, x in enumerate(inputs):
             ex.set_input(k, x)
@@ -208,12 +249,14 @@ def load_model(path) -> Model:
 
 
 def compile(
-    model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False
+    model: Model, cache_dir: str | os.PathLike | None = None, *, profile: bool = False, keep_intermediates: bool = False
 ) -> CompiledModel:
     """Finish (if needed) and compile ``model`` (through the compilation
     cache in ``cache_dir`` when given; ``profile``: with per-operation
-    timestamps, read by ``Execution.get_operation_profile``)."""
-    return CompiledModel(model, cache_dir, profile=profile)
+    timestamps, read by ``Execution.get_operation_profile``;
+    ``keep_intermediates``: every intermediate tensor readable after a run,
+    ``CompiledModel.tensor``)."""
+    return CompiledModel(model, cache_dir, profile=profile, keep_intermediates=keep_intermediates)
 
 
 def compile_artifact(

@@ -37,6 +37,16 @@
         rest summed) with the sum of the operations' medians next to the
         median latency (nnc.profile).  --json prints the same figures, each
         run's latency and the whole table as JSON.
+    nnc compare MODEL.tflite [--input FILE.npz | --input NAME=FILE.npy ...] [--seed N]
+                [--kernels reference,builtin,xnnpack] [--json]
+        Run the TFLite model in nnc with every intermediate tensor kept and,
+        where LiteRT is installed, in LiteRT with each kernel set (reference
+        kernels, optimised builtin kernels, XNNPACK: outputs only), and print
+        per tensor, in execution order, the largest difference (absolute for
+        float tensors, in quantisation units for quantised ones) and how many
+        elements differ, marking the first tensor where nnc leaves the
+        reference kernels' arithmetic (nnc.compare).  An .npz input file
+        holds the inputs by name or as input_K (a model zoo's .io.npz).
 
 MODEL is nnc's model file format (.nnc) or a TensorFlow Lite flatbuffer
 (.tflite, imported as ``nnc.import_tflite`` does; an operator nnc cannot
@@ -192,6 +202,53 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         print(result.report(args.top))
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from nnc import compare
+
+    kernels = [k for k in args.kernels.split(",") if k]
+    unknown = [k for k in kernels if k not in compare.KERNELS]
+    if unknown or not kernels:
+        raise UsageError(f"--kernels takes a comma-separated list of {', '.join(compare.KERNELS)}")
+    model = _load(args.model)
+    if not model_is_tflite(args.model):
+        raise UsageError(f"{args.model} is not a TFLite file: compare runs a .tflite model against LiteRT")
+    npz = [spec for spec in args.input if "=" not in spec and spec.endswith(".npz")]
+    if npz and len(args.input) > 1:
+        raise UsageError("--input FILE.npz gives every input; it takes no other --input")
+    inputs = _npz_inputs(model, npz[0]) if npz else _inputs(model, args.input, args.seed)
+    with Progress(os.path.basename(args.model)) as progress:
+        progress.stage("compiling")
+        rows, notes = compare.compare_tflite(args.model, inputs, kernels)
+    if args.json:
+        print(json.dumps({"tensors": [compare.row_json(r) for r in rows], "notes": notes}, indent=2))
+    else:
+        print(compare.format_table(rows, notes))
+    return 0
+
+
+def model_is_tflite(path: str) -> bool:
+    from nnc.tflite import is_tflite_file
+
+    return is_tflite_file(path)
+
+
+def _npz_inputs(model, path: str) -> list[np.ndarray]:
+    """Every input from an .npz file: by the model's input names or input_K."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read {path}: {e}") from None
+    names = _names(model, "input")
+    inputs = []
+    for k in range(len(model.inputs)):
+        key = next((n for n in (f"input_{k}", names[k] if k < len(names) else None) if n in arrays), None)
+        if key is None:
+            raise UsageError(f"{path} has no {_label(model, 'input', k)} (its arrays: {', '.join(arrays)})")
+        inputs.append(arrays[key])
+    return inputs
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -442,6 +499,16 @@ def main(argv: list[str] | None = None) -> int:
     comp.add_argument("--timings", action="store_true",
                       help="print each stage's wall time (each pass with its op counts) to stderr")  # fmt: skip
     comp.set_defaults(fn=cmd_compile)
+    cmp = sub.add_parser("compare", help="compare every tensor of a TFLite model with LiteRT's",
+                         description="Run a TFLite model in nnc and LiteRT and print, per tensor in execution order, "
+                         "the largest difference, marking where nnc leaves LiteRT's reference kernels.")  # fmt: skip
+    cmp.add_argument("model", help="a .tflite file")
+    cmp.add_argument("--input", action="append", default=[], metavar="FILE.npz|NAME=FILE.npy")
+    cmp.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
+    cmp.add_argument("--kernels", default="reference,builtin,xnnpack", metavar="LIST",
+                     help="LiteRT kernel sets to compare with (default: reference,builtin,xnnpack)")  # fmt: skip
+    cmp.add_argument("--json", action="store_true", help="print the rows as JSON")
+    cmp.set_defaults(fn=cmd_compare)
     lib = sub.add_parser("ndk-lib", help="build libneuralnetworks.so, the NNAPI NDK C API backed by nnc",
                          description="Build libneuralnetworks.so (SONAME libneuralnetworks.so) and copy "
                          "NeuralNetworks.h beside it; link C programs with -lneuralnetworks.")  # fmt: skip

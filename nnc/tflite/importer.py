@@ -64,6 +64,8 @@ class TFLiteTranslation:
 
     operators: list[OperatorImport]
     model: Model | None
+    #: the main subgraph's TFLite tensor index -> the NNAPI operand holding it
+    tensor_operands: dict[int, int] = field(default_factory=dict)
 
     @property
     def problems(self) -> list[tuple[int, str, str]]:
@@ -102,7 +104,7 @@ def _import(data: bytes, where: str, level: int) -> TFLiteTranslation:
     ops = [OperatorImport(k, name, [], imp.notes.get(k, ""), problems.get(k)) for k, name in enumerate(names)]
     for j, (k, _) in enumerate(imp.op_index):
         ops[k].nnapi.append(OperationType(imp.model.operations[j].type).name)
-    return TFLiteTranslation(ops, model)
+    return TFLiteTranslation(ops, model, dict(imp.operands))
 
 
 @dataclass

@@ -217,7 +217,7 @@ def mean(ctx: LoweringContext) -> None:
     def finish(e: Emitter, args: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
         total = args[0]
         if same:
-            q = e.op(arith.DivSIOp(total, e.i32(count)))  # C++ int division: toward zero
+            q = e.op(arith.FloorDivSIOp(total, e.i32(count)))
         else:
             centred = e.sub(total, e.i32(count * info.zero_point))
             real = e.mul(e.to_float(centred, f32), e.f32(info.scale / (count * oinfo.scale)))

@@ -134,9 +134,9 @@ def resize_bilinear(ctx: LoweringContext) -> None:
         acc = e.add(acc, e.mul(e.mul(at(y0, x1), ry), dx))
         acc = e.add(acc, e.mul(e.mul(at(y1, x1), dy), dx))
         if quantised:
-            # static_cast<T>(float): truncation (the weights are convex up to
-            # float rounding; the clamp only guards the narrowing)
-            return [q.store_q(e, e.to_int(acc, i32), t)]
+            # rounded to nearest, halves up (the weights are convex up to
+            # float rounding: no clamp needed before narrowing)
+            return [q.store_q(e, e.to_int(e.op(math.FloorOp(e.add(acc, e.f32(0.5)))), i32), t)]
         return [acc]
 
     ctx.generic(oshape, [], [(out, identity_map(4))], body)
