@@ -31,13 +31,13 @@ builtin.module {
 // CHECK:           arith.constant 8.000000e+00 : f32
 // CHECK:           arith.divf
 
-// MEAN (quantised, same quantisation): int32 accumulator, extui, divsi, trunci.
+// MEAN (quantised, same quantisation): int32 accumulator, extui, floordivsi (rounded down), trunci.
 // CHECK:         %[[ACC:[0-9]+]] = memref.alloc() {{.*}} : memref<3xi32>
 // CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[MQ]] : memref<4x3xi8>) outs(%[[ACC]] : memref<3xi32>)
 // CHECK:           arith.extui %{{[0-9]+}} : i8 to i32
 // CHECK:         linalg.generic {{.*}} ins(%[[ACC]] : memref<3xi32>) outs(%[[R_MQ]] : memref<3xi8>)
 // CHECK:           arith.constant 4 : i32
-// CHECK:           arith.divsi
+// CHECK:           arith.floordivsi
 // CHECK:           arith.trunci %{{[0-9]+}} : i32 to i8
 
 // MEAN (requantised): extsi, then (sum - 4) * 0.5, round, - 3, saturate.

@@ -53,7 +53,10 @@ builtin.module {
 // CHECK:           %[[U:.*]] = arith.extui %[[V]] : i8 to i32
 // CHECK:           arith.sitofp %[[U]] : i32 to f32
 // CHECK-COUNT-3:   arith.addf
-// CHECK:           %[[T:.*]] = arith.fptosi %{{.*}} : f32 to i32
+// CHECK:           arith.constant 5.000000e-01 : f32
+// CHECK:           %[[H:.*]] = arith.addf
+// CHECK:           %[[F:.*]] = math.floor %[[H]] : f32
+// CHECK:           %[[T:.*]] = arith.fptosi %[[F]] : f32 to i32
 // CHECK:           arith.maxsi %[[T]], %{{.*}} : i32
 // CHECK:           arith.trunci %{{.*}} : i32 to i8
 

@@ -217,6 +217,8 @@ def mean(ctx: LoweringContext) -> None:
     def finish(e: Emitter, args: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
         total = args[0]
         if same:
+            # rounded down: NNAPI's conformance values (uint8 truncates, int8 is
+            # uint8 shifted by 128; docs/tflite.md)
             q = e.op(arith.FloorDivSIOp(total, e.i32(count)))
         else:
             centred = e.sub(total, e.i32(count * info.zero_point))

@@ -4,8 +4,9 @@ Both compute their source coordinates in float32 in the body of a generic over
 the output and read with ``memref.load`` (a gather).
 RESIZE_NEAREST_NEIGHBOR copies the element tflite's ``GetNearestNeighbor``
 picks.  RESIZE_BILINEAR interpolates in float32; for quantised tensors it
-interpolates the stored integers and truncates, as tflite's reference
-ResizeBilinear template that Android runs for uint8 and int8.
+interpolates the stored integers and rounds to nearest, halves up: the
+numbers NNAPI's conformance tests expect (Android's reference template
+truncates, within their one-unit tolerance; docs/tflite.md).
 """
 
 from __future__ import annotations
@@ -102,9 +103,9 @@ def resize_bilinear(ctx: LoweringContext) -> None:
     Android's ResizeImageOps runs (the output size comes from shape inference,
     whichever of the size and scale signatures the model used).
 
-    Quantised tensors use the same template on the stored integers: the value
-    is interpolated in float32 and ``static_cast`` back, i.e. truncated toward
-    zero (the output keeps the input's quantisation)."""
+    Quantised tensors use the same formula on the stored integers: the value
+    is interpolated in float32 and rounded to nearest, halves up (the output
+    keeps the input's quantisation)."""
     nchw = nchw_flag(ctx, 3)
     align_corners = bool(ctx.scalar(4, False))
     half_pixel = bool(ctx.scalar(5, False))
