@@ -35,6 +35,29 @@ int ANeuralNetworksMemory_createFromAHardwareBuffer(const AHardwareBuffer* ahwb,
 """
 
 
+#: Loaded into a Python that already runs (a Python program that dlopens the
+#: library: PyTorch's NNAPI backend), start the library's Python side while
+#: loading.  Before Python 3.12, cffi's start-up spin lock is
+#: PyCapsule_Type's version tag, which the running interpreter sets at the
+#: first attribute lookup on the capsule type (pybind11 modules such as
+#: PyTorch's do one): the first NNAPI call would then spin forever.
+#: PyType_Modified resets the tag (it only invalidates the type's method
+#: cache), and starting at once leaves no window for it to be set again.
+JOIN_RUNNING_PYTHON = """
+__attribute__((constructor)) static void nnc_ndk_join_running_python(void)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (!Py_IsInitialized())
+        return;  /* a C program: Python starts at the first call */
+    PyGILState_STATE state = PyGILState_Ensure();
+    PyType_Modified(&PyCapsule_Type);
+    PyGILState_Release(state);
+    _cffi_start_python();
+#endif
+}
+"""
+
+
 class BuildError(Exception):
     """The library could not be built (no C compiler, compile error, ...)."""
 
@@ -121,7 +144,7 @@ def build(out_dir: str | os.PathLike, cc: str | None = None) -> Path:
     ffi.embedding_api(declarations(cc))
     ffi.set_source(
         MODULE,
-        '#include "NeuralNetworks.h"\n' + AHWB_DECL,
+        '#include "NeuralNetworks.h"\n' + AHWB_DECL + JOIN_RUNNING_PYTHON,
         include_dirs=[str(HEADER_DIR)],
         define_macros=[("NN_COMPATIBILITY_LIBRARY_BUILD", None)],
         extra_link_args=[f"-Wl,-soname,{LIBRARY}", f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}"],
