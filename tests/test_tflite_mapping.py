@@ -435,17 +435,19 @@ DECOMPOSED = {
     "hard_swish_level_3": (lambda: _float_model("HARD_SWISH", 1, [3, 40]), 3,
                            lambda x: x * np.clip(x + 3, 0, 6) / 6),
     "squared_difference": (lambda: _float_model("SQUARED_DIFFERENCE", 2, [2, 5]), 8, lambda a, b: (a - b) ** 2),
+    "cos": (lambda: _float_model("COS", 1, [4, 50]), 8, np.cos, 10.0),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("case", sorted(DECOMPOSED))
 def test_decomposition_against_numpy_and_litert(case):
-    build, level, ref = DECOMPOSED[case]
+    build, level, ref, *span = DECOMPOSED[case]  # span: inputs in [-span, span] (default 5)
     data = build()
     m = import_tflite(data, feature_level=level)
     assert len(m.operations) > 1  # a graph, not one operation
     rng = np.random.default_rng(12)
-    xs = [rng.uniform(-5, 5, m.operands[i].dims).astype(np.float32) for i in m.inputs]
+    r = span[0] if span else 5.0
+    xs = [rng.uniform(-r, r, m.operands[i].dims).astype(np.float32) for i in m.inputs]
     got = nnc.compile(m).run(*xs)[0]
     want = ref(*[x.astype(np.float64) for x in xs])
     tol = 1e-4 * np.abs(want).max()  # the model zoo's criterion

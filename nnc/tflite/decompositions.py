@@ -116,6 +116,19 @@ def _gelu(c: _Call) -> None:
     g.op(Op.SUB, g.op(Op.RELU, x), g.op(Op.MUL, ax, half_erfc), out=True)
 
 
+@decomposes("COS", "MUL by 1/2, SIN, MUL, SUB: 1 - 2*sin(x/2)^2")
+def _cos(c: _Call) -> None:
+    """NNAPI has SIN but no COS.  The half-angle form 1 - 2*sin(x/2)^2 keeps
+    the argument exact (x/2 rounds nothing) where sin(x + pi/2) would lose
+    the low bits of x to the addition; the rest is within a few units in
+    the last place of 1."""
+    _float_only(c)
+    g = _Graph(c)
+    s = g.op(Op.SIN, g.op(Op.MUL, c.input(0), _f32(c, 0.5)))
+    twice_s2 = g.op(Op.MUL, g.op(Op.MUL, s, _f32(c, 2.0)), s)
+    g.op(Op.SUB, _f32(c, 1.0), twice_s2, out=True)
+
+
 @decomposes("SQUARE", "MUL(x, x)")
 def _square(c: _Call) -> None:
     """x * x: one MUL, the same rounding as TFLite's."""
