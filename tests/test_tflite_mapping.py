@@ -20,7 +20,7 @@ from nnc import OperationType as Op
 from nnc.cli import main as nnc_main
 from nnc.dialects.optable import SPECS
 from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflite
-from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, TFLiteBuilder, single_operator_model
+from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, INT64, TFLiteBuilder, single_operator_model
 
 
 def litert(data: bytes, inputs: list[np.ndarray], reference: bool = True) -> list[np.ndarray] | None:
@@ -455,6 +455,64 @@ def test_decomposition_against_numpy_and_litert(case):
     lite = litert(data, xs)
     if lite is not None:
         assert np.abs(got - lite[0]).max() <= tol
+
+
+def gather_nd_model(params_shape, params_type: int, indices: np.ndarray, constant: bool, index_type: int = INT32):
+    """A GATHER_ND of a params input by ``indices`` (a constant, or an input
+    of their shape); int8 params at scale 0.1, zero point 3."""
+    b = TFLiteBuilder()
+    q = {"scale": 0.1, "zero_point": 3} if params_type == INT8 else {}
+    x = b.tensor("params", params_shape, params_type, **q)
+    i = b.tensor("indices", indices.shape, index_type, indices if constant else None)
+    out_shape = [*indices.shape[:-1], *params_shape[indices.shape[-1] :]]
+    y = b.tensor("y", out_shape, params_type, **q)
+    b.op("GATHER_ND", [x, i], [y])
+    return b.build([x] if constant else [x, i], [y])
+
+
+_IDX = np.array
+GATHER_ND_CASES = {
+    "float_const_pairs": ([3, 4, 5], FLOAT32, _IDX([[2, 1], [0, 3], [2, 1]]), True, INT32, ["RESHAPE", "GATHER"]),
+    "float_runtime_pairs": ([4, 3], FLOAT32, _IDX([[[3, 2], [0, 0], [1, 2]], [[2, 1], [3, 0], [0, 2]]]), False, INT32,
+                            ["RESHAPE", "SLICE", "MUL", "SLICE", "ADD", "RESHAPE", "GATHER"]),
+    "int32_const_int64_rows": ([5, 6], INT32, _IDX([[4], [1], [4]]), True, INT64, ["GATHER"]),
+    "int32_runtime_rows": ([5, 2, 3], INT32, _IDX([[1], [4]]), False, INT32, ["RESHAPE", "GATHER"]),
+    "int8_runtime_triples": ([2, 3, 4], INT8, _IDX([[1, 2, 3], [0, 0, 1], [1, 1, 0], [0, 2, 2]]), False, INT32,
+                             ["RESHAPE", "SLICE", "MUL", "SLICE", "MUL", "ADD", "SLICE", "ADD", "RESHAPE", "GATHER"]),
+    "one_tuple": ([3, 4], FLOAT32, _IDX([2]), True, INT32, ["GATHER", "RESHAPE"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(GATHER_ND_CASES))
+def test_gather_nd_against_numpy_and_litert(case):
+    """GATHER_ND is GATHER of row numbers: constant indices (int64 too)
+    linearised at import, int32 tensors by SLICE, MUL, ADD; exact for
+    float32, int32 and int8."""
+    shape, ptype, idx, constant, itype, ops = GATHER_ND_CASES[case]
+    data = gather_nd_model(shape, ptype, idx, constant, itype)
+    m = import_tflite(data)
+    assert op_names(m) == ops
+    rng = np.random.default_rng(14)
+    dtype = {FLOAT32: np.float32, INT32: np.int32, INT8: np.int8}[ptype]
+    params = (rng.uniform(-5, 5, shape) if ptype == FLOAT32 else rng.integers(-100, 100, shape)).astype(dtype)
+    xs = [params] if constant else [params, idx.astype(np.int32)]
+    got = nnc.compile(m).run(*xs)[0]
+    want = params[tuple(np.moveaxis(idx, -1, 0))]
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+    lite = litert(data, xs)
+    if lite is not None:
+        np.testing.assert_array_equal(got, lite[0])
+
+
+def test_gather_nd_refusals():
+    """Constant indices out of range, and int64 indices computed at run time
+    (NNAPI has no int64 tensor), are reported."""
+    for idx, constant, itype, why in ((_IDX([[3, 0]]), True, INT32, "out of range"),
+                                      (_IDX([[1, 0]]), False, INT64, "must be int32")):  # fmt: skip
+        with pytest.raises(UnsupportedOperatorsError) as info:
+            import_tflite(gather_nd_model([3, 4], FLOAT32, idx, constant, itype))
+        assert why in info.value.problems[0][2]
 
 
 def test_hard_swish_is_one_operation_from_level_4():

@@ -255,6 +255,82 @@ def _unpack(c: _Call) -> None:
         c.emit(Op.RESHAPE, [p, c.imp.const(squeezed)], [c.output(k)])
 
 
+@decomposes("GATHER_ND", "RESHAPE of params to [rows, rest...], GATHER of the linearised row indices on axis 0 "
+                         "(constant indices: computed at import; int32 tensor: SLICE, MUL, ADD)")  # fmt: skip
+def _gather_nd(c: _Call) -> None:
+    """The first k dimensions of params (k: the indices' last dimension)
+    become one of rows, so each index tuple is one row number: GATHER on
+    axis 0, of any type GATHER takes.  A RESHAPE before it when k > 1, one
+    after it when the indices are a single tuple (NNAPI's GATHER indices
+    are a tensor, its output one dimension longer)."""
+    params, ishape = list(c.tensor(0).shape), list(c.tensor(1).shape)
+    if not ishape or not 1 <= ishape[-1] <= len(params):
+        raise _Unsupported(f"indices of shape {ishape} for params of shape {params}")
+    k, batch = ishape[-1], ishape[:-1]
+    lead, rest = params[:k], params[k:]
+    if not batch and not rest:
+        raise _Unsupported("GATHER_ND of one element (a rank-0 output has no NNAPI operand)")
+    rows = int(np.prod(lead))
+    x = c.input(0)
+    if k > 1:
+        x = c.imp.temp_like(c.ins[0], (rows, *rest))
+        c.emit(Op.RESHAPE, [c.input(0), c.imp.const(np.array([rows, *rest], np.int32))], [x])
+    lin_shape = batch or [1]
+    idx = _row_numbers(c, lead, lin_shape)
+    if lin_shape == batch:
+        c.emit(Op.GATHER, [x, c.imp.int32(0), idx])
+        return
+    y = c.imp.temp_like(c.outs[0], (*lin_shape, *rest))
+    c.emit(Op.GATHER, [x, c.imp.int32(0), idx], [y])
+    c.emit(Op.RESHAPE, [y, c.imp.const(np.array([*batch, *rest], np.int32))])
+
+
+def _row_numbers(c: _Call, lead: list[int], shape: list[int]) -> int:
+    """The indices' tuples as row numbers of params' first ``len(lead)``
+    dimensions, an int32 tensor of ``shape``: computed at import for
+    constant indices (int64 ones too, range-checked); for an int32 tensor
+    the sum of each column times its row stride (SLICE, MUL, ADD), which
+    cannot see an index beyond its own dimension the way TFLite's check
+    does (it lands on another row)."""
+    strides = [int(np.prod(lead[j + 1 :])) for j in range(len(lead))]
+    t = c.tensor(1)
+    if t.data is not None:
+        v = t.data.astype(np.int64)
+        if (v < 0).any() or (v >= np.array(lead)).any():
+            raise _Unsupported(f"constant indices out of range for dimensions {lead}")
+        return c.imp.const((v * strides).sum(-1).astype(np.int32).reshape(shape))
+    if t.tfl_type != 2:
+        raise _Unsupported("indices computed at run time must be int32 (NNAPI has no int64 tensor)")
+    ishape = list(t.shape)
+    col_shape = (*ishape[:-1], 1)
+    none = c.imp.int32(FuseCode.NONE)
+
+    def term(j: int) -> int:
+        """Column j of the indices times its stride."""
+        if len(strides) == 1:
+            return c.input(1)
+        col = c.imp.temp_like(c.ins[1], col_shape)
+        begin = np.zeros(len(ishape), np.int32)
+        begin[-1] = j
+        c.emit(Op.SLICE, [c.input(1), c.imp.const(begin), c.imp.const(np.array(col_shape, np.int32))], [col])
+        if strides[j] == 1:
+            return col
+        scaled = c.imp.temp_like(c.ins[1], col_shape)
+        c.emit(Op.MUL, [col, c.imp.const(np.array([strides[j]], np.int32)), none], [scaled])
+        return scaled
+
+    acc = term(0)
+    for j in range(1, len(strides)):
+        total = c.imp.temp_like(c.ins[1], col_shape)
+        c.emit(Op.ADD, [acc, term(j), none], [total])
+        acc = total
+    if list(col_shape) == shape:
+        return acc
+    flat = c.imp.temp_like(c.ins[1], tuple(shape))
+    c.emit(Op.RESHAPE, [acc, c.imp.const(np.array(shape, np.int32))], [flat])
+    return flat
+
+
 def _fold(c: _Call, value: np.ndarray, what: str) -> None:
     """The operator's output is the constant ``value`` (known at import); a
     model output cannot be a constant, so one is refused."""
