@@ -515,6 +515,77 @@ def test_gather_nd_refusals():
         assert why in info.value.problems[0][2]
 
 
+def cumsum_model(shape, tfl_type: int, axis: int, exclusive: bool, reverse: bool) -> bytes:
+    b = TFLiteBuilder()
+    x = b.tensor("x", shape, tfl_type)
+    a = b.tensor("axis", [], INT32, np.array(axis))
+    y = b.tensor("y", shape, tfl_type)
+    b.op("CUMSUM", [x, a], [y], ("CumsumOptions", {"Exclusive": exclusive, "Reverse": reverse}))
+    return b.build([x], [y])
+
+
+def _cumsum(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    v = np.flip(x, axis) if reverse else x
+    s = np.cumsum(v, axis, dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    s = s - v if exclusive else s
+    return np.flip(s, axis) if reverse else s
+
+
+CUMSUM_CASES = {
+    **{f"float_last_{e:d}{r:d}": ([3, 7], FLOAT32, 1, e, r, ["BATCH_MATMUL"])
+       for e in (False, True) for r in (False, True)},
+    "float_first_reverse": ([6, 4], FLOAT32, 0, False, True, ["BATCH_MATMUL"]),
+    "float_middle_exclusive": ([2, 5, 3], FLOAT32, 1, True, False, ["BATCH_MATMUL"]),
+    "float_rank4_axis2": ([1, 2, 9, 3], FLOAT32, -2, False, False, ["RESHAPE", "BATCH_MATMUL", "RESHAPE"]),
+    "int32_last_reverse_exclusive": ([2, 3, 10], INT32, -1, True, True, ["RESHAPE", "BATCH_MATMUL", "RESHAPE"]),
+    "int32_rank1": ([9], INT32, 0, False, False, ["RESHAPE", "BATCH_MATMUL", "RESHAPE"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(CUMSUM_CASES))
+def test_cumsum_against_numpy_and_litert(case):
+    """CUMSUM is a product by a constant triangular 0/1 matrix: int32
+    exactly (values whose float32 sums would round), float32 within the
+    model zoo's criterion; exclusive and reverse."""
+    shape, tfl_type, axis, exclusive, reverse, ops = CUMSUM_CASES[case]
+    data = cumsum_model(shape, tfl_type, axis, exclusive, reverse)
+    m = import_tflite(data)
+    assert op_names(m) == ops
+    rng = np.random.default_rng(15)
+    if tfl_type == INT32:
+        x = rng.integers(-(10**8), 10**8, shape).astype(np.int32)
+    else:
+        x = rng.uniform(-5, 5, shape).astype(np.float32)
+    got = nnc.compile(m).run(x)[0]
+    want = _cumsum(x, axis, exclusive, reverse)
+    lite = litert(data, [x])
+    if tfl_type == INT32:
+        np.testing.assert_array_equal(got, want)
+        if lite is not None:
+            np.testing.assert_array_equal(got, lite[0])
+        return
+    tol = 1e-4 * np.abs(want).max()
+    assert np.abs(got - want).max() <= tol
+    if lite is not None:
+        assert np.abs(got - lite[0]).max() <= tol
+
+
+def test_cumsum_refusals():
+    """A CUMSUM whose repeated matrix would be too large, and one of a
+    quantised tensor, are reported."""
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(cumsum_model([300, 200, 2], FLOAT32, 1, False, False))
+    assert "the matrix would hold" in info.value.problems[0][2]
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 3], INT8, scale=0.1, zero_point=0)
+    a = b.tensor("axis", [], INT32, np.array(1))
+    y = b.tensor("y", [2, 3], INT8, scale=0.1, zero_point=0)
+    b.op("CUMSUM", [x, a], [y], ("CumsumOptions", {}))
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(b.build([x], [y]))
+    assert "float32 or int32 only" in info.value.problems[0][2]
+
+
 def test_hard_swish_is_one_operation_from_level_4():
     assert op_names(import_tflite(_float_model("HARD_SWISH", 1, [2, 3]))) == ["HARD_SWISH"]
 

@@ -331,6 +331,72 @@ def _row_numbers(c: _Call, lead: list[int], shape: list[int]) -> int:
     return flat
 
 
+#: the largest constant 0/1 matrix (elements) a CUMSUM is given: its axis's
+#: square, repeated over the dimensions before the axis when some follow it too
+_CUMSUM_MATRIX_LIMIT = 1 << 22
+
+
+@decomposes("CUMSUM", "RESHAPE to [before, axis, after], BATCH_MATMUL by a constant triangular 0/1 matrix, "
+                      "RESHAPE (float32, int32)")  # fmt: skip
+def _cumsum(c: _Call) -> None:
+    """Each output is a sum of a prefix (or, reversed, a suffix) of the
+    axis, with or without its own element: a product by a constant 0/1
+    matrix.  With the input as [before, n, after], that is [before, n] x
+    M^T when nothing follows the axis, M x [n, after] when nothing precedes
+    it, else M repeated over ``before`` (NNAPI's BATCH_MATMUL does not
+    broadcast).  int32 is exact and wraps as TFLite's does; float32 sums
+    the same terms in another order (and an infinity in the axis makes
+    every sum NaN, 0 x inf, not only the later ones)."""
+    t = c.tensor(0)
+    types = {0: (T.TENSOR_FLOAT32, np.float32), 2: (T.TENSOR_INT32, np.int32)}
+    if t.tfl_type not in types:
+        raise _Unsupported("CUMSUM of float32 or int32 only")
+    shape, o = list(t.shape), _options(c.op, "CumsumOptions")
+    rank = len(shape)
+    axis = int(c.imp.constant_value(c.ins[1], "axis").reshape(-1)[0])
+    if not -rank <= axis < rank:
+        raise _Unsupported(f"axis {axis} out of range for rank {rank}")
+    axis %= rank
+    before, n, after = int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1 :]))
+    m = _prefix_matrix(n, bool(o is not None and o.Exclusive()), bool(o is not None and o.Reverse()))
+    nn_t, dtype = types[t.tfl_type]
+    if after == 1:
+        view, mat, first = (before, n), m.T, False
+    elif before == 1:
+        view, mat, first = (n, after), m, True
+    elif before * n * n <= _CUMSUM_MATRIX_LIMIT:
+        view, mat, first = (before, n, after), np.broadcast_to(m, (before, n, n)), True
+    else:
+        raise _Unsupported(f"CUMSUM over {n} elements with {before} x {after} others: the matrix would hold "
+                           f"{before * n * n} elements (at most {_CUMSUM_MATRIX_LIMIT})")  # fmt: skip
+    const = c.imp.const(np.ascontiguousarray(mat, dtype), nn_t)
+    x = _reshaped_to(c, c.input(0), view)
+    product = c.output(0) if list(view) == shape else c.imp.temp_like(c.ins[0], view)
+    operands = [const, x] if first else [x, const]
+    c.emit(Op.BATCH_MATMUL, [*operands, c.imp.bool8(False), c.imp.bool8(False)], [product])
+    if list(view) != shape:
+        c.emit(Op.RESHAPE, [product, c.imp.const(np.array(shape, np.int32))])
+
+
+def _prefix_matrix(n: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """M[j, i] = 1 where output j sums input i: i <= j (i < j exclusive),
+    i >= j reversed (i > j)."""
+    j, i = np.indices((n, n))
+    take = i >= j if reverse else i <= j
+    if exclusive:
+        take &= i != j
+    return take.astype(np.int32)
+
+
+def _reshaped_to(c: _Call, x: int, shape: tuple[int, ...]) -> int:
+    """Input 0's operand ``x`` as ``shape`` (itself when it has it)."""
+    if list(shape) == list(c.tensor(0).shape):
+        return x
+    y = c.imp.temp_like(c.ins[0], shape)
+    c.emit(Op.RESHAPE, [x, c.imp.const(np.array(shape, np.int32))], [y])
+    return y
+
+
 def _fold(c: _Call, value: np.ndarray, what: str) -> None:
     """The operator's output is the constant ``value`` (known at import); a
     model output cannot be a constant, so one is refused."""
