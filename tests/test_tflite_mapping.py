@@ -20,7 +20,7 @@ from nnc import OperationType as Op
 from nnc.cli import main as nnc_main
 from nnc.dialects.optable import SPECS
 from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflite
-from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, INT64, TFLiteBuilder, single_operator_model
+from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, INT64, Sparsity, TFLiteBuilder, single_operator_model
 
 
 def litert(data: bytes, inputs: list[np.ndarray], reference: bool = True) -> list[np.ndarray] | None:
@@ -584,6 +584,115 @@ def test_cumsum_refusals():
     with pytest.raises(UnsupportedOperatorsError) as info:
         import_tflite(b.build([x], [y]))
     assert "float32 or int32 only" in info.value.problems[0][2]
+
+
+def _csr(dense: np.ndarray, column_major: bool = False) -> tuple[np.ndarray, Sparsity]:
+    """A 2-D array in TFLite's sparse format: a DENSE dimension, then a
+    SPARSE_CSR one (rows then columns, or the other way round)."""
+    d = dense.T if column_major else dense
+    outer, inner = np.nonzero(d)
+    segments = np.concatenate([[0], np.cumsum(np.count_nonzero(d, axis=1))])
+    order = [1, 0] if column_major else [0, 1]
+    return d[outer, inner], Sparsity(order, [], [d.shape[0], (segments.tolist(), inner.tolist())])
+
+
+def _block_csr(dense: np.ndarray, width: int) -> tuple[np.ndarray, Sparsity]:
+    """1 x ``width`` blocks (the layout of TFLite's sparse FULLY_CONNECTED
+    kernels): DENSE rows, SPARSE_CSR blocks of a row, DENSE inside a block;
+    uint8 index vectors."""
+    units, depth = dense.shape
+    blocks = dense.reshape(units, depth // width, width)
+    rows, cols = np.nonzero(np.abs(blocks).sum(-1))
+    segments = np.concatenate([[0], np.cumsum(np.count_nonzero(np.abs(blocks).sum(-1), axis=1))])
+    return blocks[rows, cols].reshape(-1), Sparsity([0, 1, 2], [1], [units, (segments.tolist(), cols.tolist()), width], 3)
+
+
+def sparse_fc_model(wv: np.ndarray, encode, tfl_type: int = FLOAT32) -> bytes:
+    """FULLY_CONNECTED of an input [2, depth] by the DENSIFY of ``wv``
+    stored sparse (``encode`` of it); int8 at scales 0.05 (input), 0.02
+    (weights), 0.2 (output)."""
+    units, depth = wv.shape
+    values, sparsity = encode(wv)
+    q = (lambda s: {"scale": s, "zero_point": 0}) if tfl_type == INT8 else (lambda s: {})
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, depth], tfl_type, **q(0.05))
+    ws = b.tensor("w_sparse", [units, depth], tfl_type, values, sparsity=sparsity, **q(0.02))
+    w = b.tensor("w", [units, depth], tfl_type, **q(0.02))
+    bias_q = {"scale": 0.05 * 0.02, "zero_point": 0} if tfl_type == INT8 else {}
+    bias_type = INT32 if tfl_type == INT8 else FLOAT32
+    bias = b.tensor("b", [units], bias_type, np.arange(units) - 2, **bias_q)
+    y = b.tensor("y", [2, units], tfl_type, **q(0.2))
+    b.op("DENSIFY", [ws], [w])
+    b.op("FULLY_CONNECTED", [x, w, bias], [y], ("FullyConnectedOptions", {}))
+    return b.build([x], [y])
+
+
+def _sparse_weights(units: int, depth: int, tfl_type: int, width: int = 1) -> np.ndarray:
+    """Weights with about two thirds of their (1 x ``width``) blocks zero."""
+    rng = np.random.default_rng(16)
+    keep = np.repeat(rng.uniform(size=(units, depth // width)) < 0.35, width, axis=1)
+    if tfl_type == INT8:
+        return (rng.integers(-127, 128, (units, depth)) * keep).astype(np.int8)
+    return (rng.uniform(-1, 1, (units, depth)) * keep).astype(np.float32)
+
+
+DENSIFY_CASES = {
+    "csr": (lambda wv: _csr(wv), FLOAT32, 1),
+    "csr_column_major": (lambda wv: _csr(wv, column_major=True), FLOAT32, 1),
+    "block_1x4_uint8_indices": (lambda wv: _block_csr(wv, 4), FLOAT32, 4),
+    "int8_csr": (lambda wv: _csr(wv), INT8, 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DENSIFY_CASES))
+def test_densify_of_sparse_weights_is_folded(case):
+    """DENSIFY of a sparse constant (CSR, CSR in column order, 1x4 blocks,
+    int8) becomes the dense constant at import: the FULLY_CONNECTED alone
+    is left, with exactly the dense weights; against numpy and LiteRT."""
+    encode, tfl_type, width = DENSIFY_CASES[case]
+    wv = _sparse_weights(6, 16, tfl_type, width)
+    data = sparse_fc_model(wv, encode, tfl_type)
+    result = translate_tflite(data)
+    assert [o.nnapi for o in result.operators] == [[], ["FULLY_CONNECTED"]] and not result.problems
+    assert "folded" in result.operators[0].note
+    m = result.model
+    assert np.array_equal(m.operands[m.operations[0].inputs[1]].value, wv)
+    rng = np.random.default_rng(17)
+    if tfl_type == INT8:
+        x = rng.integers(-128, 128, (2, 16)).astype(np.int8)
+        got = nnc.compile(m).run(x)[0].astype(np.int32)
+        acc = x.astype(np.int64) @ wv.T.astype(np.int64) + (np.arange(6) - 2)
+        want = np.clip(np.round(acc * 0.05 * 0.02 / 0.2), -128, 127)
+        assert np.abs(got - want).max() <= 1
+        lite = litert(data, [x])
+        if lite is not None:
+            assert np.abs(got - lite[0]).max() <= 1
+        return
+    x = rng.uniform(-1, 1, (2, 16)).astype(np.float32)
+    got = nnc.compile(m).run(x)[0]
+    np.testing.assert_allclose(got, x.astype(np.float64) @ wv.T + (np.arange(6) - 2), rtol=1e-5, atol=1e-5)
+    lite = litert(data, [x])
+    if lite is not None:
+        np.testing.assert_allclose(got, lite[0], rtol=1e-5, atol=1e-5)
+
+
+def test_densify_refusals():
+    """A DENSIFY that is a model output is reported (a model output cannot be
+    a constant); sparse values that do not fill the stored positions are a
+    malformed file."""
+    wv = _sparse_weights(3, 4, FLOAT32)
+    values, sparsity = _csr(wv)
+    b = TFLiteBuilder()
+    ws = b.tensor("w_sparse", [3, 4], FLOAT32, values, sparsity=sparsity)
+    w = b.tensor("w", [3, 4], FLOAT32)
+    b.op("DENSIFY", [ws], [w])
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(b.build([], [w]))
+    assert "DENSIFY as a model output" in info.value.problems[0][2]
+    b.tensors[ws].buffer = len(b.buffers)
+    b.buffers.append(np.ones(values.size + 1, np.float32).tobytes())
+    with pytest.raises(nnc.BadDataError, match="sparse values for"):
+        import_tflite(b.build([], [w]))
 
 
 def test_hard_swish_is_one_operation_from_level_4():

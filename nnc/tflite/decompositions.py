@@ -1,6 +1,6 @@
-"""Builtins the delegate rejects, as exact NNAPI graphs (or, for SHAPE and
-RANGE, constants folded at import): no one NNAPI operation is theirs, so no
-record lists them; ``DECOMPOSITIONS`` says what each becomes
+"""Builtins the delegate rejects, as exact NNAPI graphs (or, for SHAPE,
+RANGE and DENSIFY, constants folded at import): no one NNAPI operation is
+theirs, so no record lists them; ``DECOMPOSITIONS`` says what each becomes
 (docs/tflite.md's table and the tests check against it)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from nnc.enums import FuseCode, OperandType, OperationType
-from nnc.tflite.reader import _options
+from nnc.tflite.reader import _TFL_DTYPES, _options
 from nnc.tflite.state import Converter, _Call, _Unsupported
 
 T = OperandType
@@ -403,7 +403,7 @@ def _fold(c: _Call, value: np.ndarray, what: str) -> None:
     if c.outs[0] in c.imp.graph_outputs:
         raise _Unsupported(f"{what} as a model output (it is a constant at import)")
     out = c.imp.tensors[c.outs[0]]
-    dtype = np.int32 if out.tfl_type in (2, 4) else np.float32  # int32/int64 -> int32
+    dtype = np.int32 if out.tfl_type in (2, 4) else _TFL_DTYPES.get(out.tfl_type, np.float32)  # int64 -> int32
     if out.tfl_type == 4 and np.abs(value).max(initial=0) > np.iinfo(np.int32).max:
         raise _Unsupported(f"{what}: values beyond int32")
     out.data = np.asarray(value).astype(dtype).reshape(out.shape)
@@ -423,3 +423,11 @@ def _range(c: _Call) -> None:
     if delta == 0:
         raise _Unsupported("RANGE with delta 0")
     _fold(c, np.arange(start, limit, delta), "RANGE")
+
+
+@decomposes("DENSIFY", "a constant (the reader makes sparse constants dense; not as a model output)")
+def _densify(c: _Call) -> None:
+    """The reader makes every sparse constant dense as TFLite's format
+    converter does (``nnc.tflite.reader._densify``): DENSIFY's output is
+    that array, a constant of its own type and quantisation."""
+    _fold(c, c.imp.constant_value(c.ins[0], "DENSIFY's input"), "DENSIFY")
