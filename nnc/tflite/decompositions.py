@@ -360,6 +360,7 @@ def _cumsum(c: _Call) -> None:
     before, n, after = int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1 :]))
     m = _prefix_matrix(n, bool(o is not None and o.Exclusive()), bool(o is not None and o.Reverse()))
     nn_t, dtype = types[t.tfl_type]
+    view: tuple[int, ...]
     if after == 1:
         view, mat, first = (before, n), m.T, False
     elif before == 1:

@@ -143,7 +143,8 @@ def _densify(values: np.ndarray, shape: tuple[int, ...], sp, what: str) -> np.nd
         if levels[level].Format() == _DENSE and levels[level].DenseSize() != shape[d] // block[d]:
             raise BadDataError(FN, f"{what}: DENSE dimension {d} of size {levels[level].DenseSize()}, "
                                    f"not {shape[d] // block[d]}")  # fmt: skip
-    pos, cols = np.zeros(1, np.int64), []
+    pos = np.zeros(1, np.int64)
+    cols: list[np.ndarray] = []
     for dm in levels:
         parent, index, pos = _expand_level(dm, pos, what)
         cols = [col[parent] for col in cols] + [index]
