@@ -116,7 +116,7 @@ def _gelu(c: _Call) -> None:
     g.op(Op.SUB, g.op(Op.RELU, x), g.op(Op.MUL, ax, half_erfc), out=True)
 
 
-@decomposes("COS", "MUL by 1/2, SIN, MUL, SUB: 1 - 2*sin(x/2)^2")
+@decomposes("COS", "MUL by 1/2, SIN, MUL by 2, MUL, SUB from 1: 1 - 2*sin(x/2)^2")
 def _cos(c: _Call) -> None:
     """NNAPI has SIN but no COS.  The half-angle form 1 - 2*sin(x/2)^2 keeps
     the argument exact (x/2 rounds nothing) where sin(x + pi/2) would lose
