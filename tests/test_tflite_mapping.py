@@ -20,7 +20,7 @@ from nnc import OperationType as Op
 from nnc.cli import main as nnc_main
 from nnc.dialects.optable import SPECS
 from nnc.tflite import UnsupportedOperatorsError, import_tflite, translate_tflite
-from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, TFLiteBuilder, single_operator_model
+from tflite_builder import FLOAT16, FLOAT32, INT8, INT32, INT64, Sparsity, TFLiteBuilder, single_operator_model
 
 
 def litert(data: bytes, inputs: list[np.ndarray], reference: bool = True) -> list[np.ndarray] | None:
@@ -435,17 +435,19 @@ DECOMPOSED = {
     "hard_swish_level_3": (lambda: _float_model("HARD_SWISH", 1, [3, 40]), 3,
                            lambda x: x * np.clip(x + 3, 0, 6) / 6),
     "squared_difference": (lambda: _float_model("SQUARED_DIFFERENCE", 2, [2, 5]), 8, lambda a, b: (a - b) ** 2),
+    "cos": (lambda: _float_model("COS", 1, [4, 50]), 8, np.cos, 10.0),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("case", sorted(DECOMPOSED))
 def test_decomposition_against_numpy_and_litert(case):
-    build, level, ref = DECOMPOSED[case]
+    build, level, ref, *span = DECOMPOSED[case]  # span: inputs in [-span, span] (default 5)
     data = build()
     m = import_tflite(data, feature_level=level)
     assert len(m.operations) > 1  # a graph, not one operation
     rng = np.random.default_rng(12)
-    xs = [rng.uniform(-5, 5, m.operands[i].dims).astype(np.float32) for i in m.inputs]
+    r = span[0] if span else 5.0
+    xs = [rng.uniform(-r, r, m.operands[i].dims).astype(np.float32) for i in m.inputs]
     got = nnc.compile(m).run(*xs)[0]
     want = ref(*[x.astype(np.float64) for x in xs])
     tol = 1e-4 * np.abs(want).max()  # the model zoo's criterion
@@ -453,6 +455,244 @@ def test_decomposition_against_numpy_and_litert(case):
     lite = litert(data, xs)
     if lite is not None:
         assert np.abs(got - lite[0]).max() <= tol
+
+
+def gather_nd_model(params_shape, params_type: int, indices: np.ndarray, constant: bool, index_type: int = INT32):
+    """A GATHER_ND of a params input by ``indices`` (a constant, or an input
+    of their shape); int8 params at scale 0.1, zero point 3."""
+    b = TFLiteBuilder()
+    q = {"scale": 0.1, "zero_point": 3} if params_type == INT8 else {}
+    x = b.tensor("params", params_shape, params_type, **q)
+    i = b.tensor("indices", indices.shape, index_type, indices if constant else None)
+    out_shape = [*indices.shape[:-1], *params_shape[indices.shape[-1] :]]
+    y = b.tensor("y", out_shape, params_type, **q)
+    b.op("GATHER_ND", [x, i], [y])
+    return b.build([x] if constant else [x, i], [y])
+
+
+_IDX = np.array
+GATHER_ND_CASES = {
+    "float_const_pairs": ([3, 4, 5], FLOAT32, _IDX([[2, 1], [0, 3], [2, 1]]), True, INT32, ["RESHAPE", "GATHER"]),
+    "float_runtime_pairs": ([4, 3], FLOAT32, _IDX([[[3, 2], [0, 0], [1, 2]], [[2, 1], [3, 0], [0, 2]]]), False, INT32,
+                            ["RESHAPE", "SLICE", "MUL", "SLICE", "ADD", "RESHAPE", "GATHER"]),
+    "int32_const_int64_rows": ([5, 6], INT32, _IDX([[4], [1], [4]]), True, INT64, ["GATHER"]),
+    "int32_runtime_rows": ([5, 2, 3], INT32, _IDX([[1], [4]]), False, INT32, ["RESHAPE", "GATHER"]),
+    "int8_runtime_triples": ([2, 3, 4], INT8, _IDX([[1, 2, 3], [0, 0, 1], [1, 1, 0], [0, 2, 2]]), False, INT32,
+                             ["RESHAPE", "SLICE", "MUL", "SLICE", "MUL", "ADD", "SLICE", "ADD", "RESHAPE", "GATHER"]),
+    "one_tuple": ([3, 4], FLOAT32, _IDX([2]), True, INT32, ["GATHER", "RESHAPE"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(GATHER_ND_CASES))
+def test_gather_nd_against_numpy_and_litert(case):
+    """GATHER_ND is GATHER of row numbers: constant indices (int64 too)
+    linearised at import, int32 tensors by SLICE, MUL, ADD; exact for
+    float32, int32 and int8."""
+    shape, ptype, idx, constant, itype, ops = GATHER_ND_CASES[case]
+    data = gather_nd_model(shape, ptype, idx, constant, itype)
+    m = import_tflite(data)
+    assert op_names(m) == ops
+    rng = np.random.default_rng(14)
+    dtype = {FLOAT32: np.float32, INT32: np.int32, INT8: np.int8}[ptype]
+    params = (rng.uniform(-5, 5, shape) if ptype == FLOAT32 else rng.integers(-100, 100, shape)).astype(dtype)
+    xs = [params] if constant else [params, idx.astype(np.int32)]
+    got = nnc.compile(m).run(*xs)[0]
+    want = params[tuple(np.moveaxis(idx, -1, 0))]
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+    lite = litert(data, xs)
+    if lite is not None:
+        np.testing.assert_array_equal(got, lite[0])
+
+
+def test_gather_nd_refusals():
+    """Constant indices out of range, and int64 indices computed at run time
+    (NNAPI has no int64 tensor), are reported."""
+    for idx, constant, itype, why in ((_IDX([[3, 0]]), True, INT32, "out of range"),
+                                      (_IDX([[1, 0]]), False, INT64, "must be int32")):  # fmt: skip
+        with pytest.raises(UnsupportedOperatorsError) as info:
+            import_tflite(gather_nd_model([3, 4], FLOAT32, idx, constant, itype))
+        assert why in info.value.problems[0][2]
+
+
+def cumsum_model(shape, tfl_type: int, axis: int, exclusive: bool, reverse: bool) -> bytes:
+    b = TFLiteBuilder()
+    x = b.tensor("x", shape, tfl_type)
+    a = b.tensor("axis", [], INT32, np.array(axis))
+    y = b.tensor("y", shape, tfl_type)
+    b.op("CUMSUM", [x, a], [y], ("CumsumOptions", {"Exclusive": exclusive, "Reverse": reverse}))
+    return b.build([x], [y])
+
+
+def _cumsum(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    v = np.flip(x, axis) if reverse else x
+    s = np.cumsum(v, axis, dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    s = s - v if exclusive else s
+    return np.flip(s, axis) if reverse else s
+
+
+CUMSUM_CASES = {
+    **{f"float_last_{e:d}{r:d}": ([3, 7], FLOAT32, 1, e, r, ["BATCH_MATMUL"])
+       for e in (False, True) for r in (False, True)},
+    "float_first_reverse": ([6, 4], FLOAT32, 0, False, True, ["BATCH_MATMUL"]),
+    "float_middle_exclusive": ([2, 5, 3], FLOAT32, 1, True, False, ["BATCH_MATMUL"]),
+    "float_rank4_axis2": ([1, 2, 9, 3], FLOAT32, -2, False, False, ["RESHAPE", "BATCH_MATMUL", "RESHAPE"]),
+    "int32_last_reverse_exclusive": ([2, 3, 10], INT32, -1, True, True, ["RESHAPE", "BATCH_MATMUL", "RESHAPE"]),
+    "int32_rank1": ([9], INT32, 0, False, False, ["RESHAPE", "BATCH_MATMUL", "RESHAPE"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(CUMSUM_CASES))
+def test_cumsum_against_numpy_and_litert(case):
+    """CUMSUM is a product by a constant triangular 0/1 matrix: int32
+    exactly (values whose float32 sums would round), float32 within the
+    model zoo's criterion; exclusive and reverse."""
+    shape, tfl_type, axis, exclusive, reverse, ops = CUMSUM_CASES[case]
+    data = cumsum_model(shape, tfl_type, axis, exclusive, reverse)
+    m = import_tflite(data)
+    assert op_names(m) == ops
+    rng = np.random.default_rng(15)
+    if tfl_type == INT32:
+        x = rng.integers(-(10**8), 10**8, shape).astype(np.int32)
+    else:
+        x = rng.uniform(-5, 5, shape).astype(np.float32)
+    got = nnc.compile(m).run(x)[0]
+    want = _cumsum(x, axis, exclusive, reverse)
+    lite = litert(data, [x])
+    if tfl_type == INT32:
+        np.testing.assert_array_equal(got, want)
+        if lite is not None:
+            np.testing.assert_array_equal(got, lite[0])
+        return
+    tol = 1e-4 * np.abs(want).max()
+    assert np.abs(got - want).max() <= tol
+    if lite is not None:
+        assert np.abs(got - lite[0]).max() <= tol
+
+
+def test_cumsum_refusals():
+    """A CUMSUM whose repeated matrix would be too large, and one of a
+    quantised tensor, are reported."""
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(cumsum_model([300, 200, 2], FLOAT32, 1, False, False))
+    assert "the matrix would hold" in info.value.problems[0][2]
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, 3], INT8, scale=0.1, zero_point=0)
+    a = b.tensor("axis", [], INT32, np.array(1))
+    y = b.tensor("y", [2, 3], INT8, scale=0.1, zero_point=0)
+    b.op("CUMSUM", [x, a], [y], ("CumsumOptions", {}))
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(b.build([x], [y]))
+    assert "float32 or int32 only" in info.value.problems[0][2]
+
+
+def _csr(dense: np.ndarray, column_major: bool = False) -> tuple[np.ndarray, Sparsity]:
+    """A 2-D array in TFLite's sparse format: a DENSE dimension, then a
+    SPARSE_CSR one (rows then columns, or the other way round)."""
+    d = dense.T if column_major else dense
+    outer, inner = np.nonzero(d)
+    segments = np.concatenate([[0], np.cumsum(np.count_nonzero(d, axis=1))])
+    order = [1, 0] if column_major else [0, 1]
+    return d[outer, inner], Sparsity(order, [], [d.shape[0], (segments.tolist(), inner.tolist())])
+
+
+def _block_csr(dense: np.ndarray, width: int) -> tuple[np.ndarray, Sparsity]:
+    """1 x ``width`` blocks (the layout of TFLite's sparse FULLY_CONNECTED
+    kernels): DENSE rows, SPARSE_CSR blocks of a row, DENSE inside a block;
+    uint8 index vectors."""
+    units, depth = dense.shape
+    blocks = dense.reshape(units, depth // width, width)
+    rows, cols = np.nonzero(np.abs(blocks).sum(-1))
+    segments = np.concatenate([[0], np.cumsum(np.count_nonzero(np.abs(blocks).sum(-1), axis=1))])
+    return blocks[rows, cols].reshape(-1), Sparsity([0, 1, 2], [1], [units, (segments.tolist(), cols.tolist()), width], 3)
+
+
+def sparse_fc_model(wv: np.ndarray, encode, tfl_type: int = FLOAT32) -> bytes:
+    """FULLY_CONNECTED of an input [2, depth] by the DENSIFY of ``wv``
+    stored sparse (``encode`` of it); int8 at scales 0.05 (input), 0.02
+    (weights), 0.2 (output)."""
+    units, depth = wv.shape
+    values, sparsity = encode(wv)
+    q = (lambda s: {"scale": s, "zero_point": 0}) if tfl_type == INT8 else (lambda s: {})
+    b = TFLiteBuilder()
+    x = b.tensor("x", [2, depth], tfl_type, **q(0.05))
+    ws = b.tensor("w_sparse", [units, depth], tfl_type, values, sparsity=sparsity, **q(0.02))
+    w = b.tensor("w", [units, depth], tfl_type, **q(0.02))
+    bias_q = {"scale": 0.05 * 0.02, "zero_point": 0} if tfl_type == INT8 else {}
+    bias_type = INT32 if tfl_type == INT8 else FLOAT32
+    bias = b.tensor("b", [units], bias_type, np.arange(units) - 2, **bias_q)
+    y = b.tensor("y", [2, units], tfl_type, **q(0.2))
+    b.op("DENSIFY", [ws], [w])
+    b.op("FULLY_CONNECTED", [x, w, bias], [y], ("FullyConnectedOptions", {}))
+    return b.build([x], [y])
+
+
+def _sparse_weights(units: int, depth: int, tfl_type: int, width: int = 1) -> np.ndarray:
+    """Weights with about two thirds of their (1 x ``width``) blocks zero."""
+    rng = np.random.default_rng(16)
+    keep = np.repeat(rng.uniform(size=(units, depth // width)) < 0.35, width, axis=1)
+    if tfl_type == INT8:
+        return (rng.integers(-127, 128, (units, depth)) * keep).astype(np.int8)
+    return (rng.uniform(-1, 1, (units, depth)) * keep).astype(np.float32)
+
+
+DENSIFY_CASES = {
+    "csr": (lambda wv: _csr(wv), FLOAT32, 1),
+    "csr_column_major": (lambda wv: _csr(wv, column_major=True), FLOAT32, 1),
+    "block_1x4_uint8_indices": (lambda wv: _block_csr(wv, 4), FLOAT32, 4),
+    "int8_csr": (lambda wv: _csr(wv), INT8, 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DENSIFY_CASES))
+def test_densify_of_sparse_weights_is_folded(case):
+    """DENSIFY of a sparse constant (CSR, CSR in column order, 1x4 blocks,
+    int8) becomes the dense constant at import: the FULLY_CONNECTED alone
+    is left, with exactly the dense weights; against numpy and LiteRT."""
+    encode, tfl_type, width = DENSIFY_CASES[case]
+    wv = _sparse_weights(6, 16, tfl_type, width)
+    data = sparse_fc_model(wv, encode, tfl_type)
+    result = translate_tflite(data)
+    assert [o.nnapi for o in result.operators] == [[], ["FULLY_CONNECTED"]] and not result.problems
+    assert "folded" in result.operators[0].note
+    m = result.model
+    assert np.array_equal(m.operands[m.operations[0].inputs[1]].value, wv)
+    rng = np.random.default_rng(17)
+    if tfl_type == INT8:
+        x = rng.integers(-128, 128, (2, 16)).astype(np.int8)
+        got = nnc.compile(m).run(x)[0].astype(np.int32)
+        acc = x.astype(np.int64) @ wv.T.astype(np.int64) + (np.arange(6) - 2)
+        want = np.clip(np.round(acc * 0.05 * 0.02 / 0.2), -128, 127)
+        assert np.abs(got - want).max() <= 1
+        lite = litert(data, [x])
+        if lite is not None:
+            assert np.abs(got - lite[0]).max() <= 1
+        return
+    x = rng.uniform(-1, 1, (2, 16)).astype(np.float32)
+    got = nnc.compile(m).run(x)[0]
+    np.testing.assert_allclose(got, x.astype(np.float64) @ wv.T + (np.arange(6) - 2), rtol=1e-5, atol=1e-5)
+    lite = litert(data, [x])
+    if lite is not None:
+        np.testing.assert_allclose(got, lite[0], rtol=1e-5, atol=1e-5)
+
+
+def test_densify_refusals():
+    """A DENSIFY that is a model output is reported (a model output cannot be
+    a constant); sparse values that do not fill the stored positions are a
+    malformed file."""
+    wv = _sparse_weights(3, 4, FLOAT32)
+    values, sparsity = _csr(wv)
+    b = TFLiteBuilder()
+    ws = b.tensor("w_sparse", [3, 4], FLOAT32, values, sparsity=sparsity)
+    w = b.tensor("w", [3, 4], FLOAT32)
+    b.op("DENSIFY", [ws], [w])
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        import_tflite(b.build([], [w]))
+    assert "DENSIFY as a model output" in info.value.problems[0][2]
+    b.tensors[ws].buffer = len(b.buffers)
+    b.buffers.append(np.ones(values.size + 1, np.float32).tobytes())
+    with pytest.raises(nnc.BadDataError, match="sparse values for"):
+        import_tflite(b.build([], [w]))
 
 
 def test_hard_swish_is_one_operation_from_level_4():

@@ -34,6 +34,20 @@ class _T:
     zero_points: list[int] | None
     qdim: int
     variable: bool
+    sparsity: Sparsity | None = None
+
+
+@dataclass
+class Sparsity:
+    """A tensor's sparsity parameters: ``dims`` in traversal order, each a
+    DENSE size (an int) or SPARSE_CSR (segments, indices); ``index_type``
+    the SparseIndexVector member they are written as (1 int32, 2 uint16,
+    3 uint8).  The tensor's data are then its stored values."""
+
+    traversal_order: list[int]
+    block_map: list[int]
+    dims: list[int | tuple[list[int], list[int]]]
+    index_type: int = 1
 
 
 @dataclass
@@ -57,14 +71,14 @@ class TFLiteBuilder:
         return len(self.subgraphs)
 
     def tensor(self, name: str, shape, type: int, data=None, scale=None, zero_point=None,
-               qdim: int = 0, variable: bool = False) -> int:  # fmt: skip
+               qdim: int = 0, variable: bool = False, sparsity: Sparsity | None = None) -> int:  # fmt: skip
         buf = 0
         if data is not None:
             self.buffers.append(np.asarray(data, _DTYPES[type]).tobytes())
             buf = len(self.buffers) - 1
         scales = None if scale is None else list(np.atleast_1d(scale).astype(float))
         zps = None if zero_point is None else [int(z) for z in np.atleast_1d(zero_point)]
-        self.tensors.append(_T(name, list(shape), type, buf, scales, zps, qdim, variable))
+        self.tensors.append(_T(name, list(shape), type, buf, scales, zps, qdim, variable, sparsity))
         return len(self.tensors) - 1
 
     def op(self, name: str, inputs, outputs, options: tuple[str, dict] | None = None, custom: str = "",
@@ -123,6 +137,7 @@ class TFLiteBuilder:
             q.AddZeroPoint(b, zp)
             q.AddQuantizedDimension(b, t.qdim)
             quant = q.End(b)
+        sparsity = None if t.sparsity is None else _sparsity(b, t.sparsity)
         mod.Start(b)
         mod.AddShape(b, shape)
         mod.AddType(b, t.type)
@@ -130,6 +145,8 @@ class TFLiteBuilder:
         mod.AddName(b, name)
         if quant is not None:
             mod.AddQuantization(b, quant)
+        if sparsity is not None:
+            mod.AddSparsity(b, sparsity)
         mod.AddIsVariable(b, t.variable)
         return mod.End(b)
 
@@ -204,6 +221,48 @@ def _vector(b, mod, start: str, items: list[int]) -> int:
     for x in reversed(items):
         b.PrependUOffsetTRelative(x)
     return b.EndVector()
+
+
+_INDEX_VECTORS = {1: ("Int32Vector", np.int32), 2: ("Uint16Vector", np.uint16), 3: ("Uint8Vector", np.uint8)}
+
+
+def _index_vector(b, kind: int, values) -> int:
+    cls, dtype = _INDEX_VECTORS[kind]
+    mod = importlib.import_module(f"tflite.{cls}")
+    vec = b.CreateNumpyVector(np.asarray(values, dtype))
+    mod.Start(b)
+    mod.AddValues(b, vec)
+    return mod.End(b)
+
+
+def _dimension(b, dim: int | tuple[list[int], list[int]], kind: int) -> int:
+    mod = importlib.import_module("tflite.DimensionMetadata")
+    if isinstance(dim, int):
+        mod.Start(b)
+        mod.AddFormat(b, 0)
+        mod.AddDenseSize(b, dim)
+        return mod.End(b)
+    segments, indices = (_index_vector(b, kind, v) for v in dim)
+    mod.Start(b)
+    mod.AddFormat(b, 1)
+    mod.AddArraySegmentsType(b, kind)
+    mod.AddArraySegments(b, segments)
+    mod.AddArrayIndicesType(b, kind)
+    mod.AddArrayIndices(b, indices)
+    return mod.End(b)
+
+
+def _sparsity(b, sp: Sparsity) -> int:
+    mod = importlib.import_module("tflite.SparsityParameters")
+    dims = [_dimension(b, d, sp.index_type) for d in sp.dims]
+    order = b.CreateNumpyVector(np.array(sp.traversal_order, np.int32))
+    block_map = b.CreateNumpyVector(np.array(sp.block_map, np.int32))
+    dim_vec = _vector(b, mod, "StartDimMetadataVector", dims)
+    mod.Start(b)
+    mod.AddTraversalOrder(b, order)
+    mod.AddBlockMap(b, block_map)
+    mod.AddDimMetadata(b, dim_vec)
+    return mod.End(b)
 
 
 def dequantized_copy(data: bytes) -> bytes:

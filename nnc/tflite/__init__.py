@@ -11,7 +11,8 @@ The mapping follows TFLite's own NNAPI delegate (``nnapi_delegate.cc``), so a
   and zero point shifted by +128 (what the delegate does for old drivers);
   an int8 tensor with a scale per channel is TENSOR_QUANT8_SYMM_PER_CHANNEL,
   and its int32 bias gets scale 0 as NNAPI requires;
-* constant tensors (a non-empty buffer) become operand values;
+* constant tensors (a non-empty buffer) become operand values, a sparse
+  one (its ``sparsity`` parameters) made dense first;
 * the subgraph's inputs and outputs keep their order and their names (the
   signature's names where the file has a signature, else the tensor names),
   in ``model.input_names`` / ``model.output_names``.

@@ -1,6 +1,6 @@
-"""Builtins the delegate rejects, as exact NNAPI graphs (or, for SHAPE and
-RANGE, constants folded at import): no one NNAPI operation is theirs, so no
-record lists them; ``DECOMPOSITIONS`` says what each becomes
+"""Builtins the delegate rejects, as exact NNAPI graphs (or, for SHAPE,
+RANGE and DENSIFY, constants folded at import): no one NNAPI operation is
+theirs, so no record lists them; ``DECOMPOSITIONS`` says what each becomes
 (docs/tflite.md's table and the tests check against it)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from nnc.enums import FuseCode, OperandType, OperationType
-from nnc.tflite.reader import _options
+from nnc.tflite.reader import _TFL_DTYPES, _options
 from nnc.tflite.state import Converter, _Call, _Unsupported
 
 T = OperandType
@@ -114,6 +114,19 @@ def _gelu(c: _Call) -> None:
     e = g.op(Op.EXP, g.op(Op.MUL, g.op(Op.MUL, u, u), _f32(c, -1.0)))
     half_erfc = g.op(Op.MUL, g.op(Op.MUL, g.op(Op.MUL, poly, t), e), _f32(c, 0.5))
     g.op(Op.SUB, g.op(Op.RELU, x), g.op(Op.MUL, ax, half_erfc), out=True)
+
+
+@decomposes("COS", "MUL by 1/2, SIN, MUL by 2, MUL, SUB from 1: 1 - 2*sin(x/2)^2")
+def _cos(c: _Call) -> None:
+    """NNAPI has SIN but no COS.  The half-angle form 1 - 2*sin(x/2)^2 keeps
+    the argument exact (x/2 rounds nothing) where sin(x + pi/2) would lose
+    the low bits of x to the addition; the rest is within a few units in
+    the last place of 1."""
+    _float_only(c)
+    g = _Graph(c)
+    s = g.op(Op.SIN, g.op(Op.MUL, c.input(0), _f32(c, 0.5)))
+    twice_s2 = g.op(Op.MUL, g.op(Op.MUL, s, _f32(c, 2.0)), s)
+    g.op(Op.SUB, _f32(c, 1.0), twice_s2, out=True)
 
 
 @decomposes("SQUARE", "MUL(x, x)")
@@ -242,13 +255,156 @@ def _unpack(c: _Call) -> None:
         c.emit(Op.RESHAPE, [p, c.imp.const(squeezed)], [c.output(k)])
 
 
+@decomposes("GATHER_ND", "RESHAPE of params to [rows, rest...], GATHER of the linearised row indices on axis 0 "
+                         "(constant indices: computed at import; int32 tensor: SLICE, MUL, ADD)")  # fmt: skip
+def _gather_nd(c: _Call) -> None:
+    """The first k dimensions of params (k: the indices' last dimension)
+    become one of rows, so each index tuple is one row number: GATHER on
+    axis 0, of any type GATHER takes.  A RESHAPE before it when k > 1, one
+    after it when the indices are a single tuple (NNAPI's GATHER indices
+    are a tensor, its output one dimension longer)."""
+    params, ishape = list(c.tensor(0).shape), list(c.tensor(1).shape)
+    if not ishape or not 1 <= ishape[-1] <= len(params):
+        raise _Unsupported(f"indices of shape {ishape} for params of shape {params}")
+    k, batch = ishape[-1], ishape[:-1]
+    lead, rest = params[:k], params[k:]
+    if not batch and not rest:
+        raise _Unsupported("GATHER_ND of one element (a rank-0 output has no NNAPI operand)")
+    rows = int(np.prod(lead))
+    x = c.input(0)
+    if k > 1:
+        x = c.imp.temp_like(c.ins[0], (rows, *rest))
+        c.emit(Op.RESHAPE, [c.input(0), c.imp.const(np.array([rows, *rest], np.int32))], [x])
+    lin_shape = batch or [1]
+    idx = _row_numbers(c, lead, lin_shape)
+    if lin_shape == batch:
+        c.emit(Op.GATHER, [x, c.imp.int32(0), idx])
+        return
+    y = c.imp.temp_like(c.outs[0], (*lin_shape, *rest))
+    c.emit(Op.GATHER, [x, c.imp.int32(0), idx], [y])
+    c.emit(Op.RESHAPE, [y, c.imp.const(np.array([*batch, *rest], np.int32))])
+
+
+def _row_numbers(c: _Call, lead: list[int], shape: list[int]) -> int:
+    """The indices' tuples as row numbers of params' first ``len(lead)``
+    dimensions, an int32 tensor of ``shape``: computed at import for
+    constant indices (int64 ones too, range-checked); for an int32 tensor
+    the sum of each column times its row stride (SLICE, MUL, ADD), which
+    cannot see an index beyond its own dimension the way TFLite's check
+    does (it lands on another row)."""
+    strides = [int(np.prod(lead[j + 1 :])) for j in range(len(lead))]
+    t = c.tensor(1)
+    if t.data is not None:
+        v = t.data.astype(np.int64)
+        if (v < 0).any() or (v >= np.array(lead)).any():
+            raise _Unsupported(f"constant indices out of range for dimensions {lead}")
+        return c.imp.const((v * strides).sum(-1).astype(np.int32).reshape(shape))
+    if t.tfl_type != 2:
+        raise _Unsupported("indices computed at run time must be int32 (NNAPI has no int64 tensor)")
+    ishape = list(t.shape)
+    col_shape = (*ishape[:-1], 1)
+    none = c.imp.int32(FuseCode.NONE)
+
+    def term(j: int) -> int:
+        """Column j of the indices times its stride."""
+        if len(strides) == 1:
+            return c.input(1)
+        col = c.imp.temp_like(c.ins[1], col_shape)
+        begin = np.zeros(len(ishape), np.int32)
+        begin[-1] = j
+        c.emit(Op.SLICE, [c.input(1), c.imp.const(begin), c.imp.const(np.array(col_shape, np.int32))], [col])
+        if strides[j] == 1:
+            return col
+        scaled = c.imp.temp_like(c.ins[1], col_shape)
+        c.emit(Op.MUL, [col, c.imp.const(np.array([strides[j]], np.int32)), none], [scaled])
+        return scaled
+
+    acc = term(0)
+    for j in range(1, len(strides)):
+        total = c.imp.temp_like(c.ins[1], col_shape)
+        c.emit(Op.ADD, [acc, term(j), none], [total])
+        acc = total
+    if list(col_shape) == shape:
+        return acc
+    flat = c.imp.temp_like(c.ins[1], tuple(shape))
+    c.emit(Op.RESHAPE, [acc, c.imp.const(np.array(shape, np.int32))], [flat])
+    return flat
+
+
+#: the largest constant 0/1 matrix (elements) a CUMSUM is given: its axis's
+#: square, repeated over the dimensions before the axis when some follow it too
+_CUMSUM_MATRIX_LIMIT = 1 << 22
+
+
+@decomposes("CUMSUM", "RESHAPE to [before, axis, after], BATCH_MATMUL by a constant triangular 0/1 matrix, "
+                      "RESHAPE (float32, int32)")  # fmt: skip
+def _cumsum(c: _Call) -> None:
+    """Each output is a sum of a prefix (or, reversed, a suffix) of the
+    axis, with or without its own element: a product by a constant 0/1
+    matrix.  With the input as [before, n, after], that is [before, n] x
+    M^T when nothing follows the axis, M x [n, after] when nothing precedes
+    it, else M repeated over ``before`` (NNAPI's BATCH_MATMUL does not
+    broadcast).  int32 is exact and wraps as TFLite's does; float32 sums
+    the same terms in another order (and an infinity in the axis makes
+    every sum NaN, 0 x inf, not only the later ones)."""
+    t = c.tensor(0)
+    types = {0: (T.TENSOR_FLOAT32, np.float32), 2: (T.TENSOR_INT32, np.int32)}
+    if t.tfl_type not in types:
+        raise _Unsupported("CUMSUM of float32 or int32 only")
+    shape, o = list(t.shape), _options(c.op, "CumsumOptions")
+    rank = len(shape)
+    axis = int(c.imp.constant_value(c.ins[1], "axis").reshape(-1)[0])
+    if not -rank <= axis < rank:
+        raise _Unsupported(f"axis {axis} out of range for rank {rank}")
+    axis %= rank
+    before, n, after = int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1 :]))
+    m = _prefix_matrix(n, bool(o is not None and o.Exclusive()), bool(o is not None and o.Reverse()))
+    nn_t, dtype = types[t.tfl_type]
+    view: tuple[int, ...]
+    if after == 1:
+        view, mat, first = (before, n), m.T, False
+    elif before == 1:
+        view, mat, first = (n, after), m, True
+    elif before * n * n <= _CUMSUM_MATRIX_LIMIT:
+        view, mat, first = (before, n, after), np.broadcast_to(m, (before, n, n)), True
+    else:
+        raise _Unsupported(f"CUMSUM over {n} elements with {before} x {after} others: the matrix would hold "
+                           f"{before * n * n} elements (at most {_CUMSUM_MATRIX_LIMIT})")  # fmt: skip
+    const = c.imp.const(np.ascontiguousarray(mat, dtype), nn_t)
+    x = _reshaped_to(c, c.input(0), view)
+    product = c.output(0) if list(view) == shape else c.imp.temp_like(c.ins[0], view)
+    operands = [const, x] if first else [x, const]
+    c.emit(Op.BATCH_MATMUL, [*operands, c.imp.bool8(False), c.imp.bool8(False)], [product])
+    if list(view) != shape:
+        c.emit(Op.RESHAPE, [product, c.imp.const(np.array(shape, np.int32))])
+
+
+def _prefix_matrix(n: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """M[j, i] = 1 where output j sums input i: i <= j (i < j exclusive),
+    i >= j reversed (i > j)."""
+    j, i = np.indices((n, n))
+    take = i >= j if reverse else i <= j
+    if exclusive:
+        take &= i != j
+    return take.astype(np.int32)
+
+
+def _reshaped_to(c: _Call, x: int, shape: tuple[int, ...]) -> int:
+    """Input 0's operand ``x`` as ``shape`` (itself when it has it)."""
+    if list(shape) == list(c.tensor(0).shape):
+        return x
+    y = c.imp.temp_like(c.ins[0], shape)
+    c.emit(Op.RESHAPE, [x, c.imp.const(np.array(shape, np.int32))], [y])
+    return y
+
+
 def _fold(c: _Call, value: np.ndarray, what: str) -> None:
     """The operator's output is the constant ``value`` (known at import); a
     model output cannot be a constant, so one is refused."""
     if c.outs[0] in c.imp.graph_outputs:
         raise _Unsupported(f"{what} as a model output (it is a constant at import)")
     out = c.imp.tensors[c.outs[0]]
-    dtype = np.int32 if out.tfl_type in (2, 4) else np.float32  # int32/int64 -> int32
+    dtype = np.int32 if out.tfl_type in (2, 4) else _TFL_DTYPES.get(out.tfl_type, np.float32)  # int64 -> int32
     if out.tfl_type == 4 and np.abs(value).max(initial=0) > np.iinfo(np.int32).max:
         raise _Unsupported(f"{what}: values beyond int32")
     out.data = np.asarray(value).astype(dtype).reshape(out.shape)
@@ -268,3 +424,11 @@ def _range(c: _Call) -> None:
     if delta == 0:
         raise _Unsupported("RANGE with delta 0")
     _fold(c, np.arange(start, limit, delta), "RANGE")
+
+
+@decomposes("DENSIFY", "a constant (the reader makes sparse constants dense; not as a model output)")
+def _densify(c: _Call) -> None:
+    """The reader makes every sparse constant dense as TFLite's format
+    converter does (``nnc.tflite.reader._densify``): DENSIFY's output is
+    that array, a constant of its own type and quantisation."""
+    _fold(c, c.imp.constant_value(c.ins[0], "DENSIFY's input"), "DENSIFY")

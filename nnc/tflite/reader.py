@@ -97,11 +97,104 @@ def _buffer_data(fb, t, shape: tuple[int, ...]) -> np.ndarray | None:
     if dtype is None:
         raise BadDataError(FN, f"constant tensor of type {_TFL_TYPE_NAMES.get(t.Type(), t.Type())}")
     raw = buf.DataAsNumpy()
+    sparsity = t.Sparsity()
+    if sparsity is not None:
+        if raw.nbytes % np.dtype(dtype).itemsize:
+            raise BadDataError(FN, f"tensor '{t.Name()!r}': {raw.nbytes} bytes of sparse values")
+        what = f"tensor '{(t.Name() or b'').decode('utf-8', 'replace')}'"
+        return _densify(np.frombuffer(raw.tobytes(), dtype=dtype), shape, sparsity, what)
     n = int(np.prod(shape)) if shape else 1
     if raw.nbytes != n * np.dtype(dtype).itemsize:
         raise BadDataError(FN, f"tensor '{t.Name()!r}': buffer holds {raw.nbytes} bytes, shape {list(shape)} needs "
                                f"{n * np.dtype(dtype).itemsize}")  # fmt: skip
     return np.frombuffer(raw.tobytes(), dtype=dtype).reshape(shape)
+
+
+#: DimensionMetadata's formats (the schema's DimensionType)
+_DENSE, _SPARSE_CSR = 0, 1
+#: SparseIndexVector union member -> its generated class
+_INDEX_VECTORS = {1: "Int32Vector", 2: "Uint16Vector", 3: "Uint8Vector"}
+
+
+def _densify(values: np.ndarray, shape: tuple[int, ...], sp, what: str) -> np.ndarray:
+    """A sparse constant (the tensor's ``sparsity``: traversal order, block
+    map, a DENSE or SPARSE_CSR metadata per traversed dimension; the buffer
+    holds the stored values in traversal order) as the dense array TFLite's
+    ``FormatConverter::SparseToDense`` makes of it: every stored value at
+    its coordinates, zeros elsewhere.  The stored values' coordinates are
+    found level by level for all of them at once."""
+    rank = len(shape)
+    order = [int(v) for v in sp.TraversalOrderAsNumpy()] if not sp.TraversalOrderIsNone() else []
+    block_map = [int(v) for v in sp.BlockMapAsNumpy()] if not sp.BlockMapIsNone() else []
+    levels = [sp.DimMetadata(k) for k in range(sp.DimMetadataLength())]
+    nb = len(block_map)
+    if (sorted(order[:rank]) != list(range(rank)) or sorted(order[rank:]) != list(range(rank, rank + nb))
+            or len(levels) != len(order) or sorted(set(block_map)) != sorted(block_map)
+            or not all(0 <= d < rank for d in block_map)):  # fmt: skip
+        raise BadDataError(FN, f"{what}: sparsity of traversal order {order}, block map {block_map} and "
+                               f"{len(levels)} dimension metadata for shape {list(shape)}")  # fmt: skip
+    block = [1] * rank
+    for b, d in enumerate(block_map):
+        inner = levels[order.index(rank + b)]
+        if inner.Format() != _DENSE or inner.DenseSize() < 1 or shape[d] % inner.DenseSize():
+            raise BadDataError(FN, f"{what}: block dimension {rank + b} must be DENSE and divide dimension {d}")
+        block[d] = inner.DenseSize()
+    for level, d in enumerate(order[:rank]):
+        if levels[level].Format() == _DENSE and levels[level].DenseSize() != shape[d] // block[d]:
+            raise BadDataError(FN, f"{what}: DENSE dimension {d} of size {levels[level].DenseSize()}, "
+                                   f"not {shape[d] // block[d]}")  # fmt: skip
+    pos = np.zeros(1, np.int64)
+    cols: list[np.ndarray] = []
+    for dm in levels:
+        parent, index, pos = _expand_level(dm, pos, what)
+        cols = [col[parent] for col in cols] + [index]
+    if pos.size != values.size:
+        raise BadDataError(FN, f"{what}: {values.size} sparse values for {pos.size} stored positions")
+    coords: list[np.ndarray] = [np.zeros(0, np.int64)] * rank
+    for level in range(rank):
+        coords[order[level]] = cols[level]
+    for level in range(rank, len(levels)):
+        d = block_map[order[level] - rank]
+        coords[d] = coords[d] * block[d] + cols[level]
+    if any(((c < 0) | (c >= n)).any() for c, n in zip(coords, shape)):
+        raise BadDataError(FN, f"{what}: a sparse index beyond the shape {list(shape)}")
+    dense = np.zeros(shape, values.dtype)
+    dense[tuple(coords)] = values
+    return dense
+
+
+def _expand_level(dm, pos: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One traversed dimension under the stored positions ``pos`` of the
+    levels before it: for each position below, (its parent's number, its
+    index in the dimension, its position, which a SPARSE_CSR level below
+    looks its segment up by)."""
+    if dm.Format() == _DENSE:
+        size = dm.DenseSize()
+        parent = np.repeat(np.arange(pos.size), size)
+        index = np.tile(np.arange(size, dtype=np.int64), pos.size)
+        return parent, index, pos[parent] * size + index
+    if dm.Format() != _SPARSE_CSR:
+        raise BadDataError(FN, f"{what}: dimension format {dm.Format()} (DENSE or SPARSE_CSR)")
+    segments = _index_values(dm.ArraySegments(), dm.ArraySegmentsType(), what)
+    indices = _index_values(dm.ArrayIndices(), dm.ArrayIndicesType(), what)
+    if (segments.size <= pos.max(initial=-1) + 1 or segments[0] < 0 or (np.diff(segments) < 0).any()
+            or segments[-1] > indices.size):  # fmt: skip
+        raise BadDataError(FN, f"{what}: SPARSE_CSR segments that do not index its {indices.size} indices")
+    start = segments[pos]
+    counts = segments[pos + 1] - start
+    parent = np.repeat(np.arange(pos.size), counts)
+    below = np.arange(int(counts.sum())) + np.repeat(start - (np.cumsum(counts) - counts), counts)
+    return parent, indices[below], below
+
+
+def _index_values(table, kind: int, what: str) -> np.ndarray:
+    """A SparseIndexVector (int32, uint16 or uint8 values) as int64."""
+    cls = _INDEX_VECTORS.get(kind)
+    if cls is None or table is None:
+        raise BadDataError(FN, f"{what}: a SPARSE_CSR dimension without its segments or indices")
+    v = getattr(_tflite(), cls)()
+    v.Init(table.Bytes, table.Pos)
+    return v.ValuesAsNumpy().astype(np.int64) if v.ValuesLength() else np.zeros(0, np.int64)
 
 
 def _signature_names(fb, sub_index: int, sub) -> tuple[dict[int, str], dict[int, str]]:
