@@ -79,6 +79,7 @@ from nnc.passes.lower_affine import LowerAffineApplyPass
 from nnc.passes.lower_scf_while import LowerScfWhilePass
 from nnc.passes.mark_cold import MarkColdPass
 from nnc.passes.outline_kernels import OutlineKernelsPass
+from nnc.passes.outline_loops import OutlineLoopsPass
 from nnc.passes.outline_parallel import OutlineParallelPass
 from nnc.passes.parallel_generics import ParallelizeGenericsPass
 from nnc.passes.plan_buffers import PlanBuffersPass
@@ -110,6 +111,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         SimplifyTrivialLoopsPass,
         LowerAffinePass,
         LowerAffineApplyPass,
+        OutlineLoopsPass,
         LowerScfWhilePass,
         MarkColdPass,
         ConvertScfToCf,
@@ -135,6 +137,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnc-convert-linalg-to-loops",
     "nnc-simplify-trivial-loops",
     "nnc-lower-affine",
+    "nnc-outline-loops",
     "nnc-lower-scf-while",
     "nnc-mark-cold",
     "nnc-convert-scf-to-cf",

@@ -13,10 +13,14 @@ code fast.  The outlined kernels (``nnc_gemm_*``, ``nnc_dw_*``, ...) are
 constant strides and sizes their call sites pass into their bodies (loads at
 immediate offsets, loops with constant trip counts) and drops dead
 arguments; a kernel compiled apart from its callers keeps generic code.  So
-a function never leaves its direct callees (nor the callers of an internal
-function, nor the other users of a mutable internal global): the parts are
-whole connected components of the direct-call graph, packed largest first
-into the emptiest part.  A function reached only through its address (a
+a function never leaves the direct callees it passes a constant (nor the
+callers of an internal function, nor the other users of a mutable internal
+global): the parts are whole connected components of that graph, packed
+largest first into the emptiest part.  A callee that every call passes
+only values computed at run time (a serial loop nest outlined from
+``main`` by ``nnc-outline-loops``: buffers, at offsets LLVM would not
+propagate anyway, and ``noinline``) has nothing to gain and may go to
+another part.  A function reached only through its address (a
 parallel loop's body, ``nnc_par_N``, handed to ``nnc_parallel_for``) has
 callers LLVM cannot see anyway, and is the cut.  Each part keeps the
 internal constants it reads (copies: they are constant), declares the
@@ -69,16 +73,35 @@ class _Function:
     lines: list[str]
     internal: bool
     refs: set[str]
+    #: direct callees passed a constant (or a symbol) at some call site
     callees: set[str]
 
 
+#: a direct call's argument list (nnc's printer writes no nested parentheses in it)
+_CALL_ARGS = re.compile(r'@"([^"]*)"\(([^()]*)\)')
+
+
 def _symbols(text: str) -> tuple[set[str], set[str]] | None:
-    """(every symbol ``text`` names, the direct callees), None if it names
-    one unquoted."""
+    """(every symbol ``text`` names, the direct callees passed a constant
+    at some call site), None if it names one unquoted."""
     found = _SYMBOL.findall(text)
     if len(found) != text.count("@"):
         return None
-    return {name for name, _ in found}, {name for name, call in found if call}
+    called = {name for name, call in found if call}
+    fed = {m.group(1) for m in _CALL_ARGS.finditer(text) if _has_constant(m.group(2))}
+    # a call whose arguments this does not read keeps its callee, to be safe
+    plain = {m.group(1) for m in _CALL_ARGS.finditer(text)}
+    return {name for name, _ in found}, {c for c in called if c in fed or c not in plain}
+
+
+def _has_constant(args: str) -> bool:
+    """Whether an LLVM argument list (``ptr %"v1", i64 4``) passes something
+    other than SSA values."""
+    for arg in args.split(","):
+        words = arg.split()
+        if words and not words[-1].startswith("%"):
+            return True
+    return False
 
 
 def _own_name(line: str) -> str | None:

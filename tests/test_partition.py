@@ -137,3 +137,49 @@ def test_parts_compile_in_workers_and_a_crash_in_one_is_reported() -> None:
     with inject_fault("abort"), pytest.raises(worker.WorkerCrash):
         worker.POOL.compile_objects(parts, target, 60)
     assert len(worker.POOL.compile_objects(parts, target, 60)) == 2  # the pool recovers
+
+
+# main passes loop only run-time values (a nest nnc-outline-loops took out of
+# it): nothing for LLVM to specialise, so loop may be compiled in another part;
+# kern gets a constant and stays with main.
+CUT_IR = """; ModuleID = ""
+target datalayout = ""
+
+define i32 @"nnc_run"(ptr %".1", ptr %".2", ptr %".3", ptr %".4")
+{
+.6:
+  %".7" = call i32 @"main"(i32 5)
+  ret i32 %".7"
+}
+
+define i32 @"main"(i32 %".1")
+{
+.3:
+  %".4" = call i32 @"loop"(i32 %".1")
+  %".5" = call i32 @"kern"(i32 %".4", i32 3)
+  ret i32 %".5"
+}
+
+define i32 @"loop"(i32 %".1")
+{
+.3:
+  %".4" = mul i32 %".1", 7
+  ret i32 %".4"
+}
+
+define i32 @"kern"(i32 %".1", i32 %".2") noinline
+{
+.4:
+  %".5" = add i32 %".1", %".2"
+  ret i32 %".5"
+}
+"""
+
+
+def test_a_callee_passed_only_run_time_values_may_leave_its_caller() -> None:
+    parts = split_module(CUT_IR, 2, 1)
+    assert [defined(p.ir_text) for p in parts] == [{"nnc_run", "main", "kern"}, {"loop"}]
+    assert parts[1].exported == ("loop",)
+    target = Target.host()
+    objects = [emit_object(optimize(p.ir_text, target, exported=p.exported), target) for p in parts]
+    assert NativeModule.from_object(bundle_objects(objects), target).entry(None, None, None, None) == 5 * 7 + 3

@@ -1,0 +1,162 @@
+"""``nnc-outline-loops``: the serial loop nests of a large function become
+functions of their own, identical ones shared.
+
+What ``nnc-outline-parallel`` leaves in ``main`` is a sequence of calls and
+the loop nests of the operations too small for the thread pool: the
+squeeze-and-excitation blocks' average pools, sigmoids and scalings, the
+swish of a small feature map.  In an element-wise-heavy model there are a
+hundred of them, and LLVM vectorises each (a vector loop, its remainder,
+the expanded exp), so ``main`` becomes one function of thousands of lines:
+LLVM's time grows faster than linearly in a function's size, and a
+function is the unit that :mod:`nnc.runtime.partition` spreads over the
+compiler's worker processes, so that one function bounds the compile time.
+
+This pass moves each top-level ``scf.for`` nest of a function with at least
+``min-ops`` operations (default :data:`MIN_FUNCTION_OPS`) into a private function
+``nnc_loop_K(captures...)`` and calls it; constants are cloned into the
+function, every other value the nest reads from outside is a parameter.
+Nests that print the same once outlined (the same operations on buffers of
+the same types: the same layer shape) share one function, so LLVM compiles
+the sigmoid of a 1x1x240 tensor once however many blocks have one.  A
+function whose buffer parameters lie in pairwise disjoint memory (traced
+through views to an arena slice, a global or an argument; two buffers that
+are only read may overlap) is marked ``nnc.noalias``, so LLVM vectorises it
+without run-time alias checks as it did inside ``main``, where it saw the
+distinct arena offsets; a shared function is marked only if every use is
+disjoint.  Small functions (every conformance model) are left as they are.
+:mod:`nnc.runtime.partition` may compile an outlined nest apart from its
+caller: its calls pass only buffers, no constant a callee could specialise on.
+Nests that yield values are left in place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from nnc.passes.outline_kernels import NOALIAS_ATTR
+from nnc.passes.outline_parallel import _is_constant, captures
+from nnc.passes.parallel_generics import extent
+
+#: a function with fewer operations (nested ones included) keeps its loops:
+#: its LLVM IR is too small to be worth a second part (about 1,000 lines,
+#: ``nnc.driver.SPLIT_MIN_LINES``, from roughly this many operations)
+MIN_FUNCTION_OPS = 1500
+#: prefix of the outlined functions' names
+LOOP_PREFIX = "nnc_loop_"
+#: unit attribute of an outlined nest's function: it stays a function
+#: (``noinline``), so a whole module and its parts compile it alike
+LOOP_ATTR = "nnc.outlined_loop"
+#: an SSA value's printed name
+_VALUE = re.compile(r"%[\w$.-]+")
+
+
+def _written(loop: scf.ForOp) -> set[SSAValue]:
+    """Buffers the nest stores to."""
+    return {op.memref for op in loop.walk() if isinstance(op, memref.StoreOp)}
+
+
+def disjoint(buffers: list[SSAValue], written: set[SSAValue]) -> bool:
+    """Whether no two of ``buffers`` may overlap where one of them is written."""
+    spans = [extent(b) for b in buffers]
+    for i, a in enumerate(spans):
+        for j in range(i + 1, len(spans)):
+            if (buffers[i] in written or buffers[j] in written) and a.overlaps(spans[j]):
+                return False
+    return True
+
+
+def outline_nest(loop: scf.ForOp, name: str) -> tuple[func.FuncOp, func.CallOp]:
+    """Move ``loop`` into a new private function ``name`` (returned, not yet
+    in the module) and put a call of it in its place (returned too)."""
+    caps = captures(loop)
+    for v in (loop.lb, loop.ub, loop.step):
+        if v not in caps:
+            caps.append(v)
+    passed = [v for v in caps if not _is_constant(v)]
+    block = Block(arg_types=[v.type for v in passed])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(passed, block.args))
+    for v in caps:
+        if _is_constant(v):
+            assert isinstance(v.owner, Operation)  # a constant's result
+            clone = v.owner.clone()
+            block.add_op(clone)
+            mapping[v] = clone.results[0]
+    parent = loop.parent_block()
+    assert parent is not None
+    call = func.CallOp(name, passed, [])
+    parent.insert_op_before(call, loop)
+    loop.detach()
+    for op in loop.walk():
+        if any(v in mapping for v in op.operands):
+            op.operands = [mapping.get(v, v) for v in op.operands]
+    block.add_ops([loop, func.ReturnOp()])
+    fn = func.FuncOp(name, ([v.type for v in passed], []), Region(block), visibility="private")
+    fn.attributes[LOOP_ATTR] = UnitAttr()
+    return fn, call
+
+
+def _signature(fn: func.FuncOp) -> str:
+    """The function's text without its name and with its values numbered
+    in order of appearance (printed names keep the lowering's hints): equal
+    for nests that differ only in which buffers they get."""
+    text = str(fn)
+    numbers: dict[str, str] = {}
+    return _VALUE.sub(lambda m: numbers.setdefault(m.group(0), f"%{len(numbers)}"), text[text.index("(") :])
+
+
+def _size(fn: func.FuncOp) -> int:
+    return sum(1 for _ in fn.walk())
+
+
+@dataclass(frozen=True)
+class OutlineLoopsPass(ModulePass):
+    """Top-level serial loop nests of large functions -> shared private functions (see module doc)."""
+
+    name = "nnc-outline-loops"
+
+    min_ops: int = MIN_FUNCTION_OPS
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.min_ops < 0:
+            raise PassFailedException(f"{self.name}: min-ops must be >= 0, got {self.min_ops}")
+        taken = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
+        by_signature: dict[str, func.FuncOp] = {}
+        for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            if fn.is_declaration or fn.sym_visibility == StringAttr("private") or _size(fn) < self.min_ops:
+                continue
+            for loop in [o for o in fn.body.blocks[0].ops if isinstance(o, scf.ForOp) and not o.results]:
+                self._outline(op, loop, taken, by_signature)
+
+    @staticmethod
+    def _outline(module: ModuleOp, loop: scf.ForOp, taken: set[str], by_signature: dict[str, func.FuncOp]) -> None:
+        name = f"{LOOP_PREFIX}{len(by_signature)}"
+        while name in taken:
+            name += "_"
+        written = _written(loop)
+        fn, call = outline_nest(loop, name)
+        buffers = [v for v in call.arguments if isinstance(v.type, MemRefType)]
+        separate = disjoint(buffers, written)
+        key = _signature(fn)
+        shared = by_signature.get(key)
+        if shared is None:
+            taken.add(name)
+            by_signature[key] = fn
+            if separate:
+                fn.attributes[NOALIAS_ATTR] = UnitAttr()
+            module.body.block.add_op(fn)
+            return
+        # the same nest on other buffers: call the function made first
+        block = call.parent_block()
+        assert block is not None
+        block.insert_op_before(func.CallOp(shared.sym_name.data, list(call.arguments), []), call)
+        block.erase_op(call)
+        if not separate and NOALIAS_ATTR in shared.attributes:
+            del shared.attributes[NOALIAS_ATTR]
