@@ -36,8 +36,9 @@ Each process reports, above its baseline (its resident set after
 process, so of the import too in the later steps; not ``getrusage``'s
 ``ru_maxrss``, which Linux carries over ``exec``, so that a process started
 by a big parent reports at least the parent's resident set) and the resident set right
-after the step (``VmRSS``), both in MiB and as a multiple of the model's
-weight bytes (the bytes of its constant operands after import).  The LLVM
+after the step (``VmRSS``) and the anonymous part of it (``RssAnon``: not
+pages of mapped files, which the kernel may drop and read again), each in MiB
+and as a multiple of the model's weight bytes (the bytes of its constant operands after import).  The LLVM
 stage of a cold compile runs in worker processes
 (:mod:`nnc.runtime.worker`), whose largest peak (``VmHWM``) is reported
 apart.  Times are the median of ``--repeats`` processes (a cold compile runs
@@ -248,7 +249,7 @@ def child(step: str, path: str, cache_dir: str) -> dict:
     """Run ``step`` on the model at ``path``; what it measured, in bytes and seconds."""
     import nnc
 
-    base = _status("VmRSS")
+    base, base_anon = _status("VmRSS"), _status("RssAnon")
     t0 = time.perf_counter()
     model = nnc.import_tflite(path)
     seconds = time.perf_counter() - t0
@@ -267,6 +268,7 @@ def child(step: str, path: str, cache_dir: str) -> dict:
     # process started by a big parent reports the parent's resident set.
     peak = _status("VmHWM")
     return {"seconds": seconds, "weights": weights, "rss_after": _status("VmRSS") - base,
+            "anon_after": _status("RssAnon") - base_anon,
             "peak": peak - base, "workers_peak": _children_peak(), "baseline": base}  # fmt: skip
 
 
@@ -303,18 +305,20 @@ def measure(name: str, path: str, repeats: int, cold_repeats: int, work: str) ->
 
 def _line(r: dict) -> str:
     return (f"{r['model']:<14} {r['step']:<6} {r['seconds'] * 1e3:10.1f} ms  peak {r['peak'] / MIB:8.1f} MiB "
-            f"({_times(r, 'peak')}x)  after {r['rss_after'] / MIB:8.1f} MiB ({_times(r, 'rss_after')}x)  "
+            f"({_times(r, 'peak')}x)  after {r['rss_after'] / MIB:8.1f} MiB ({_times(r, 'rss_after')}x), "
+            f"anonymous {r['anon_after'] / MIB:8.1f} MiB  "
             f"workers {r['workers_peak'] / MIB:7.1f} MiB")  # fmt: skip
 
 
 def markdown(rows: list[dict]) -> str:
     """The rows as a Markdown table (what benchmarks/RESULTS.md records)."""
-    lines = ["| model | weights | step | wall | peak RSS | x weights | RSS after | x weights | LLVM workers' peak |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = ["| model | weights | step | wall | peak RSS | x weights | RSS after | x weights | anonymous after | x weights "
+             "| LLVM workers' peak |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for r in rows:
         lines.append(f"| {r['model']} | {r['weights'] / MIB:.2f} MiB | {r['step']} | {_time(r['seconds'])} | "
                      f"{r['peak'] / MIB:.1f} MiB | {_times(r, 'peak')} | {r['rss_after'] / MIB:.1f} MiB | "
-                     f"{_times(r, 'rss_after')} | {_workers(r)} |")  # fmt: skip
+                     f"{_times(r, 'rss_after')} | {r['anon_after'] / MIB:.1f} MiB | {_times(r, 'anon_after')} | "
+                     f"{_workers(r)} |")  # fmt: skip
     return "\n".join(lines)
 
 
