@@ -201,6 +201,28 @@ def _compatible(a: Operand, b: Operand) -> str | None:
     return None
 
 
+def _immutable(arr: np.ndarray) -> bool:
+    """Whether nothing can write into ``arr``'s memory: C-contiguous (a
+    reshape is then a view), read-only, and on its ``base`` chain no writable
+    array, ending in a read-only buffer (``bytes``, an ``mmap`` opened
+    ACCESS_READ).  An array that owns its memory does not qualify: its
+    owner may make it writable again."""
+    if not arr.flags.c_contiguous:
+        return False
+    x: object = arr
+    while isinstance(x, np.ndarray):
+        if x.flags.writeable:
+            return False
+        x = x.base
+    if x is None:
+        return False
+    try:
+        with memoryview(x) as view:  # type: ignore[arg-type]
+            return view.readonly
+    except TypeError:
+        return False
+
+
 def is_sequence(x: object) -> TypeGuard[Iterable[Any]]:
     """Whether ``x`` can stand for a C array argument (a list of indices or
     dimensions): iterable, but not a str, bytes, dict or a numpy array that is
@@ -323,10 +345,18 @@ class Model:
         """ANeuralNetworksModel_setOperandValue; ``None`` omits an optional
         operand (the NDK's NULL buffer with length 0).
 
-        Values of at most 128 bytes are copied now.  nnc also copies
-        larger values now, where Android keeps a reference until finish: the
-        NDK leaves changes after the call undefined, and a copy means the
-        caller need not keep the buffer alive."""
+        Values of at most 128 bytes
+        (``MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES``) are copied now.  Larger
+        ones Android keeps by reference, leaving later changes undefined;
+        nnc keeps a reference only to a value that cannot change, and copies
+        the rest now, so the caller may change or drop a buffer of its own at
+        once.  A value that cannot change is ``bytes``, or a numpy array of
+        the operand's dtype, C-contiguous, read-only, whose memory belongs to
+        a read-only buffer (``bytes``, a read-only ``mmap``) with no writable
+        array between them (:func:`_immutable`): what
+        :func:`nnc.import_tflite` gives, views of the mapped file.  So a
+        model of large weights holds them once, in the caller's buffer.
+        Either way the model's value is read-only: nothing writes into it."""
         fn = "ANeuralNetworksModel_setOperandValue"
         self._mutable(fn)
         op = self._operand(fn, index)
@@ -342,8 +372,10 @@ class Model:
 
     @staticmethod
     def _coerce(fn: str, op: Operand, value) -> np.ndarray:
-        """A private numpy array of the operand's type holding ``value``;
-        nothing is copied before the size is known good."""
+        """A read-only numpy array of the operand's type holding ``value``:
+        ``value`` itself when it is large and cannot change (see
+        :meth:`set_operand_value`), else a private copy; nothing is copied
+        before the size is known good."""
         dtype = dtype_of(op.type)
         expected = op.byte_size()
         if expected is None:
@@ -354,7 +386,9 @@ class Model:
                 raise BadDataError(fn, f"value length {raw.nbytes} exceeds the maximum 0xFFFFFFFF")
             if raw.nbytes != expected:
                 raise BadDataError(fn, f"value has {raw.nbytes} bytes, operand needs {expected}")
-            arr = np.frombuffer(raw, dtype=dtype).copy()
+            arr = np.frombuffer(raw, dtype=dtype)
+            if not (isinstance(value, bytes) and raw.nbytes > MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES):
+                arr = arr.copy()
         else:
             try:
                 src = np.asarray(value)
@@ -368,8 +402,11 @@ class Model:
                 raise BadDataError(fn, f"value length {nbytes} exceeds the maximum 0xFFFFFFFF")
             if nbytes != expected:
                 raise BadDataError(fn, f"value has {nbytes} bytes ({src.size} elements), operand needs {expected}")
-            arr = np.array(src, dtype=dtype, copy=True)
-        return arr.reshape(op.dims if op.dims else ())
+            referenced = src.dtype == dtype and nbytes > MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES and _immutable(src)
+            arr = src if referenced else np.array(src, dtype=dtype, copy=True)
+        arr = arr.reshape(op.dims if op.dims else ())
+        arr.flags.writeable = False
+        return arr
 
     @ndk("ANeuralNetworksModel_setOperandValueFromMemory")
     def set_operand_value_from_memory(self, index: int, memory, offset: int, length: int) -> None:

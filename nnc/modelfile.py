@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import base64
 import json
+import mmap
 import os
 import stat
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sized
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import numpy as np
 
@@ -34,6 +35,8 @@ from nnc.errors import BadDataError, NNError, UnexpectedNullError
 
 if TYPE_CHECKING:
     from nnc.model import Model
+
+_C = TypeVar("_C", bound=Sized)  # what a file reader gives: bytes, an mmap
 
 FORMAT = "nnc-model"
 VERSION = 1
@@ -177,12 +180,34 @@ def read_regular_file(path: str) -> tuple[bytes, FileIdentity | None]:
     file has another inode or another change time.  Git trusts a file's
     status in the same way (``core.trustctime``), Python its sources' size and
     modification time."""
+    return _open_regular(path, lambda f, size: f.read())
+
+
+def map_regular_file(path: str) -> tuple[mmap.mmap | bytes, FileIdentity | None]:
+    """As :func:`read_regular_file`, with the contents mapped read-only
+    instead of read (an empty file: ``b""``, which cannot be mapped).
+
+    Why map: a model's weights are most of its file, and views of a mapping
+    are the file's pages, shared with the page cache, read from disk only
+    when touched and dropped under memory pressure rather than swapped, where
+    a read copies them all into the process.  The price is the mapping's:
+    it shows later writes to the file, and touching a page a truncation
+    removed faults (SIGBUS), so the file must not be changed in place while
+    what was read from it lives (replacing it with ``os.replace`` is safe:
+    the mapping keeps the old inode).  The mapping holds a duplicate of the
+    file descriptor until it is unmapped (when its last view is garbage)."""
+    return _open_regular(path, lambda f, size: mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else b"")
+
+
+def _open_regular(path: str, contents: Callable[[BinaryIO, int], _C]) -> tuple[_C, FileIdentity | None]:
+    """``contents(file, size)`` of the regular file ``path`` and its identity
+    (:func:`read_regular_file`)."""
     started = time.time_ns()
     with open(path, "rb") as f:
         before = os.fstat(f.fileno())
         if not stat.S_ISREG(before.st_mode):
             raise ValueError(f"{path} is not a regular file")
-        data = f.read()
+        data = contents(f, before.st_size)
         after = os.fstat(f.fileno())
     key = _identity(before)
     stable = key == _identity(after) and len(data) == before.st_size
@@ -217,11 +242,21 @@ def read_path(source: str | bytes | os.PathLike, fn: str) -> tuple[bytes, str, F
     """(contents, path, identity) of the regular file ``source`` names
     (:func:`read_regular_file`); BAD_DATA if it cannot be read or is not a
     regular file (never opened then: opening a FIFO waits for a writer)."""
+    return _from_path(source, fn, read_regular_file)
+
+
+def map_path(source: str | bytes | os.PathLike, fn: str) -> tuple[mmap.mmap | bytes, str, FileIdentity | None]:
+    """As :func:`read_path`, the contents mapped (:func:`map_regular_file`)."""
+    return _from_path(source, fn, map_regular_file)
+
+
+def _from_path(source: str | bytes | os.PathLike, fn: str, reader: Callable[[str], tuple[_C, FileIdentity | None]]
+               ) -> tuple[_C, str, FileIdentity | None]:  # fmt: skip
     try:
         path = os.fsdecode(os.fspath(source))
         regular = stat.S_ISREG(os.stat(path).st_mode)
         if regular:
-            raw, identity = read_regular_file(path)
+            raw, identity = reader(path)
             return raw, path, identity
     except OSError as e:
         raise BadDataError(fn, f"cannot read {source!r}: {e.strerror}") from None

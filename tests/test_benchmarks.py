@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -78,3 +79,17 @@ def test_unsupported_models_are_a_table_line_and_stay_out_of_the_means():
     lines = model_bench.markdown_table(rows, [1], True).splitlines()
     assert len(lines) == 4 and len({line.count("|") for line in lines}) == 1
     assert "not supported: DEQUANTIZE x3" in lines[2]
+
+
+def test_memory_bench_runs_every_step_of_a_tiny_model(tmp_path, capsys):
+    """Each step in its own process, one row per step with the weight bytes
+    the import reported (3 constants of 64 float32, 3 INT32 activation codes)."""
+    import memory_bench
+
+    out = tmp_path / "rows.json"
+    assert memory_bench.main(["--models", "deep", "--deep", "3", "--repeats", "1", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["step"] for r in rows] == list(memory_bench.STEPS)
+    assert all(r["model"] == "deep3" and r["weights"] == 3 * 64 * 4 + 3 * 4 for r in rows)
+    assert all(r["peak"] > 0 and r["seconds"] > 0 for r in rows)
+    assert "| deep3 | 0.00 MiB | hit |" in capsys.readouterr().out

@@ -504,8 +504,8 @@ def _two_constant_model(small: np.ndarray, large: np.ndarray) -> nnc.Model:
 @pytest.mark.checklist(45, 46)
 def test_values_are_copied_when_set() -> None:
     """Values of <= 128 bytes are copied at the call (C45).  Larger ones: the
-    NDK leaves later changes undefined; nnc copies them at the call too, so
-    the caller may change or drop its buffer at once (C46)."""
+    NDK leaves later changes undefined; nnc copies a writable one at the call
+    too, so the caller may change or drop its buffer at once (C46)."""
     small = np.array([1.0, 2.0], np.float32)
     large = np.arange(256, dtype=np.float32)
     m = _two_constant_model(small, large)
@@ -530,6 +530,28 @@ def test_values_are_copied_when_set() -> None:
     ex.compute()
     np.testing.assert_array_equal(o1, x + np.arange(256, dtype=np.float32))
     np.testing.assert_array_equal(o2, [1.5, 2.25])
+
+
+@pytest.mark.checklist(46)
+def test_large_values_that_cannot_change_are_referenced() -> None:
+    """A large value nothing can write into (a read-only view of bytes, or
+    bytes) is kept by reference; a read-only view of a writable array is
+    copied (its owner may still change it).  Every kept value is read-only."""
+    data = np.arange(64, dtype=np.float32).tobytes()
+    frozen = np.frombuffer(data, np.float32)
+    writable = np.arange(64, dtype=np.float32)
+    view = writable.view()
+    view.flags.writeable = False
+    m = nnc.Model()
+    ops = [m.add_operand(F32, [64]) for _ in range(4)]
+    for k, value in zip(ops, (frozen, data, view, writable)):
+        m.set_operand_value(k, value)
+    kept = [m.operands[k].value for k in ops]
+    assert np.shares_memory(kept[0], frozen) and np.shares_memory(kept[1], frozen)
+    assert not np.shares_memory(kept[2], writable) and not np.shares_memory(kept[3], writable)
+    assert all(m.operands[k].lifetime == Lifetime.CONSTANT_REFERENCE for k in ops)
+    assert not any(v.flags.writeable for v in kept)
+
 
 
 def _memory_cases():

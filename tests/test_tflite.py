@@ -7,6 +7,7 @@ operators nnc cannot take.
 from __future__ import annotations
 
 import glob
+import mmap
 import os
 import sys
 from dataclasses import replace
@@ -237,6 +238,40 @@ def conv_model(act: int = 3, padding: int = 0, with_bias: bool = True) -> bytes:
     b.op("CONV_2D", ins, [y], ("Conv2DOptions", {"Padding": padding, "StrideW": 1, "StrideH": 1,
                                                 "FusedActivationFunction": act}))  # fmt: skip
     return b.build([x], [y])
+
+
+def _buffer_owner(a: np.ndarray) -> object:
+    """The object at the end of an array's ``base`` chain (past a memoryview)."""
+    x: object = a
+    while isinstance(x, np.ndarray):
+        x = x.base
+    return x.obj if isinstance(x, memoryview) else x
+
+
+def test_imported_weights_are_read_only_views_of_the_mapped_file(tmp_path):
+    """A path is mapped, not read: every constant above 128 bytes is a view
+    of the mapping, kept by the model without a copy, and read-only (a write
+    raises), as are the small ones the model copied."""
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(conv_model())
+    model = import_tflite(path)
+    values = [o.value for o in model.operands if o.value is not None]
+    large = [v for v in values if v.nbytes > nnc.MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES]
+    assert [v.shape for v in large] == [(3, 3, 3, 2)]
+    for v in large:
+        mapping = _buffer_owner(v)
+        assert isinstance(mapping, mmap.mmap)
+        assert np.shares_memory(v, np.frombuffer(mapping, np.uint8))
+    assert not any(v.flags.writeable for v in values)
+    with pytest.raises(ValueError, match="read-only"):
+        large[0][0, 0, 0, 0] = 1.0
+    np.testing.assert_array_equal(large[0], np.random.default_rng(1).normal(size=(3, 3, 3, 2)).astype(np.float32))
+
+
+def test_imported_weights_from_bytes_are_views_of_the_bytes():
+    data = conv_model()
+    filters = [o.value for o in import_tflite(data).operands if o.value is not None and o.value.size == 54]
+    assert len(filters) == 1 and _buffer_owner(filters[0]) is data
 
 
 def ref_conv(x, w, bias, padding_same: bool, act):

@@ -4,6 +4,7 @@ target feature level, and report every problem at once."""
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,7 +92,7 @@ def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 
     return result
 
 
-def _import(data: bytes, where: str, level: int) -> TFLiteTranslation:
+def _import(data: bytes | mmap.mmap, where: str, level: int) -> TFLiteTranslation:
     """translate_tflite after reading; any non-NNError is a malformed file."""
     fb = _parse(data, where)
     graphs = _Subgraphs(fb, where, level)
@@ -178,6 +179,11 @@ def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) 
     shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a file that is
     not a valid TFLite model and :class:`UnsupportedOperatorsError` listing
     every operator that cannot be imported or compiled.
+
+    A path is mapped read-only, not read, and the constants' values are
+    read-only views of it (of ``source`` itself, for bytes): the weights are
+    never copied.  So the file must not be rewritten or truncated in place
+    while the model lives (docs/tflite.md).
     """
     result = translate_tflite(source, feature_level=feature_level)
     if result.problems or result.model is None:

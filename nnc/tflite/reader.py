@@ -4,13 +4,14 @@ names.  Nothing here knows NNAPI; a malformed file is a BadDataError."""
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from nnc.errors import BadDataError, NNError, UnexpectedNullError
-from nnc.modelfile import FileIdentity, read_path
+from nnc.modelfile import FileIdentity, map_path
 
 FN = "nnc.import_tflite"
 
@@ -88,6 +89,8 @@ def _read_tensors(fb, sub) -> list[_Tensor]:
 
 
 def _buffer_data(fb, t, shape: tuple[int, ...]) -> np.ndarray | None:
+    """The constant value of tensor ``t``: a read-only view of the
+    flatbuffer's bytes (None for a tensor without data)."""
     buf = fb.Buffers(t.Buffer())
     if buf is None or buf.DataIsNone() or buf.DataLength() == 0:
         if buf is not None and buf.Offset() > 1:
@@ -107,7 +110,9 @@ def _buffer_data(fb, t, shape: tuple[int, ...]) -> np.ndarray | None:
     if raw.nbytes != n * np.dtype(dtype).itemsize:
         raise BadDataError(FN, f"tensor '{t.Name()!r}': buffer holds {raw.nbytes} bytes, shape {list(shape)} needs "
                                f"{n * np.dtype(dtype).itemsize}")  # fmt: skip
-    return np.frombuffer(raw.tobytes(), dtype=dtype).reshape(shape)
+    # A read-only view of the file's bytes, not a copy: Model.set_operand_value
+    # keeps such a view by reference (it cannot change through it).
+    return raw.view(dtype).reshape(shape)
 
 
 #: DimensionMetadata's formats (the schema's DimensionType)
@@ -213,16 +218,18 @@ def _signature_names(fb, sub_index: int, sub) -> tuple[dict[int, str], dict[int,
     return ins, outs
 
 
-def _load(source: str | os.PathLike | bytes) -> tuple[bytes, str, FileIdentity | None]:
-    """(contents, name, identity) of a TFLite source: bytes, or a path
-    (:func:`nnc.modelfile.read_path`)."""
+def _load(source: str | os.PathLike | bytes) -> tuple[bytes | mmap.mmap, str, FileIdentity | None]:
+    """(contents, name, identity) of a TFLite source: bytes, or a path,
+    mapped read-only (:func:`nnc.modelfile.map_path`): the constants are
+    views of these contents (:func:`_buffer_data`), so a path's weights stay
+    the file's pages."""
     if isinstance(source, bytes | bytearray | memoryview):
         return bytes(source), "<bytes>", None
     if source is None:
         raise UnexpectedNullError(FN, "the model is null")
     if not isinstance(source, str | os.PathLike):
         raise BadDataError(FN, f"expected a path or bytes, got {type(source).__name__}")
-    return read_path(source, FN)
+    return map_path(source, FN)
 
 
 def is_tflite_file(path: str | bytes | os.PathLike) -> bool:
@@ -236,7 +243,7 @@ def is_tflite_file(path: str | bytes | os.PathLike) -> bool:
         return False
 
 
-def _parse(data: bytes, where: str):
+def _parse(data: bytes | mmap.mmap, where: str):
     tflite = _tflite()
     if len(data) < 8 or data[4:8] != b"TFL3":
         raise BadDataError(FN, f"{where} is not a TFLite flatbuffer (no TFL3 identifier)")
