@@ -70,7 +70,8 @@ def compare_tflite(source: str | os.PathLike | bytes, inputs: Sequence[np.ndarra
     """(every tensor's row, notes): nnc's value of each tensor an operator
     of the main subgraph writes against each LiteRT kernel set in
     ``kernels`` (none without LiteRT), on ``inputs`` (in input order)."""
-    data, where, _ = _load(source)
+    mapped, where, _ = _load(source)
+    data = bytes(mapped)  # LiteRT takes bytes; a debugging run may hold a copy
     translation = translate_tflite(data)
     if translation.model is None or translation.problems:
         raise UnsupportedOperatorsError(translation.problems)
