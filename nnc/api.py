@@ -297,6 +297,8 @@ def compile_artifact(
         raise BadDataError(fn, f"emit must be one of {', '.join(driver.EMITS)}, not {emit!r}")
     if not model.finished:
         model.finish()
+    if model.support_report is not None:
+        model.support_report(fn)
     try:
         chosen = None if emit == "mlir" else cpu_probe.target_for(target, cpu, features)
         return driver.compile_artifact(

@@ -67,6 +67,7 @@ from nnc.errors import (
     BadDataError,
     BadStateError,
     NNError,
+    OpFailedError,
     UnexpectedNullError,
     UnsupportedOperationError,
     error_for,
@@ -348,8 +349,10 @@ class Compilation:
         if self._supported:
             return
         try:
+            if self.model.support_report is not None:
+                self.model.support_report(_FINISH)
             compiler().check_support(self.model, _FINISH, self.target_devices)
-        except UnsupportedOperationError as e:
+        except (UnsupportedOperationError, OpFailedError) as e:
             if self.devices is None:
                 raise
             names = ", ".join(d.name for d in self.devices)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import abc
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -244,6 +244,11 @@ class Model:
     #: output that holds its next value, if any.  :class:`nnc.CompiledModel`
     #: keeps it between runs; NDK-style code passes it explicitly.
     state: list[tuple[int, int | None]] | None = None
+    #: asked by a compilation before it compiles the model (not on a cache
+    #: hit), with its function's name: raises an NNError listing every
+    #: operation that cannot be compiled, in the terms the model came in (a
+    #: TFLite import's operators; ``nnc.import_tflite`` defers this check)
+    support_report: Callable[[str], None] | None = None
 
     def __init__(self) -> None:
         self.operands: list[Operand] = []

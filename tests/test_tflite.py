@@ -382,7 +382,8 @@ def test_unsupported_operators_are_all_reported_before_compiling():
 
 def test_mapped_but_not_implemented_is_reported(monkeypatch):
     """An operator that maps to NNAPI but that nnc does not compile is
-    reported at import, naming the NNAPI operation and the reason.  Every
+    reported, naming the NNAPI operation and the reason: by the compilation
+    (the import does not load the compiler), or at import when asked.  Every
     mapped operation is implemented on every type today, so the record of ADD
     is made to leave float16 out."""
     spec = SPECS[Op.ADD]
@@ -391,10 +392,33 @@ def test_mapped_but_not_implemented_is_reported(monkeypatch):
     x = b.tensor("x", [2, 3], FLOAT16)
     y = b.tensor("y", [2, 3], FLOAT16)
     b.op("ADD", [x, x], [y], ("AddOptions", {}))
+    data = b.build([x], [y])
     with pytest.raises(UnsupportedOperatorsError) as info:
-        import_tflite(b.build([x], [y]))
+        import_tflite(data, check_compiler=True)
+    assert info.value.function == "nnc.import_tflite"
     assert info.value.problems[0][:2] == (0, "ADD")
     assert "NNAPI ADD" in info.value.problems[0][2] and "FLOAT16" in info.value.problems[0][2]
+    model = import_tflite(data)  # the compiler is asked when it would compile
+    with pytest.raises(UnsupportedOperatorsError) as info:
+        nnc.compile(model)
+    assert info.value.function == "ANeuralNetworksCompilation_finish" and "cannot be compiled" in info.value.message
+    assert info.value.problems[0][:2] == (0, "ADD") and "FLOAT16" in info.value.problems[0][2]
+    with pytest.raises(UnsupportedOperatorsError):
+        nnc.compile_artifact(model, "unused.so")
+
+
+def test_import_does_not_load_the_compiler(tmp_path):
+    """A TFLite import leaves xDSL (the compiler) unimported: a process that
+    runs only cached models never pays for it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, nnc; nnc.import_tflite(sys.argv[1]); "
+            "print(sorted(m for m in sys.modules if m == 'xdsl' or m == 'nnc.driver'))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, zoo_path("mobilenet_v1_0.5_160_int8", ".tflite")],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("data,what", [(b"", "not a TFLite"), (b"\0" * 64, "not a TFLite"),

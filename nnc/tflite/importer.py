@@ -27,10 +27,10 @@ class UnsupportedOperatorsError(OpFailedError):
     such operator of the subgraph, not just the first.
     """
 
-    def __init__(self, problems: list[tuple[int, str, str]]):
+    def __init__(self, problems: list[tuple[int, str, str]], function: str = FN, what: str = "imported"):
         self.problems = problems
         lines = "\n".join(f"  operator {i} ({name}): {why}" for i, name, why in problems)
-        super().__init__(FN, f"{len(problems)} operator(s) cannot be imported:\n{lines}")
+        super().__init__(function, f"{len(problems)} operator(s) cannot be {what}:\n{lines}")
 
 
 def _feature_level(level: int) -> int:
@@ -79,10 +79,16 @@ def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 
     Unlike :func:`import_tflite` this does not stop at operators that cannot
     be imported: it lists them with the others (BadDataError still for a file
     that is not a valid TFLite model)."""
+    return _translate(source, feature_level, check_compiler=True)
+
+
+def _translate(source: str | os.PathLike | bytes, feature_level: int, check_compiler: bool) -> TFLiteTranslation:
+    """translate_tflite; ``check_compiler`` False leaves out asking the
+    compiler which operations it can compile (its import costs xDSL's)."""
     level = _feature_level(feature_level)
     data, where, identity = _load(source)
     try:
-        result = _import(data, where, level)
+        result = _import(data, where, level, check_compiler)
     except NNError:
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt flatbuffer fails in any reader
@@ -92,16 +98,18 @@ def translate_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 
     return result
 
 
-def _import(data: bytes | mmap.mmap, where: str, level: int) -> TFLiteTranslation:
+def _import(data: bytes | mmap.mmap, where: str, level: int, check_compiler: bool = True) -> TFLiteTranslation:
     """translate_tflite after reading; any non-NNError is a malformed file."""
     fb = _parse(data, where)
-    graphs = _Subgraphs(fb, where, level)
+    graphs = _Subgraphs(fb, where, level, check_compiler)
     imp, names, failed = graphs.convert(0)
     model = None
     if not failed:
         _identify(imp, fb, 0, fb.Subgraphs(0))
         model = imp.model
-    problems = dict(failed) | _nnc_support(imp, set(failed))
+    problems = dict(failed) | _nnc_support(imp, set(failed), check_compiler)
+    if model is not None and not check_compiler:
+        model.support_report = _SupportReport(model, list(imp.op_index), names)
     ops = [OperatorImport(k, name, [], imp.notes.get(k, ""), problems.get(k)) for k, name in enumerate(names)]
     for j, (k, _) in enumerate(imp.op_index):
         ops[k].nnapi.append(OperationType(imp.model.operations[j].type).name)
@@ -118,6 +126,8 @@ class _Subgraphs:
     fb: Any
     where: str
     level: int
+    #: whether to ask the compiler what it can compile (see _translate)
+    check_compiler: bool = True
     models: dict[int, Model] = field(default_factory=dict)
     #: subgraphs being imported (a subgraph that reaches itself is recursion)
     active: set[int] = field(default_factory=set)
@@ -151,7 +161,7 @@ class _Subgraphs:
         self.active.add(index)
         try:
             imp, names, failed = self.convert(index)
-            problems = dict(failed) | _nnc_support(imp, set(failed))
+            problems = dict(failed) | _nnc_support(imp, set(failed), self.check_compiler)
         finally:
             self.active.discard(index)
         label = f"{role} subgraph {index} ({_subgraph_name(self.fb.Subgraphs(index))})"
@@ -169,7 +179,7 @@ def _subgraph_name(sub) -> str:
     return sub.Name().decode("utf-8", "replace") if sub.Name() else "unnamed"
 
 
-def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) -> Model:
+def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8, check_compiler: bool = False) -> Model:
     """Read a ``.tflite`` file (path or bytes) into a finished :class:`Model`.
 
     ``feature_level`` is the NNAPI level the model must fit (1..8 or an
@@ -178,17 +188,50 @@ def import_tflite(source: str | os.PathLike | bytes, *, feature_level: int = 8) 
     int8 maps to TENSOR_QUANT8_ASYMM_SIGNED; below it int8 tensors are
     shifted to TENSOR_QUANT8_ASYMM.  Raises BadDataError for a file that is
     not a valid TFLite model and :class:`UnsupportedOperatorsError` listing
-    every operator that cannot be imported or compiled.
+    every operator that cannot be imported.  Operators that map to NNAPI
+    operations nnc cannot compile yet are listed the same way by the
+    compilation that would compile them (``Compilation.finish``, on a cache
+    miss), so that an import does not load the compiler (xDSL: most of an
+    import's time, and none of a process that only runs cached models);
+    ``check_compiler=True`` asks at import, as :func:`translate_tflite` and
+    ``nnc info`` do.
 
     A path is mapped read-only, not read, and the constants' values are
     read-only views of it (of ``source`` itself, for bytes): the weights are
     never copied.  So the file must not be rewritten or truncated in place
     while the model lives (docs/tflite.md).
     """
-    result = translate_tflite(source, feature_level=feature_level)
+    result = _translate(source, feature_level, check_compiler)
     if result.problems or result.model is None:
         raise UnsupportedOperatorsError(result.problems)
     return result.model
+
+
+@dataclass
+class _SupportReport:
+    """What a compilation of an imported model asks before compiling it:
+    UnsupportedOperatorsError (OP_FAILED, naming ``function``) listing
+    every TFLite operator mapped to an operation nnc cannot compile."""
+
+    model: Model
+    #: NNAPI operation (in the order added) -> (TFLite operator, its name)
+    op_index: list[tuple[int, str]]
+    names: list[str]
+
+    def __call__(self, function: str) -> None:
+        from nnc.driver import unsupported_reason
+
+        problems: dict[int, str] = {}
+        ops = self.model.operations_as_added or self.model.operations
+        for j, op in enumerate(ops):
+            k, _ = self.op_index[j]
+            if k not in problems:
+                reason = unsupported_reason(self.model.call_for(j, op))
+                if reason is not None:
+                    problems[k] = f"mapped to NNAPI {OperationType(op.type).name}, which nnc cannot compile yet: {reason}"
+        if problems:
+            listed = [(k, self.names[k], why) for k, why in sorted(problems.items())]
+            raise UnsupportedOperatorsError(listed, function, "compiled")
 
 
 def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
@@ -222,12 +265,13 @@ def _convert(imp: _Importer, fb, sub) -> tuple[list[str], dict[int, str]]:
     return names, problems
 
 
-def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
+def _nnc_support(imp: _Importer, failed: set[int], check_compiler: bool = True) -> dict[int, str]:
     """Operators that map to NNAPI operations of a later feature level than
-    the target, or that nnc cannot compile yet: {index: reason}."""
-    # The compiler imports xDSL (about 0.8 s): only an import of a TFLite
-    # file pays it, not every reader of nnc's own model files.
-    from nnc.driver import unsupported_reason
+    the target, or (``check_compiler``) that nnc cannot compile yet:
+    {index: reason}."""
+    if check_compiler:
+        # the compiler imports xDSL (about 0.8 s)
+        from nnc.driver import unsupported_reason
 
     problems: dict[int, str] = {}
     for j, op in enumerate(imp.model.operations):
@@ -239,7 +283,7 @@ def _nnc_support(imp: _Importer, failed: set[int]) -> dict[int, str]:
         if needs > imp.feature_level:
             problems[k] = f"NNAPI {nn.name} needs feature level {needs}, the target is {imp.feature_level}"
             continue
-        reason = unsupported_reason(imp.model.call_for(j, op))
+        reason = unsupported_reason(imp.model.call_for(j, op)) if check_compiler else None
         if reason is not None:
             problems[k] = f"mapped to NNAPI {nn.name}, which nnc cannot compile yet: {reason}"
     return problems
