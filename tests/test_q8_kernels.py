@@ -34,6 +34,7 @@ from nnc.passes.pipeline import context
 from nnc.passes.target import Int8Dot
 from nnc.runtime.executable import Executable, generate_code
 from nnc.runtime.jit import Target, emit_assembly, optimize
+from targets import x86_target
 from test_control_flow import _scalar
 
 SIGNED = T.TENSOR_QUANT8_ASYMM_SIGNED
@@ -292,8 +293,8 @@ def test_pair_products_become_the_targets_dot_instruction(cpu: str, instruction:
     m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(8, np.int32)), *scalars], [out])
     m.identify_inputs_and_outputs([xi], [out])
     m.finish()
-    target = Target.for_cpu(cpu)
-    asm = emit_assembly(optimize(lower(m, static_input_infos(m)).llvm_ir, target), target)
+    target = x86_target(cpu)
+    asm = emit_assembly(optimize(lower(m, static_input_infos(m), target=target).llvm_ir, target), target)
     start = asm.index("nnc_q8_gemm")
     body = asm[start : asm.index(".Lfunc_end", start)]
     # the reduction loop: from its label to the first jump back
@@ -361,7 +362,7 @@ def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
     reading the stored int8 input (no copy: the kernel flips the bytes) and
     no vector touches the stack inside the loop."""
     m = _per_channel_conv_1x1(np.random.default_rng(7), 6, 48, 40)
-    target = Target.for_cpu(cpu)
+    target = x86_target(cpu)
     ir = lower(m, static_input_infos(m), target=target).llvm_ir
     assert "nnc_q8_gemm" not in ir and "nnc_q8_widen" not in ir
     asm = emit_assembly(optimize(ir, target), target)
@@ -399,7 +400,7 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
     m.add_operation(Op.DEPTHWISE_CONV_2D, [xi, fi, c.bias(m, np.zeros(32, np.int32)), *c.ints(m, 1, 1, 1, 1, FuseCode.RELU6)], [out])
     m.identify_inputs_and_outputs([xi], [out])
     m.finish()
-    target = Target.for_cpu(cpu)
+    target = x86_target(cpu)
     asm = emit_assembly(optimize(lower(m, static_input_infos(m), target=target).llvm_ir, target), target)
     kernels = re.findall(r"\n(nnc_q8_dw_\d+p_3x3_\w+):(.*?)\.Lfunc_end", asm, re.S)
     assert kernels, asm[:2000]
