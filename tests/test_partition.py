@@ -13,22 +13,27 @@ from nnc.runtime.jit import NativeModule, Target, bundle_objects, emit_object, o
 from nnc.runtime.partition import split_module
 from worker_faults import inject_fault
 
-# main hands body_a/b/c to apply by address (the cut); body_a and body_b
-# share the kernel kern, which must stay with both; tab is an internal
-# constant read in two parts; nnc_layout an exported global nobody's code reads.
-IR = """; ModuleID = ""
+#: what every module here starts with: the header, and the entry point
+#: calling main(5)
+HEADER = """; ModuleID = ""
 target datalayout = ""
-
-@"tab" = internal constant [4 x i32] [i32 1, i32 2, i32 3, i32 4], align 64
-@"nnc_layout" = constant [2 x i64] [i64 8, i64 1], align 8
-
-define i32 @"nnc_run"(ptr %".1", ptr %".2", ptr %".3", ptr %".4")
+"""
+ENTRY = """define i32 @"nnc_run"(ptr %".1", ptr %".2", ptr %".3", ptr %".4")
 {
 .6:
   %".7" = call i32 @"main"(i32 5)
   ret i32 %".7"
 }
+"""
 
+# main hands body_a/b/c to apply by address (the cut); body_a and body_b
+# share the kernel kern, which must stay with both; tab is an internal
+# constant read in two parts; nnc_layout an exported global nobody's code reads.
+IR = HEADER + """
+@"tab" = internal constant [4 x i32] [i32 1, i32 2, i32 3, i32 4], align 64
+@"nnc_layout" = constant [2 x i64] [i64 8, i64 1], align 8
+
+""" + ENTRY + """
 define i32 @"main"(i32 %".1")
 {
 .3:
@@ -142,16 +147,7 @@ def test_parts_compile_in_workers_and_a_crash_in_one_is_reported() -> None:
 # main passes loop only run-time values (a nest nnc-outline-loops took out of
 # it): nothing for LLVM to specialise, so loop may be compiled in another part;
 # kern gets a constant and stays with main.
-CUT_IR = """; ModuleID = ""
-target datalayout = ""
-
-define i32 @"nnc_run"(ptr %".1", ptr %".2", ptr %".3", ptr %".4")
-{
-.6:
-  %".7" = call i32 @"main"(i32 5)
-  ret i32 %".7"
-}
-
+CUT_IR = HEADER + "\n" + ENTRY + """
 define i32 @"main"(i32 %".1")
 {
 .3:
