@@ -41,8 +41,9 @@ class CompiledModel:
     tensors) can be run with its state inputs left out: the state then
     starts at zero and each run carries it over to the next, as LiteRT's
     ``invoke()`` does, and ``run`` returns the outputs without the state;
-    :meth:`reset_state` sets it back to zero and :attr:`state` reads it.  Given every input, ``run``
-    uses the state passed and returns every output, as before."""
+    :meth:`reset_state` sets it back to zero and :attr:`state` reads it.
+    Given every input, ``run`` uses the state passed and returns every
+    output."""
 
     def __init__(
         self,
@@ -137,15 +138,15 @@ class CompiledModel:
         args = bind_inputs(self.inputs, inputs, named, "nnc.CompiledModel.run") if named else inputs
         outs = self._output_buffers(args)
         self._execute(args, outs)
-        return self._keep(outs)
+        return self._keep(args, outs)
 
-    def _keep(self, outs: list[np.ndarray]) -> list[np.ndarray]:
-        """The model's own outputs; the intermediates after them are kept."""
+    def _keep(self, inputs, outs: list[np.ndarray]) -> list[np.ndarray]:
+        """The model's own outputs; with keep_intermediates, the run's
+        inputs, outputs and the intermediates after them are kept."""
         if self._kept:
             own = outs[: self._own_outputs]
-            self.intermediates = dict(zip(self.model.outputs[: self._own_outputs], own))
-            self.intermediates |= dict(zip(self._kept, outs[self._own_outputs :]))
-            self.intermediates |= {i: np.asarray(x) for i, x in zip(self.model.inputs, self._last_inputs)}
+            self.intermediates = {i: np.asarray(x) for i, x in zip(self.model.inputs, inputs)}
+            self.intermediates |= dict(zip(self.model.outputs, outs))
             return own
         return outs
 
@@ -161,7 +162,7 @@ class CompiledModel:
             self._execute(args, outs)
             for o, k in state_outputs.items():
                 self._state[k] = outs[o]
-        return [y for j, y in enumerate(self._keep(outs)) if j not in state_outputs]
+        return [y for j, y in enumerate(self._keep(args, outs)) if j not in state_outputs]
 
     def run_named(self, *inputs, **named) -> dict[str, np.ndarray]:
         """:meth:`run`, with the outputs keyed by their names (those of
@@ -193,7 +194,6 @@ class CompiledModel:
         return ex, outs
 
     def _execute(self, inputs, outs: list[np.ndarray]) -> Execution:
-        self._last_inputs = list(inputs)
         ex = Execution(self.compilation)
         for k, x in enumerate(inputs):
             ex.set_input(k, x)

@@ -69,7 +69,6 @@ from nnc.errors import (
     NNError,
     OpFailedError,
     UnexpectedNullError,
-    UnsupportedOperationError,
     error_for,
     ndk,
 )
@@ -352,7 +351,7 @@ class Compilation:
             if self.model.support_report is not None:
                 self.model.support_report(_FINISH)
             compiler().check_support(self.model, _FINISH, self.target_devices)
-        except (UnsupportedOperationError, OpFailedError) as e:
+        except OpFailedError as e:  # the report's UnsupportedOperatorsError, check_support's UnsupportedOperationError
             if self.devices is None:
                 raise
             names = ", ".join(d.name for d in self.devices)
