@@ -111,8 +111,8 @@ def _import(data: bytes | mmap.mmap, where: str, level: int, check_compiler: boo
     if model is not None and not check_compiler:
         model.support_report = _SupportReport(model, list(imp.op_index), names)
     ops = [OperatorImport(k, name, [], imp.notes.get(k, ""), problems.get(k)) for k, name in enumerate(names)]
-    for j, (k, _) in enumerate(imp.op_index):
-        ops[k].nnapi.append(OperationType(imp.model.operations[j].type).name)
+    for (k, _), op in zip(imp.op_index, _added(imp.model)):
+        ops[k].nnapi.append(OperationType(op.type).name)
     return TFLiteTranslation(ops, model, dict(imp.operands))
 
 
@@ -219,16 +219,7 @@ class _SupportReport:
     names: list[str]
 
     def __call__(self, function: str) -> None:
-        from nnc.driver import unsupported_reason
-
-        problems: dict[int, str] = {}
-        ops = self.model.operations_as_added or self.model.operations
-        for j, op in enumerate(ops):
-            k, _ = self.op_index[j]
-            if k not in problems:
-                reason = unsupported_reason(self.model.call_for(j, op))
-                if reason is not None:
-                    problems[k] = f"mapped to NNAPI {OperationType(op.type).name}, which nnc cannot compile yet: {reason}"
+        problems = _compiler_problems(self.model, self.op_index, set())
         if problems:
             listed = [(k, self.names[k], why) for k, why in sorted(problems.items())]
             raise UnsupportedOperatorsError(listed, function, "compiled")
@@ -269,23 +260,37 @@ def _nnc_support(imp: _Importer, failed: set[int], check_compiler: bool = True) 
     """Operators that map to NNAPI operations of a later feature level than
     the target, or (``check_compiler``) that nnc cannot compile yet:
     {index: reason}."""
-    if check_compiler:
-        # the compiler imports xDSL (about 0.8 s)
-        from nnc.driver import unsupported_reason
-
     problems: dict[int, str] = {}
-    for j, op in enumerate(imp.model.operations):
+    for j, op in enumerate(_added(imp.model)):
         k, _ = imp.op_index[j]
-        if k in failed or k in problems:
-            continue
         nn = OperationType(op.type)
         needs = _LEVELS.index(SPECS[nn].since) + 1
-        if needs > imp.feature_level:
+        if k not in failed and k not in problems and needs > imp.feature_level:
             problems[k] = f"NNAPI {nn.name} needs feature level {needs}, the target is {imp.feature_level}"
+    if check_compiler:
+        problems |= _compiler_problems(imp.model, imp.op_index, failed | problems.keys())
+    return problems
+
+
+def _added(model: Model) -> list:
+    """The model's operations in the order they were added (the order of
+    ``op_index``; ``finish`` puts ``operations`` in execution order)."""
+    return model.operations_as_added or model.operations
+
+
+def _compiler_problems(model: Model, op_index: list[tuple[int, str]], skip: set[int]) -> dict[int, str]:
+    """{TFLite operator: reason} of those (not in ``skip``) mapped to an
+    operation nnc cannot compile yet.  Imports the compiler (xDSL, about 0.8 s)."""
+    from nnc.driver import unsupported_reason
+
+    problems: dict[int, str] = {}
+    for j, op in enumerate(_added(model)):
+        k, _ = op_index[j]
+        if k in skip or k in problems:
             continue
-        reason = unsupported_reason(imp.model.call_for(j, op)) if check_compiler else None
+        reason = unsupported_reason(model.call_for(j, op))
         if reason is not None:
-            problems[k] = f"mapped to NNAPI {nn.name}, which nnc cannot compile yet: {reason}"
+            problems[k] = f"mapped to NNAPI {OperationType(op.type).name}, which nnc cannot compile yet: {reason}"
     return problems
 
 
