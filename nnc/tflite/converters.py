@@ -141,19 +141,12 @@ def _fc_as_conv(c: _Call, batch: int, units: int, depth: int, act: int) -> None:
     unit) -> RESHAPE to the output shape.  Both compute, per output, the int32
     sum of (x - x_zp) * w + bias requantised with that unit's multiplier
     input_scale * filter_scale[u] / output_scale: the same integers."""
-    x = _reshaped(c, c.input(0), c.ins[0], (batch, 1, 1, depth))
+    x = c.imp.reshaped(c.input(0), c.ins[0], (batch, 1, 1, depth))
     w = c.imp.constant_as(c.ins[1], (units, 1, 1, depth))
     y = c.imp.temp_like(c.outs[0], (batch, 1, 1, units))
     i = c.imp.int32
     c.emit(Op.CONV_2D, [x, w, _bias(c, 2, units), i(PaddingCode.VALID), i(1), i(1), act], [y])
     c.emit(Op.RESHAPE, [y, c.imp.const(np.array(c.imp.tensors[c.outs[0]].shape, np.int32))], [c.output(0)])
-
-
-def _reshaped(c: _Call, value: int, like: int, shape: tuple[int, ...]) -> int:
-    """A RESHAPE of operand ``value`` (typed as TFLite tensor ``like``) to ``shape``."""
-    out = c.imp.temp_like(like, shape)
-    c.emit(Op.RESHAPE, [value, c.imp.const(np.array(shape, np.int32))], [out])
-    return out
 
 
 @converts("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")
@@ -407,7 +400,7 @@ def _batched(c: _Call, k: int, batch: tuple[int, ...]) -> int:
     if t.data is not None:
         return c.imp.constant_as(c.ins[k], shape)
     if int(np.prod(t.shape)) == int(np.prod(shape)):
-        return _reshaped(c, c.input(k), c.ins[k], shape)
+        return c.imp.reshaped(c.input(k), c.ins[k], shape)
     raise _Unsupported(f"input {k} {list(t.shape)} would need its batch broadcast to {list(batch)} at run time")
 
 

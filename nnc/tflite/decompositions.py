@@ -275,8 +275,7 @@ def _gather_nd(c: _Call) -> None:
     rows = int(np.prod(lead))
     x = c.input(0)
     if k > 1:
-        x = c.imp.temp_like(c.ins[0], (rows, *rest))
-        c.emit(Op.RESHAPE, [c.input(0), c.imp.const(np.array([rows, *rest], np.int32))], [x])
+        x = c.imp.reshaped(x, c.ins[0], (rows, *rest))
     lin_shape = batch or [1]
     idx = _row_numbers(c, lead, lin_shape)
     if lin_shape == batch:
@@ -328,9 +327,7 @@ def _row_numbers(c: _Call, lead: list[int], shape: list[int]) -> int:
         acc = total
     if list(col_shape) == shape:
         return acc
-    flat = c.imp.temp_like(c.ins[1], tuple(shape))
-    c.emit(Op.RESHAPE, [acc, c.imp.const(np.array(shape, np.int32))], [flat])
-    return flat
+    return c.imp.reshaped(acc, c.ins[1], shape)
 
 
 #: the largest constant 0/1 matrix (elements) a CUMSUM is given: its axis's
@@ -373,7 +370,7 @@ def _cumsum(c: _Call) -> None:
         raise _Unsupported(f"CUMSUM over {n} elements with {before} x {after} others: the matrix would hold "
                            f"{before * n * n} elements (at most {_CUMSUM_MATRIX_LIMIT})")  # fmt: skip
     const = c.imp.const(np.ascontiguousarray(mat, dtype), nn_t)
-    x = _reshaped_to(c, c.input(0), view)
+    x = c.input(0) if list(view) == shape else c.imp.reshaped(c.input(0), c.ins[0], view)
     product = c.output(0) if list(view) == shape else c.imp.temp_like(c.ins[0], view)
     operands = [const, x] if first else [x, const]
     c.emit(Op.BATCH_MATMUL, [*operands, c.imp.bool8(False), c.imp.bool8(False)], [product])
@@ -389,15 +386,6 @@ def _prefix_matrix(n: int, exclusive: bool, reverse: bool) -> np.ndarray:
     if exclusive:
         take &= i != j
     return take.astype(np.int32)
-
-
-def _reshaped_to(c: _Call, x: int, shape: tuple[int, ...]) -> int:
-    """Input 0's operand ``x`` as ``shape`` (itself when it has it)."""
-    if list(shape) == list(c.tensor(0).shape):
-        return x
-    y = c.imp.temp_like(c.ins[0], shape)
-    c.emit(Op.RESHAPE, [x, c.imp.const(np.array(shape, np.int32))], [y])
-    return y
 
 
 def _fold(c: _Call, value: np.ndarray, what: str) -> None:

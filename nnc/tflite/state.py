@@ -131,14 +131,17 @@ class _Importer:
         nn_t, scale, zp, _ = self.nn_type(t)
         return self.model.add_operand(nn_t, t.shape or (1,), scale, zp)
 
+    def reshaped(self, value: int, like: int, shape: Sequence[int]) -> int:
+        """A RESHAPE of operand ``value`` to ``shape``: a new operand of TFLite
+        tensor ``like``'s type and quantisation."""
+        out = self.temp_like(like, tuple(shape))
+        self.model.add_operation(OperationType.RESHAPE, [value, self.const(np.array(shape, np.int32))], [out])
+        return out
+
     def copy_of(self, tensor_index: int) -> int:
         """A new operand holding a TFLite tensor's value (a RESHAPE to its
         own shape: NNAPI has no identity operation)."""
-        src = self.operand(tensor_index)
-        dst = self.new_like(tensor_index)
-        shape = np.array(self.model.operands[dst].dims, np.int32)
-        self.model.add_operation(OperationType.RESHAPE, [src, self.const(shape)], [dst])
-        return dst
+        return self.reshaped(self.operand(tensor_index), tensor_index, self.tensors[tensor_index].shape or (1,))
 
     def model_operand(self, subgraph_index: int, role: str) -> int:
         """A MODEL operand referencing subgraph ``subgraph_index``."""
