@@ -21,7 +21,7 @@ import numpy as np
 from nnc.errors import BadDataError
 from nnc.tflite import translate_tflite
 from nnc.tflite.importer import UnsupportedOperatorsError
-from nnc.tflite.reader import _load, _operator_code, _parse, _read_tensors
+from nnc.tflite.reader import _TFL_DTYPES, _load, _operator_code, _parse, _read_tensors
 
 FN = "nnc compare"
 
@@ -125,7 +125,8 @@ def _litert(data: bytes, inputs: list[np.ndarray], kernels: Sequence[str], notes
 
 
 def _row(t, k: int, op_name: str, operand: int | None, compiled, references: dict, is_output: bool) -> TensorRow:
-    dtype = np.dtype(t.data.dtype if t.data is not None else _DTYPES.get(t.tfl_type, np.float32)).name
+    # nnc's dtype of the tensor: the file's, int64 narrowed to int32
+    dtype = np.dtype(np.int32 if t.tfl_type == 4 else _TFL_DTYPES.get(t.tfl_type, np.float32)).name
     row = TensorRow(t.index, t.name, k, op_name, dtype, t.quantized, t.shape)
     if operand is None or operand not in compiled.intermediates:
         row.note = "folded at import" if operand is None else "a constant"
@@ -149,9 +150,6 @@ def _row(t, k: int, op_name: str, operand: int | None, compiled, references: dic
         if name == "reference" and dtype.startswith("float"):
             row.float_tolerance = FLOAT_RELATIVE * float(np.abs(theirs).max(initial=0.0))
     return row
-
-
-_DTYPES = {0: np.float32, 1: np.float16, 2: np.int32, 3: np.uint8, 4: np.int32, 6: np.bool_, 7: np.int16, 9: np.int8}
 
 
 def format_table(rows: list[TensorRow], notes: list[str]) -> str:
