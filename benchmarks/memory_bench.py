@@ -16,6 +16,10 @@ tests' flatbuffer builder), written to a temporary directory:
   ``--size`` x 3 (224: about 100 MB of weights);
 * ``resnet50_int8``: the same network quantised: int8 activations, int8
   filters with a scale per output channel, int32 biases (about 26 MB);
+* ``small`` (always measured first): a chain of 8 such operations, 2 KB of
+  weights: nnc's fixed footprint in each step (its code, xDSL's, LLVM's and
+  the thread pool's), which the table subtracts ("above small") to give what
+  the model's size costs, as the baseline of a 60 KB model does;
 * ``deep``: a narrow chain of ``N`` small element-wise operations (ADD and
   MUL by a 64-element constant, each other one with a fused RELU) for each
   ``N`` of ``--deep``: how the steps scale with the operation count rather
@@ -71,6 +75,8 @@ if TYPE_CHECKING:
 FLOAT32, INT32, INT8 = 0, 2, 9  # TFLite tensor types (as tflite_builder names them)
 
 STEPS = ("import", "cold", "hit", "run")
+#: the model every run measures first: nnc's fixed footprint in each step
+SMALL = "small"
 MIB = 1 << 20
 #: (blocks, bottleneck width) of ResNet-50's four stages
 STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))
@@ -195,7 +201,7 @@ def deep(n: int, width: int = 64) -> bytes:
 
 def build_models(names: list[str], deep_sizes: list[int], size: int, directory: str) -> dict[str, str]:
     """Write each requested model to ``directory``: {name: path}."""
-    makers: dict[str, Callable[[], bytes]] = {}
+    makers: dict[str, Callable[[], bytes]] = {SMALL: lambda: deep(8)}
     if "resnet50" in names:
         makers["resnet50"] = lambda: resnet50(False, size)
     if "resnet50_int8" in names:
@@ -249,6 +255,9 @@ def child(step: str, path: str, cache_dir: str) -> dict:
     """Run ``step`` on the model at ``path``; what it measured, in bytes and seconds."""
     import nnc
 
+    # The API's modules load lazily on first use; they are code, the same
+    # for every model, so they are loaded before the baseline.
+    assert nnc.compile and nnc.Compilation
     base, base_anon = _status("VmRSS"), _status("RssAnon")
     t0 = time.perf_counter()
     model = nnc.import_tflite(path)
@@ -311,15 +320,29 @@ def _line(r: dict) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    """The rows as a Markdown table (what benchmarks/RESULTS.md records)."""
-    lines = ["| model | weights | step | wall | peak RSS | x weights | RSS after | x weights | anonymous after | x weights "
-             "| LLVM workers' peak |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    """The rows as a Markdown table (what benchmarks/RESULTS.md records).
+    "above small": the figure minus the ``small`` model's in the same step
+    (nnc's own code and the compiler's fixed footprint), as a multiple of
+    the weights: what the model's size costs."""
+    small = {r["step"]: r for r in rows if r["model"] == SMALL}
+    lines = ["| model | weights | step | wall | peak RSS | x weights | above small | RSS after | x weights | above small "
+             "| anonymous after | x weights | LLVM workers' peak |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for r in rows:
         lines.append(f"| {r['model']} | {r['weights'] / MIB:.2f} MiB | {r['step']} | {_time(r['seconds'])} | "
-                     f"{r['peak'] / MIB:.1f} MiB | {_times(r, 'peak')} | {r['rss_after'] / MIB:.1f} MiB | "
-                     f"{_times(r, 'rss_after')} | {r['anon_after'] / MIB:.1f} MiB | {_times(r, 'anon_after')} | "
-                     f"{_workers(r)} |")  # fmt: skip
+                     f"{r['peak'] / MIB:.1f} MiB | {_times(r, 'peak')} | {_above(r, small, 'peak')} | "
+                     f"{r['rss_after'] / MIB:.1f} MiB | {_times(r, 'rss_after')} | {_above(r, small, 'rss_after')} | "
+                     f"{r['anon_after'] / MIB:.1f} MiB | {_times(r, 'anon_after')} | {_workers(r)} |")  # fmt: skip
     return "\n".join(lines)
+
+
+def _above(r: dict, small: dict[str, dict], key: str) -> str:
+    """``r[key]`` above the small model's in the same step, as a multiple of
+    the weights ("-" where :func:`_times` gives none or no small row exists)."""
+    base = small.get(r["step"])
+    if base is None or r["weights"] < MIB:
+        return "-"
+    return f"{(r[key] - base[key]) / r['weights']:.2f}"
 
 
 def _times(r: dict, key: str) -> str:
@@ -368,11 +391,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(*args.child)))
         return 0
     print(cpu_description())
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     rows = []
     with tempfile.TemporaryDirectory(prefix="nnc-memory-bench-") as work:
         for name, path in build_models(args.models, args.deep, args.size, work).items():
             rows += measure(name, path, args.repeats, args.cold_repeats, work)
     print(markdown(rows))
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": cpu_description(), "rows": rows}, f, indent=1)

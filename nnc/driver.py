@@ -96,6 +96,7 @@ from nnc.runtime.artifact import (
     write_file,
 )
 from nnc.runtime.cache import model_fingerprint
+from nnc.runtime.chunks import ByteChunks
 from nnc.runtime.cpu_probe import implied_features
 from nnc.runtime.executable import CompiledIR, Executable, NativeCode, generate_code
 from nnc.runtime.jit import Target, bundle_objects
@@ -237,7 +238,7 @@ def _stage(name: str) -> Iterator[None]:
 # -- the pipeline ----------------------------------------------------------------------------------
 
 
-def shaped_module(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[ModuleOp, bytes]:
+def shaped_module(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[ModuleOp, ByteChunks]:
     """The nnapi module specialised to ``input_infos``, after shape inference."""
     with _stage("import-model"):
         imported = import_model(model, input_infos)
@@ -287,7 +288,7 @@ def gc_paused() -> Iterator[None]:
 
 def lower_shaped(
     module: ModuleOp,
-    weights: bytes,
+    weights: ByteChunks,
     input_infos: Sequence[OperandInfo],
     target: Target | None = None,
     profile: bool = False,
@@ -314,7 +315,7 @@ def lower_shaped(
             llvm_ir = to_llvm_ir(module)
     return CompiledIR(
         llvm_ir,
-        pool.contents(),
+        pool.take(),
         arena.data if isinstance(arena, IntAttr) else 0,
         list(input_infos),
         outputs,
@@ -421,7 +422,9 @@ def compile_model(
     if target.is_foreign:  # an artifact's business (compile_artifact): this process cannot run it
         raise ValueError(f"code for {target.triple} cannot be loaded on {Target.host().triple}")
     module, weights = shaped_module(model, input_infos)
-    key = (module_key(module), target, hashlib.sha256(weights).hexdigest(), profile)
+    digest = hashlib.sha256()
+    weights.hash_into(digest)
+    key = (module_key(module), target, digest.hexdigest(), profile)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
@@ -520,7 +523,7 @@ def static_input_infos(model: Model) -> list[OperandInfo]:
     return infos
 
 
-def shaped_nnapi(model: Model, infos: Sequence[OperandInfo]) -> tuple[ModuleOp, bytes]:
+def shaped_nnapi(model: Model, infos: Sequence[OperandInfo]) -> tuple[ModuleOp, ByteChunks]:
     """(nnapi module after shape inference, constant pool), errors as NNError."""
     with compiler_errors(model, _FINISH):
         return shaped_module(model, infos)

@@ -33,18 +33,18 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from nnc.dialects import nnapi
 from nnc.enums import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, Lifetime, OperandType, OperationType
 from nnc.operand_types import OperandInfo
+from nnc.runtime.chunks import ByteChunks
 
 if TYPE_CHECKING:
     from nnc.model import Model
-
-POOL_ALIGN = 64
 
 
 @dataclass
 class ImportedModel:
     module: ModuleOp
-    #: the constant pool that #nnapi.blob attributes point into
-    weights: bytes
+    #: the constant pool that #nnapi.blob attributes point into: views of the
+    #: model's values, not a copy
+    weights: ByteChunks
 
 
 #: The one-element tensor type that carries a scalar model input's argument.
@@ -79,7 +79,7 @@ def import_model(
     infos = list(input_infos) if input_infos is not None else [model.operands[i].info() for i in model.inputs]
     arg_infos = [_arg_info(i) for i in infos]
     block = Block(arg_types=[nnapi.to_xdsl_type(i) for i in arg_infos])
-    pool = bytearray()
+    pool = ByteChunks()
     graph = _GraphImporter(model, pool, "main")
     ops: list = []
     for k, idx in enumerate(model.inputs):
@@ -92,14 +92,14 @@ def import_model(
             graph.values[idx] = _constant(ops, infos[k], pool)
     fn = graph.build(block, ops)
     module = ModuleOp([fn, *graph.subgraphs])
-    module.attributes["nnapi.weights_size"] = IntAttr(len(pool))
-    return ImportedModel(module, bytes(pool))
+    module.attributes["nnapi.weights_size"] = IntAttr(pool.size)
+    return ImportedModel(module, pool)
 
 
 class _GraphImporter:
     """Imports one graph (the main model or one use of a referenced model)."""
 
-    def __init__(self, model: Model, pool: bytearray, name: str):
+    def __init__(self, model: Model, pool: ByteChunks, name: str):
         self.model = model
         self.pool = pool
         self.name = name
@@ -184,7 +184,7 @@ class _GraphImporter:
         return [fn, *graph.subgraphs]
 
 
-def _constant(ops: list, info: OperandInfo, pool: bytearray) -> SSAValue:
+def _constant(ops: list, info: OperandInfo, pool: ByteChunks) -> SSAValue:
     t = nnapi.to_xdsl_type(info)
     value = info.value
     assert value is not None
@@ -197,10 +197,8 @@ def _constant(ops: list, info: OperandInfo, pool: bytearray) -> SSAValue:
     if inline:
         attr = nnapi.dense_attr(np.asarray(value), t)
     else:
-        pad = (-len(pool)) % POOL_ALIGN
-        pool.extend(b"\0" * pad)
-        attr = nnapi.BlobAttr(IntAttr(len(pool)), IntAttr(value.nbytes))
-        pool.extend(np.ascontiguousarray(value).tobytes())
+        # The finished model's value itself (it cannot change any more).
+        attr = nnapi.BlobAttr(IntAttr(pool.append(np.ascontiguousarray(value))), IntAttr(value.nbytes))
     op = nnapi.ConstantOp(attr, t)
     ops.append(op)
     return op.result

@@ -32,6 +32,7 @@ import numpy as np
 
 from nnc.enums import Lifetime, OperandType, OperationType
 from nnc.errors import BadDataError, NNError, UnexpectedNullError
+from nnc.runtime.chunks import mapped_read_only
 
 if TYPE_CHECKING:
     from nnc.model import Model
@@ -196,7 +197,13 @@ def map_regular_file(path: str) -> tuple[mmap.mmap | bytes, FileIdentity | None]
     what was read from it lives (replacing it with ``os.replace`` is safe:
     the mapping keeps the old inode).  The mapping holds a duplicate of the
     file descriptor until it is unmapped (when its last view is garbage)."""
-    return _open_regular(path, lambda f, size: mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else b"")
+    return _open_regular(path, lambda f, size: _map(f, size) if size else b"")
+
+
+def _map(f: BinaryIO, size: int) -> mmap.mmap:
+    """``f`` mapped read-only, its pages releasable once read
+    (:func:`nnc.runtime.chunks.release_pages`)."""
+    return mapped_read_only(mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ))
 
 
 def _open_regular(path: str, contents: Callable[[BinaryIO, int], _C]) -> tuple[_C, FileIdentity | None]:

@@ -105,68 +105,84 @@ from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue, broadca
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
-
-#: alignment of what the lowering appends to the constant pool (the
-#: importer aligns the model's constants the same way)
-POOL_ALIGN = 64
+from nnc.runtime.chunks import ByteChunks, owned_copy, release_pages
 
 
 @dataclass(eq=False)
 class ConstantPool:
     """The model's constant pool (the bytes ``%weights`` points to at run
-    time) during one compilation: the importer's ``data``, which the
-    lowering reads to lay weights out at compile time, and what it appends
-    (:meth:`append`).  The driver creates it, gives it to the pass and takes
-    :meth:`contents` as the weights of the compiled model (runtime, caches,
-    ``nnc compile``'s weights file)."""
+    time) during one compilation: the importer's ``data`` (pieces that are
+    views of the model's values, :class:`~nnc.runtime.chunks.ByteChunks`),
+    which the lowering reads to lay weights out at compile time, and the
+    pieces it appends (:meth:`append`).  The driver creates it, gives it to
+    the pass and takes the result (:meth:`take`) as the weights of the
+    compiled model (runtime, caches, ``nnc compile``'s weights file)."""
 
-    data: bytes
-    appended: bytearray = field(default_factory=bytearray)
+    data: ByteChunks | bytes
     #: digest of an appended array -> its offset: equal arrays are stored once
     _offsets: dict[bytes, int] = field(default_factory=dict)
+    #: views :meth:`read` gave out since the last :meth:`release_reads`
+    _read: list[memoryview] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Pieces are appended to and dropped from this pool's own list, never
+        # the caller's (the importer's chunks outlive the lowering).
+        if isinstance(self.data, ByteChunks):
+            self.data = ByteChunks(self.data.pieces(), self.data.size)
+        else:
+            raw = memoryview(bytes(self.data))
+            self.data = ByteChunks([(0, raw)] if raw.nbytes else [])
+
+    @property
+    def chunks(self) -> ByteChunks:
+        assert isinstance(self.data, ByteChunks)
+        return self.data
 
     @property
     def size(self) -> int:
-        return len(self.data) + len(self.appended)
+        return self.chunks.size
 
-    def read(self, offset: int, nbytes: int) -> bytes:
-        return self.data[offset : offset + nbytes]
+    def read(self, offset: int, nbytes: int) -> memoryview:
+        view = self.chunks.read(offset, nbytes)
+        self._read.append(view)
+        return view
 
-    def append(self, raw: bytes) -> int:
-        """Append ``raw`` at the next 64-byte boundary; its offset."""
-        key = hashlib.sha256(raw).digest()
-        if key in self._offsets:
-            return self._offsets[key]
-        self.appended.extend(b"\0" * ((-self.size) % POOL_ALIGN))
-        offset = self.size
-        self.appended.extend(raw)
-        self._offsets[key] = offset
-        return offset
+    def release_reads(self) -> None:
+        """Release the mapped pages (:func:`~nnc.runtime.chunks.release_pages`)
+        of what was read since the last call: once an operation's weights are
+        laid out, the model file's pages they came from are not needed."""
+        for view in self._read:
+            release_pages(view)
+        self._read.clear()
+
+    def append(self, value: np.ndarray) -> int:
+        """Append a copy of ``value``'s bytes at the next 64-byte boundary
+        (:func:`~nnc.runtime.chunks.owned_copy`); its offset."""
+        arr = np.ascontiguousarray(value)
+        key = hashlib.sha256(arr.data).digest()
+        if key not in self._offsets:
+            self._offsets[key] = self.chunks.append(owned_copy(arr))
+        return self._offsets[key]
 
     def contents(self) -> bytes:
-        return self.data + bytes(self.appended) if self.appended else self.data
+        """The whole pool as bytes (a copy: for tests and small pools)."""
+        return self.chunks.tobytes()
 
     def compact(self, used: Sequence[tuple[int, int]]) -> dict[int, int]:
         """Keep only the ``used`` byte ranges (offset, size), in their order
-        and 64-byte aligned; where each used offset moved to.  Constants no
-        code reads any more (weights only their packed copy is read of) are
-        dropped, and the pool is final: nothing may be appended after."""
-        spans: list[list[int]] = []
-        for off, n in sorted(used):
-            if spans and off < spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], off + n)
-            else:
-                spans.append([off, off + n])
-        whole = self.contents()
-        out = bytearray()
-        starts: list[tuple[int, int, int]] = []
-        for lo, hi in spans:
-            out.extend(b"\0" * ((-len(out)) % POOL_ALIGN))
-            starts.append((lo, hi, len(out)))
-            out.extend(whole[lo:hi])
-        self.data, self.appended = bytes(out), bytearray()
+        and 64-byte aligned, as views (nothing is copied); where each used
+        offset moved to.  Constants no code reads any more (weights only
+        their packed copy is read of) are dropped, and the pool is final:
+        nothing may be appended after."""
+        self.data, moved = self.chunks.select(used)
         self._offsets = {}
-        return {off: new + off - lo for off, _ in used for lo, hi, new in starts if lo <= off < hi or off == lo}
+        return moved
+
+    def take(self) -> memoryview:
+        """The pool as the one aligned buffer the code runs from
+        (:meth:`~nnc.runtime.chunks.ByteChunks.into_aligned`); the pool is
+        empty afterwards."""
+        return self.chunks.into_aligned()
 
 
 def _memref(t: Attribute, what: str, result: bool = False) -> MemRefType:
@@ -271,6 +287,8 @@ class FunctionLowering:
             if stamps is not None and isinstance(op, nnapi.NNAPIOperation):
                 stamps.stamp(self.builder, index)  # the profile's one hook: operation `index` starts
             self.lower_op(op, index)
+            if self.pool is not None:
+                self.pool.release_reads()
             if isinstance(op, nnapi.NNAPIOperation):
                 index += 1
         if stamps is not None:
@@ -418,7 +436,7 @@ class FunctionLowering:
         arr = np.ascontiguousarray(value)
         if self.pool is None:
             return self._constant(arr, elem)
-        offset = self.pool.append(arr.tobytes())
+        offset = self.pool.append(arr)
         return self._pool_view(offset, arr.nbytes, MemRefType(elem, list(arr.shape)))
 
     def _pool_view(self, offset: int, nbytes: int, mt: MemRefType) -> SSAValue:

@@ -179,6 +179,7 @@ import nnc.version as version  # the bottom module holding __version__ (read at 
 from nnc.enums import OperandType
 from nnc.operand_types import DynamicDim, OperandInfo, is_int
 from nnc.runtime import threadpool
+from nnc.runtime.chunks import release_pages
 from nnc.runtime.executable import NativeCode, aligned_bytes
 from nnc.runtime.jit import Target
 
@@ -398,6 +399,16 @@ def _value_digests(values: Sequence[np.ndarray]) -> list[bytes]:
     return _start_value_digests(values)()
 
 
+def _digest(value: np.ndarray) -> bytes:
+    """SHA-256 of a C-contiguous array's buffer (no copy).  The pages of a
+    mapped model file are released once hashed: a process that only runs
+    the model from the cache never needs them again, and a compilation
+    reads them again from the page cache."""
+    digest = hashlib.sha256(value.data).digest()
+    release_pages(value)
+    return digest
+
+
 def _start_value_digests(values: Sequence[np.ndarray]) -> Callable[[], list[bytes]]:
     """Start hashing each array's bytes (SHA-256); the returned function
     waits for the digests, in order.  ``hashlib`` releases the GIL while it
@@ -411,7 +422,7 @@ def _start_value_digests(values: Sequence[np.ndarray]) -> Callable[[], list[byte
     total = sum(v.nbytes for v in values)
     workers = min(os.cpu_count() or 1, 8, total // _PARALLEL_HASH_BYTES)
     if workers == 0:
-        return lambda: [hashlib.sha256(v.data).digest() for v in values]
+        return lambda: [_digest(v) for v in values]
     bounds, acc, k = [0], 0, 1
     for i, v in enumerate(values):
         acc += v.nbytes
@@ -423,7 +434,7 @@ def _start_value_digests(values: Sequence[np.ndarray]) -> Callable[[], list[byte
 
     def run(lo: int, hi: int) -> None:
         for i in range(lo, hi):
-            out[i] = hashlib.sha256(values[i].data).digest()  # a C-contiguous array's buffer, no copy
+            out[i] = _digest(values[i])
 
     threads = [threading.Thread(target=run, args=(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
     for t in threads:
@@ -633,17 +644,24 @@ def _info_from_json(d) -> OperandInfo:
     )
 
 
-def encode_data(key: str, weights: bytes) -> bytes:
-    """The data cache file of entry ``key``."""
+def data_parts(key: str, weights) -> tuple[list, str]:
+    """The data cache file of entry ``key`` as the parts to write one after
+    the other (header, ``weights`` itself, trailing checksum: the constant
+    pool is never joined into another copy), and the XXH3-128 of the whole
+    file (for the model file), from the same pass as the trailing checksum."""
     body = DATA_MAGIC + struct.pack("<I", FORMAT_VERSION) + bytes.fromhex(key) + struct.pack("<Q", len(weights))
     h = _checksum(body)
     h.update(weights)
-    return b"".join((body, weights, h.digest()))
+    tail = h.digest()
+    whole = h.copy()
+    whole.update(tail)
+    return [body, weights, tail], whole.hexdigest()
 
 
-def encode_model(key: str, code: NativeCode, data_file: bytes, pool_object: bytes) -> bytes:
-    """The model cache file of entry ``key``, bound to ``data_file``;
-    ``pool_object``: the thread pool's object code for ``code.target``
+def encode_model(key: str, code: NativeCode, data_digest: str, pool_object: bytes) -> bytes:
+    """The model cache file of entry ``key``, bound to the data file whose
+    XXH3-128 is ``data_digest`` (hex, :func:`data_parts`); ``pool_object``:
+    the thread pool's object code for ``code.target``
     (:func:`nnc.runtime.threadpool.in_process_object`)."""
     header = {
         "nnc_version": version.__version__,
@@ -653,7 +671,7 @@ def encode_model(key: str, code: NativeCode, data_file: bytes, pool_object: byte
         "inputs": [_info_to_json(i) for i in code.inputs],
         "outputs": [_info_to_json(o) for o in code.outputs],
         "data_size": len(code.weights),
-        "data_xxh3_128": _checksum(data_file).hexdigest(),
+        "data_xxh3_128": data_digest,
     }
     hb = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
     body = b"".join(
@@ -835,11 +853,14 @@ def load(cache_dir: str | os.PathLike, key: str, target: Target) -> NativeCode:
     return code
 
 
-def _write_atomic(path: Path, blob: bytes) -> None:
+def _write_atomic(path: Path, blob) -> None:
+    """Write ``blob`` (bytes-like, or a list of them written in order) to
+    ``path`` atomically."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(blob)
+            for part in blob if isinstance(blob, list) else [blob]:
+                f.write(part)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -867,10 +888,10 @@ def _fsync_dir(directory: Path) -> None:
 def save(cache_dir: str | os.PathLike, key: str, code: NativeCode) -> None:
     """Write entry ``key`` atomically (raises OSError; callers ignore it)."""
     model_path, data_path = entry_paths(cache_dir, key)
-    data_file = encode_data(key, code.weights)
     if code.target != Target.host():
         raise ValueError("only code for this host is cached")
-    model_file = encode_model(key, code, data_file, threadpool.install().object_code)
+    data_file, data_digest = data_parts(key, code.weights)
+    model_file = encode_model(key, code, data_digest, threadpool.install().object_code)
     _write_atomic(data_path, data_file)
     _write_atomic(model_path, model_file)
     _fsync_dir(model_path.parent)

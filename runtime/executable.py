@@ -59,7 +59,9 @@ class CompiledIR:
     """Everything produced before native code: kept for --emit and caching."""
 
     llvm_ir: str
-    weights: bytes
+    #: the constant pool: bytes, or a read-only memoryview of a 64-byte-aligned
+    #: buffer (what the driver makes), which the executable runs from
+    weights: bytes | memoryview
     arena_size: int
     inputs: list[OperandInfo]
     outputs: list[OperandInfo]
@@ -73,8 +75,8 @@ class NativeCode:
     cache stores and what native artifacts are built from."""
 
     object_code: bytes
-    #: bytes, or (from the cache) a memoryview of a 64-byte-aligned buffer,
-    #: which the executable runs from without another copy
+    #: bytes, or (from the driver or the cache) a memoryview of a
+    #: 64-byte-aligned buffer, which the executable runs from without another copy
     weights: bytes | memoryview
     arena_size: int
     inputs: list[OperandInfo]

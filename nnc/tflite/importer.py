@@ -13,6 +13,7 @@ from nnc.dialects.optable import SPECS
 from nnc.enums import FeatureLevel, OperationType
 from nnc.errors import BadDataError, NNError, OpFailedError
 from nnc.model import Model
+from nnc.runtime.chunks import release_pages
 from nnc.tflite.converters import CONVERTERS
 from nnc.tflite.reader import FN, _load, _operator_code, _parse, _read_tensors, _signature_names
 from nnc.tflite.state import _Call, _Importer, _Unsupported
@@ -93,6 +94,10 @@ def _translate(source: str | os.PathLike | bytes, feature_level: int, check_comp
         raise
     except Exception as e:  # noqa: BLE001 - a corrupt flatbuffer fails in any reader
         raise BadDataError(FN, f"{where} is not a valid TFLite model: {type(e).__name__}: {e}") from None
+    # Reading the tables faulted in pages around every buffer (large page-cache
+    # folios: about half of a ResNet-50's weights); the weights are read
+    # again, from the page cache, only by what needs them.
+    release_pages(data)
     if result.model is not None and identity is not None:
         result.model.source_key = ("tflite", identity, level)
     return result
