@@ -105,7 +105,7 @@ from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue, broadca
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
-from nnc.runtime.chunks import ByteChunks, owned_copy, release_pages
+from nnc.runtime.chunks import ByteChunks, owned_copy, release_pages, return_freed_memory
 
 
 @dataclass(eq=False)
@@ -149,11 +149,15 @@ class ConstantPool:
 
     def release_reads(self) -> None:
         """Release the mapped pages (:func:`~nnc.runtime.chunks.release_pages`)
-        of what was read since the last call: once an operation's weights are
-        laid out, the model file's pages they came from are not needed."""
+        of what was read since the last call, and the heap pages the layout's
+        temporaries left (:func:`~nnc.runtime.chunks.return_freed_memory`):
+        once an operation's weights are laid out, neither is needed."""
+        if not self._read:
+            return
         for view in self._read:
             release_pages(view)
         self._read.clear()
+        return_freed_memory()
 
     def append(self, value: np.ndarray) -> int:
         """Append a copy of ``value``'s bytes at the next 64-byte boundary

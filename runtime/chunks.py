@@ -29,9 +29,10 @@ private writable one (dropping its pages would drop its writes).
 from __future__ import annotations
 
 import bisect
+import ctypes
 import mmap
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -105,6 +106,30 @@ def owned_copy(arr: np.ndarray) -> memoryview:
     buf = mmap.mmap(-1, flat.size)
     np.frombuffer(buf, dtype=np.uint8)[:] = flat
     return memoryview(buf).toreadonly()
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, if this process has it."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def return_freed_memory() -> None:
+    """Give the heap's free pages back to the system (glibc: ``malloc_trim``).
+
+    Why: numpy's big temporaries (a layer's widened filter while its panel
+    is packed) come from ``malloc``, whose mapping threshold grows to the
+    largest block freed so far; after the first big layer, later
+    temporaries come from the heap and stay resident once freed, beside the
+    pieces the pool keeps.  Trimming after each such layer costs
+    microseconds."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def _byte_view(data: object) -> memoryview:

@@ -124,15 +124,21 @@ def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]
     4, the quad forms, whose weights must fit int8: :func:`quads_fit`)."""
     cols, outer, run = w.shape
     groups = -(-run // step)
-    padded = np.zeros((cols, outer, step * groups), dtype=np.int32)
+    # Filters minus their zero point lie in [-255, 255]: int16 holds every
+    # intermediate, a quarter of the int32 copies a big layer would need.
+    assert not w.size or -(1 << 15) <= int(w.min()) and int(w.max()) < 1 << 15, "panel values beyond int16"
+    padded = np.zeros((cols, outer, step * groups), dtype=np.int16)
     padded[:, :, :run] = w
     pw = padded.reshape(cols, outer, groups, step)
-    parts = []
+    out = np.empty(padded.size, dtype=np.int16 if step == 2 and not narrow else np.int8)
+    at = 0
     for c0, c1, ws in blocks:
         width = sum(ws)
         for n0 in range(c0, c1, width):
-            parts.append(pw[n0 : n0 + width].transpose(1, 2, 0, 3).reshape(-1))
-    return np.concatenate(parts).astype(np.int16 if step == 2 and not narrow else np.int8)
+            part = pw[n0 : n0 + width].transpose(1, 2, 0, 3)
+            out[at : at + part.size] = part.reshape(-1)
+            at += part.size
+    return out[:at]
 
 
 def quads_fit(w: np.ndarray) -> bool:
