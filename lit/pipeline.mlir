@@ -8,11 +8,12 @@ builtin.module {
   }
 }
 
-// LOGISTIC's exp is a polynomial (nnc-expand-math), no call: the
-// NaN-keeping clamp (compares and selects), the exponent bits, then
-// 1 / (1 + exp(-x)).
+// LOGISTIC's exp(-|x|) is a polynomial (vmath.logistic), no call: the sign
+// bit set, the NaN-keeping floor (a compare and a select), the exponent
+// bits, then one division.
 // CHECK:      define void @"main"(ptr
 // CHECK-NOT:    call
+// CHECK:        or i32 %{{.*}}, -2147483648
 // CHECK:        fcmp olt float
 // CHECK:        bitcast float %{{.*}} to i32
 // CHECK:        fdiv float

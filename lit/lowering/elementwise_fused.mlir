@@ -19,10 +19,13 @@ builtin.module {
 // CHECK-NOT:     memref.alloc
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], {{.*}} ins(%[[A]], %[[B]] : memref<1x4x4x8xf32>, memref<8xf32>) outs(%[[OUT]] : memref<1x4x4x8xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:[0-9]+]]: f32, %[[BIAS:[0-9]+]]: f32, %{{[0-9]+}}: f32):
-// CHECK:           %[[NEG:[0-9]+]] = arith.negf %[[X]] : f32
-// CHECK-NEXT:      %[[E:[0-9]+]] = math.exp %[[NEG]] : f32
-// CHECK-NEXT:      %[[D:[0-9]+]] = arith.addf %{{[0-9]+}}, %[[E]] : f32
-// CHECK-NEXT:      %[[S:[0-9]+]] = arith.divf %{{[0-9]+}}, %[[D]] : f32
+// LOGISTIC (vmath.logistic): t = exp(-|x|), then (x > 0 ? 1 : t) / (1 + t)
+// CHECK:           %[[XBITS:[0-9]+]] = arith.bitcast %[[X]] : f32 to i32
+// CHECK:           %{{[0-9]+}} = arith.ori %[[XBITS]], %{{[0-9]+}} : i32
+// CHECK:           %[[POS:[0-9]+]] = arith.cmpf ogt, %[[X]], %{{[0-9]+}} : f32
+// CHECK:           %[[NUM:[0-9]+]] = arith.select %[[POS]], %{{[0-9]+}}, %[[T:[0-9]+]] : f32
+// CHECK:           %[[D:[0-9]+]] = arith.addf %[[T]], %{{[0-9]+}} : f32
+// CHECK-NEXT:      %[[S:[0-9]+]] = arith.divf %[[NUM]], %[[D]] : f32
 // CHECK-NEXT:      %[[M:[0-9]+]] = arith.mulf %[[X]], %[[S]] : f32
 // CHECK-NEXT:      %[[SUM:[0-9]+]] = arith.addf %[[M]], %[[BIAS]] : f32
 // CHECK:           %[[R:[0-9]+]] = arith.maxnumf %[[SUM]], %{{[0-9]+}} : f32

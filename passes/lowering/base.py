@@ -52,6 +52,7 @@ from nnc.dialects.rules import OpCall, OperandInfo
 from nnc.enums import FuseCode, OperationType
 from nnc.operand_types import FLOAT16_COMPUTE_TYPES, QUANT8_ASYMM_TYPES, in_float32
 from nnc.passes.build import integer_attr, new_op
+from nnc.passes.kernels import vmath
 from nnc.passes.kernels.tiles import AVX512, DepthwiseForm, GemmForm, TilePolicy, tile_policy
 
 Value = SSAValue
@@ -252,6 +253,10 @@ class Emitter:
         return self.op(math.PowFOp(a, b))
 
     def sigmoid(self, a: Value) -> Value:
+        """LOGISTIC: of float32 by :func:`~nnc.passes.kernels.vmath.logistic`,
+        of other floats as ``1 / (1 + exp(-a))``."""
+        if a.type == F32:
+            return vmath.logistic(self, a)
         one = self.like(1.0, a)
         return self.div(one, self.add(one, self.exp(self.neg(a))))
 
