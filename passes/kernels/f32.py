@@ -41,7 +41,6 @@ from nnc.passes.kernels.vector import (
     offsets,
     parallel_each,
     tag,
-    vector_width,
     widths,
 )
 from nnc.passes.lowering.base import Emitter, Epilogue, LoweringContext, Value, activation
@@ -78,11 +77,8 @@ def _epilogue_tag(kind: EpilogueKind) -> str:
 def vswish(e: Emitter, y: Value) -> Value:
     """``y * logistic(y)`` on a float32 vector: the operations of
     :func:`~nnc.passes.lowering.base.swish` (so the same bits as LOGISTIC and
-    MUL computed apart), with :func:`~nnc.passes.kernels.vmath.exp`."""
-    one = Vec(e).const(1.0, vector_width(y))
-    ex = vmath.exp(e, e.op(arith.NegfOp(y)))
-    sig = e.op(arith.DivfOp(one, e.op(arith.AddfOp(one, ex))))
-    return e.op(arith.MulfOp(y, sig))
+    MUL computed apart), with :func:`~nnc.passes.kernels.vmath.logistic`."""
+    return e.op(arith.MulfOp(y, vmath.logistic(e, y)))
 
 
 def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, act: int, epilogue: EpilogueKind = None):

@@ -266,17 +266,27 @@ def exp_nonpositive(e: Emitter, x: Value) -> Value:
 
 
 def logistic(e: Emitter, x: Value) -> Value:
-    """``1 / (1 + exp(-x))``: within :data:`LOGISTIC_ULP` ulp for results of
-    at least 2**-126, 0 below, exactly 1/2 at +-0, 1 at +inf, NaN at NaN.
+    """``1 / (1 + exp(-x))`` of a scalar or vector: within
+    :data:`LOGISTIC_ULP` ulp for results of at least 2**-126, 0 below,
+    exactly 1/2 at +-0, 1 at +inf, NaN at NaN.
 
     Only ``t = exp(-|x|)`` is computed, which is at most 1 (the overflow
     handling of :func:`exp` is not needed: :func:`exp_nonpositive`); the
-    result is ``1 / (1 + t)`` for ``x > 0`` and ``t / (1 + t)`` otherwise, one
-    division either way."""
+    result is ``t / (1 + t)`` for negative ``x`` and ``1 / (1 + t)`` for
+    positive, one division either way.  The numerator is chosen by a
+    compare on scalars (LLVM vectorises it to a compare and a blend) and by
+    the sign bit on vectors (xDSL's compares take scalars only): the same
+    value either way, since at +-0 both give 1/2 and a NaN propagates."""
     v = _Lanes(e, x)
-    minus_abs = v.float_of_bits(v.iop(arith.OrIOp, v.bits(x), v.i(-0x80000000)))  # -|x|, NaN kept
-    t = exp_nonpositive(e, minus_abs)
-    numerator = v.select(v.cmp("ogt", x, v.f(0.0)), v.f(1.0), t)
+    bits = v.bits(x)
+    t = exp_nonpositive(e, v.float_of_bits(v.iop(arith.OrIOp, bits, v.i(-0x80000000))))  # exp(-|x|), NaN kept
+    if not v.width:
+        numerator = v.select(v.cmp("ogt", x, v.f(0.0)), v.f(1.0), t)
+    else:
+        negative = v.iop(arith.ShRSIOp, bits, v.i(31))  # all ones where the sign bit is set
+        keep_t = v.iop(arith.AndIOp, v.bits(t), negative)
+        one = v.iop(arith.AndIOp, v.bits(v.f(1.0)), v.iop(arith.XOrIOp, negative, v.i(-1)))
+        numerator = v.float_of_bits(v.iop(arith.OrIOp, keep_t, one))
     return v.div(numerator, v.add(t, v.f(1.0)))
 
 
