@@ -457,6 +457,22 @@ def test_decomposition_against_numpy_and_litert(case):
         assert np.abs(got - lite[0]).max() <= tol
 
 
+def test_gelu_within_its_stated_error() -> None:
+    """The exact GELU's decomposition (a rational erf) within the bound its
+    docstring states: 2.8e-7 of max(|x|, 1), over a dense grid through
+    the clamp, the origin and the saturation on both sides."""
+    x = np.concatenate([np.linspace(-12, 12, 120_001), np.linspace(-1e-3, 1e-3, 1_001), [0.0, -0.0]]).astype(np.float32)
+    b = TFLiteBuilder()
+    t = b.tensor("x", [x.size], FLOAT32)
+    y = b.tensor("y", [x.size], FLOAT32)
+    b.op("GELU", [t], [y], ("GeluOptions", {"Approximate": False}))
+    got = nnc.compile(import_tflite(b.build([t], [y]))).run(x)[0].astype(np.float64)
+    xd = x.astype(np.float64)
+    want = 0.5 * xd * (1 + _erf(xd / np.sqrt(2)))
+    assert (np.abs(got - want) / np.maximum(np.abs(xd), 1.0)).max() <= 2.8e-7
+    assert np.all(got[x > 6] == x[x > 6]) and np.all(got[x < -6] == 0.0)
+
+
 def gather_nd_model(params_shape, params_type: int, indices: np.ndarray, constant: bool, index_type: int = INT32):
     """A GATHER_ND of a params input by ``indices`` (a constant, or an input
     of their shape); int8 params at scale 0.1, zero point 3."""
