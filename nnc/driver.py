@@ -240,9 +240,10 @@ def _stage(name: str) -> Iterator[None]:
 
 def shaped_module(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[ModuleOp, ByteChunks]:
     """The nnapi module specialised to ``input_infos``, after shape inference."""
-    with _stage("import-model"):
-        imported = import_model(model, input_infos)
-    run_passes(imported.module, ["nnapi-shape-inference"], context(), _TIMINGS.get())
+    with gc_paused():
+        with _stage("import-model"):
+            imported = import_model(model, input_infos)
+        run_passes(imported.module, ["nnapi-shape-inference"], context(), _TIMINGS.get())
     return imported.module, imported.weights
 
 
@@ -262,7 +263,7 @@ _gc_was_enabled = False
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a module is lowered.
+    """Python's cyclic garbage collector paused while a module is imported and lowered.
 
     A lowering allocates hundreds of thousands of xDSL objects that live
     until the module is translated (operations, values, attributes, uses),

@@ -24,7 +24,12 @@ is one element-wise body):
   (the root): every other member's result is read only inside the group.
   When the readers-join rule gives a group with more than one such result
   (LayerNorm: the centred input feeds both the variance and the output),
-  the group is built again from single-reader edges only.
+  the group is built again from single-reader edges only;
+* a group of more than :data:`MAX_GROUP_OPS` members (the option
+  ``max-group-ops``) is cut into pieces of at least that many, each cut
+  where only the last member before it is read after it (a long chain of
+  operations would otherwise be one loop body LLVM takes superlinear time
+  over).
 
 Members get :data:`GROUP_ATTR` (the group's number), the root also
 :data:`ROOT_ATTR`; operations are never moved, so every operation keeps its
@@ -38,6 +43,7 @@ round to half per operation), operations of IF/WHILE bodies, operations
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -126,6 +132,34 @@ def _groups(ops: list[Operation], joins: Callable[[SSAValue, Operation, Operatio
     return [g for g in by_root.values() if len(g) > 1]
 
 
+#: a group longer than this is cut into pieces of about this many members:
+#: LLVM's time on one loop body grows faster than the body (a chain of 2,000
+#: operations fused whole took 4.7 s of LLVM, 64 pieces of it a fraction),
+#: while a cut costs one store and one load per element every 64 operations
+MAX_GROUP_OPS = 64
+
+
+def _pieces(group: list[Operation], limit: int = MAX_GROUP_OPS) -> list[list[Operation]]:
+    """``group`` (valid, members in program order) cut into valid groups of
+    at least ``limit`` members (the rest in the last), each cut where no
+    member before it has a result read after it but the last: a chain is cut
+    every ``limit`` members, a graph at its first such point past that."""
+    if len(group) <= limit:
+        return [group]
+    at = {op: k for k, op in enumerate(group)}
+    # the last position that reads each member's result (len(group): outside)
+    last = [max((at.get(u.operation, len(group)) for u in op.results[0].uses), default=k) for k, op in enumerate(group)]
+    pieces, start, reach = [], 0, -1
+    for j in range(len(group)):
+        if j - start + 1 >= limit and reach <= j and j < len(group) - 1:
+            pieces.append(group[start : j + 1])
+            start, reach = j + 1, -1
+            continue
+        reach = max(reach, last[j])
+    pieces.append(group[start:])
+    return [p for p in pieces if len(p) > 1]
+
+
 def _valid(group: list[Operation]) -> bool:
     """Only the last member's result is read outside the group (or returned)."""
     members = set(group)
@@ -133,19 +167,27 @@ def _valid(group: list[Operation]) -> bool:
     return leaving == [group[-1]]
 
 
+@dataclass(frozen=True)
 class FuseElementwisePass(ModulePass):
-    """Marks groups of float32 element-wise operations (see the module doc)."""
+    """Marks groups of float32 element-wise operations (see the module doc);
+    ``max-group-ops``: where a longer group is cut (:func:`_pieces`)."""
 
     name = "nnc-fuse-elementwise"
 
+    max_group_ops: int = MAX_GROUP_OPS
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_group_ops < 2:
+            raise PassFailedException(
+                f"nnc-fuse-elementwise: max-group-ops must be at least 2 (a group has two members), got {self.max_group_ops}"
+            )
         number = 0
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and SUBGRAPH_ATTR not in fn.attributes and not fn.is_declaration:
-                number = _mark(list(fn.body.block.ops), number)
+                number = _mark(list(fn.body.block.ops), number, self.max_group_ops)
 
 
-def _mark(block_ops: list[Operation], number: int) -> int:
+def _mark(block_ops: list[Operation], number: int, limit: int = MAX_GROUP_OPS) -> int:
     """Mark the groups among one function's operations, numbered from
     ``number``; the next free number."""
     ops = [o for o in block_ops if _fusable(o)]
@@ -161,7 +203,7 @@ def _mark(block_ops: list[Operation], number: int) -> int:
 
     for group in _groups(ops, all_readers):
         chosen = [group] if _valid(group) else [g for g in _groups(group, single_reader) if _valid(g)]
-        for g in chosen:
+        for g in (piece for c in chosen for piece in _pieces(c, limit)):
             for member in g:
                 member.attributes[GROUP_ATTR] = IntAttr(number)
             g[-1].attributes[ROOT_ATTR] = UnitAttr()
