@@ -101,7 +101,7 @@ from nnc.passes.kernels.tiles import (
     tile_policy,
 )
 from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
-from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue, broadcast_map, identity_map
+from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
@@ -571,7 +571,6 @@ class FunctionLowering:
         for b in bodies:
             outside += [v for v in b.ins if v not in stand_ins and v not in outside]
         ctx = self.context(op_call(root, root_index), outside, [out])
-        oshape = ctx.shape(out)
 
         def body(e: Emitter, args: list[SSAValue], idx: list[SSAValue]) -> list[SSAValue]:
             value = dict(zip(outside, args, strict=False))
@@ -579,8 +578,7 @@ class FunctionLowering:
                 value[b.out] = b.body(e, [value[v] for v in b.ins])
             return [value[out]]
 
-        maps = [(v, broadcast_map(ctx.shape(v), oshape)) for v in outside]
-        ctx.generic(oshape, maps, [(out, identity_map(len(oshape)))], body)
+        ctx.elementwise_loop(out, outside, body)
 
     def _fused_epilogue(self, op: nnapi.NNAPIOperation, index: int, call: OpCall) -> Epilogue:
         """A producer marked by ``nnc-fuse-epilogues``: its output buffer is

@@ -17,7 +17,11 @@ builtin.module {
 // CHECK-LABEL: func.func @swish(
 // CHECK-SAME:    %[[A:[0-9]+]]: memref<1x4x4x8xf32>, %[[B:[0-9]+]]: memref<8xf32>, %[[OUT:[0-9]+]]: memref<1x4x4x8xf32>
 // CHECK-NOT:     memref.alloc
-// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], {{.*}} ins(%[[A]], %[[B]] : memref<1x4x4x8xf32>, memref<8xf32>) outs(%[[OUT]] : memref<1x4x4x8xf32>)
+// The loop runs over [16, 8]: the pixels merged, the bias broadcast over them.
+// CHECK-NEXT:    %[[OUT2:[0-9]+]] = builtin.unrealized_conversion_cast %[[OUT]] : memref<1x4x4x8xf32> to memref<16x8xf32>
+// CHECK-NEXT:    %[[A2:[0-9]+]] = builtin.unrealized_conversion_cast %[[A]] : memref<1x4x4x8xf32> to memref<16x8xf32>
+// CHECK-NEXT:    %[[B2:[0-9]+]] = builtin.unrealized_conversion_cast %[[B]] : memref<8xf32> to memref<1x8xf32>
+// CHECK-NEXT:    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], {{.*}} ins(%[[A2]], %[[B2]] : memref<16x8xf32>, memref<1x8xf32>) outs(%[[OUT2]] : memref<16x8xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:[0-9]+]]: f32, %[[BIAS:[0-9]+]]: f32, %{{[0-9]+}}: f32):
 // LOGISTIC (vmath.logistic): t = exp(-|x|), then (x > 0 ? 1 : t) / (1 + t)
 // CHECK:           %[[XBITS:[0-9]+]] = arith.bitcast %[[X]] : f32 to i32

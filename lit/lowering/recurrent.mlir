@@ -18,7 +18,10 @@ builtin.module {
 // CHECK:        linalg.generic {{.*}} ins(%[[H]], %[[R]] : memref<2x4xf32>, memref<4x4xf32>) outs(%[[OUT]] : memref<2x4xf32>)
 // CHECK:        linalg.generic {{.*}} outs(%[[OUT]] : memref<2x4xf32>)
 // CHECK:          arith.maxnumf
-// CHECK:        linalg.generic {{.*}} ins(%[[OUT]] : memref<2x4xf32>) outs(%[[HS]] : memref<2x4xf32>)
+// The copy to the state output, over the elements in a row (one loop of 8).
+// CHECK:        %[[HS8:[0-9]+]] = builtin.unrealized_conversion_cast %[[HS]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:   %[[OUT8:[0-9]+]] = builtin.unrealized_conversion_cast %[[OUT]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:   linalg.generic {{.*}} ins(%[[OUT8]] : memref<8xf32>) outs(%[[HS8]] : memref<8xf32>)
 // CHECK:        func.return
 
 // LSTM with CIFG (no input gate), peephole, projection and a cell clip: the

@@ -144,7 +144,9 @@ builtin.module {
 // CHECK:         %[[T3:[0-9]+]] = builtin.unrealized_conversion_cast %[[TIME]] : memref<2x4xf32> to memref<2x2x2xf32>
 // CHECK-NEXT:    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[T3]] : memref<2x2x2xf32>) outs(%[[ACC]] : memref<2x2xf32>)
 // CHECK:             arith.addf
-// CHECK:         linalg.generic {{.*}} ins(%[[ACC]] : memref<2x2xf32>) outs(%[[OUT]] : memref<2x2xf32>)
+// CHECK:         %[[OUT4:[0-9]+]] = builtin.unrealized_conversion_cast %[[OUT]] : memref<2x2xf32> to memref<4xf32>
+// CHECK-NEXT:    %[[ACC4:[0-9]+]] = builtin.unrealized_conversion_cast %[[ACC]] : memref<2x2xf32> to memref<4xf32>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[ACC4]] : memref<4xf32>) outs(%[[OUT4]] : memref<4xf32>)
 // CHECK:           arith.maxnumf
 // State output: memory column k + 1 (at most 4), 0 in the last column.
 // CHECK:         %[[SO3:[0-9]+]] = builtin.unrealized_conversion_cast %[[SO]] : memref<2x20xf32> to memref<2x4x5xf32>

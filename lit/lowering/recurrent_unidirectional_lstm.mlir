@@ -40,8 +40,13 @@ builtin.module {
 // CHECK:        %[[XT:.*]] = memref.alloc() {{.*}} : memref<3x2x2xf32>
 // CHECK-NEXT:   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], {{.*}} ins(%[[X]] : memref<2x3x2xf32>) outs(%[[XT]] : memref<3x2x2xf32>)
 // CHECK:        %[[YT:.*]] = memref.alloc() {{.*}} : memref<3x2x4xf32>
-// CHECK:        linalg.generic {{.*}} ins(%[[H0]] : memref<2x4xf32>) outs(%[[HOUT]] : memref<2x4xf32>)
-// CHECK:        linalg.generic {{.*}} ins(%[[C0]] : memref<2x4xf32>) outs(%[[COUT]] : memref<2x4xf32>)
+// The initial states copied to the state outputs, each one loop of 8.
+// CHECK:        %[[HOUT8:.*]] = builtin.unrealized_conversion_cast %[[HOUT]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:   %[[H08:.*]] = builtin.unrealized_conversion_cast %[[H0]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:   linalg.generic {{.*}} ins(%[[H08]] : memref<8xf32>) outs(%[[HOUT8]] : memref<8xf32>)
+// CHECK:        %[[COUT8:.*]] = builtin.unrealized_conversion_cast %[[COUT]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:   %[[C08:.*]] = builtin.unrealized_conversion_cast %[[C0]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:   linalg.generic {{.*}} ins(%[[C08]] : memref<8xf32>) outs(%[[COUT8]] : memref<8xf32>)
 // CHECK:        %[[G:.*]] = memref.alloc() {{.*}} : memref<4x2x4xf32>
 // CHECK-NEXT:   %[[YB:.*]] = builtin.unrealized_conversion_cast %[[YT]] : memref<3x2x4xf32> to memref<96xi8>
 // The input products of all steps before the loop, per gate a [time * batch,
@@ -76,7 +81,9 @@ builtin.module {
 // CHECK-NEXT:     %[[G0:.*]] = memref.view %[[GB]][%[[G0OFF]]][] : memref<128xi8> to memref<2x4xf32>
 // += R_i h (a generic, in place), then the sum goes into the gate block.
 // CHECK:          linalg.generic {{.*}} ins(%[[HOUT]], %[[RI]] : memref<2x4xf32>, memref<4x4xf32>) outs(%[[XP0]] : memref<2x4xf32>)
-// CHECK:          linalg.generic {{.*}} ins(%[[XP0]] : memref<2x4xf32>) outs(%[[G0]] : memref<2x4xf32>)
+// CHECK:          %[[G08:.*]] = builtin.unrealized_conversion_cast %[[G0]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:     %[[XP08:.*]] = builtin.unrealized_conversion_cast %[[XP0]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:     linalg.generic {{.*}} ins(%[[XP08]] : memref<8xf32>) outs(%[[G08]] : memref<8xf32>)
 // The input gate's sigmoid on block 0 of G.
 // CHECK:          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d0, d1)>], {{.*}} outs(%[[G]] : memref<4x2x4xf32>)
 // CHECK:            arith.cmpf ogt
@@ -85,7 +92,9 @@ builtin.module {
 // CHECK:            arith.constant -1.000000e+01 : f32
 // The step's output is o * tanh(c), then the new hidden state.
 // CHECK:          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (3, d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], {{.*}} ins(%[[G]] : memref<4x2x4xf32>) outs(%[[Y]] : memref<2x4xf32>)
-// CHECK:          linalg.generic {{.*}} ins(%[[Y]] : memref<2x4xf32>) outs(%[[HOUT]] : memref<2x4xf32>)
+// CHECK:          %[[HOUT8:.*]] = builtin.unrealized_conversion_cast %[[HOUT]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:     %[[Y8:.*]] = builtin.unrealized_conversion_cast %[[Y]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT:     linalg.generic {{.*}} ins(%[[Y8]] : memref<8xf32>) outs(%[[HOUT8]] : memref<8xf32>)
 // After the loop (at function level), the transpose back to batch-major.
 // CHECK:        {{^    }}linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d0, d2)>], {{.*}} ins(%[[YT]] : memref<3x2x4xf32>) outs(%[[OUT]] : memref<2x3x4xf32>)
 // CHECK:        func.return

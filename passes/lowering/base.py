@@ -21,7 +21,7 @@ one body serves several element types.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     MemRefType,
+    NoneAttr,
     UnrealizedConversionCastOp,
     f32,
     i32,
@@ -369,6 +370,46 @@ def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineMa
     return AffineMap(r, 0, tuple(exprs))
 
 
+def coalesced(out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]] | None:
+    """The shapes of an element-wise loop (``out_shape``, inputs broadcast
+    to it numpy's way) with adjacent dimensions merged where every input
+    either spans both or is broadcast over both, and size-1 dimensions
+    dropped: (the output's shape, each input's), of equal ranks; None when
+    no two dimensions merge."""
+    rank = len(out_shape)
+    padded = [[1] * (rank - len(s)) + list(s) for s in in_shapes]
+    groups: list[list[int]] = []  # runs of output dimensions
+    pattern: tuple[bool, ...] | None = None
+    for k, d in enumerate(out_shape):
+        if d == 1:
+            continue
+        spans = tuple(s[k] != 1 for s in padded)
+        if groups and spans == pattern:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+            pattern = spans
+    if len(groups) == sum(1 for d in out_shape if d != 1):
+        return None  # no two dimensions merge (dropping size-1 ones alone changes no loop)
+    new_out = [_product(out_shape[k] for k in g) for g in groups] or [1]
+    new_ins = [[_product(s[k] for k in g) for g in groups] or [1] for s in padded]
+    return new_out, new_ins
+
+
+def _product(xs: Iterable[int]) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _plain(v: Value) -> bool:
+    """A buffer in the default (contiguous, row-major) layout, which
+    :meth:`LoweringContext.reshaped` may view with another shape."""
+    t = v.type
+    return isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
+
+
 def reduction_map(rank: int, axes: Sequence[int], keep: bool) -> AffineMap:
     """Map from a reduction's input iteration space to its output: the reduced
     ``axes`` become 0 (``keep``: kept as size-1 dims) or disappear (a rank-0
@@ -689,14 +730,22 @@ class LoweringContext:
         if self.capture is not None:
             self.capture.append(ElementwiseBody(out, list(ins), body))
             return
+        self.elementwise_loop(out, list(ins), lambda e, args, idx: [body(e, args[: len(ins)])])
+
+    def elementwise_loop(self, out: Value, ins: list[Value], body: Callable) -> None:
+        """One ``linalg.generic`` over ``out`` whose body reads ``ins`` with
+        numpy broadcasting and ignores the indices, over the fewest
+        dimensions that describe it (:func:`coalesced`): a ``[1, 40, 40, 24]``
+        ADD is one loop of 38,400 elements, not 1,600 loops of 24, which LLVM
+        vectorises with a remainder and runtime checks each."""
         oshape = self.shape(out)
+        shapes = coalesced(oshape, [self.shape(b) for b in ins])
+        if shapes is not None and all(_plain(v) for v in (out, *ins)):
+            new_out, new_ins = shapes
+            out, ins = self.reshaped(out, new_out), [self.reshaped(b, t) for b, t in zip(ins, new_ins)]
+            oshape = tuple(new_out)
         maps = [(b, broadcast_map(self.shape(b), oshape)) for b in ins]
-        self.generic(
-            oshape,
-            maps,
-            [(out, identity_map(len(oshape)))],
-            lambda e, args, idx: [body(e, args[: len(ins)])],
-        )
+        self.generic(oshape, maps, [(out, identity_map(len(oshape)))], body)
 
     def fill(self, out: Value, value: float | int) -> None:
         shape = self.shape(out)
