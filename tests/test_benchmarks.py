@@ -83,13 +83,14 @@ def test_unsupported_models_are_a_table_line_and_stay_out_of_the_means():
 
 def test_memory_bench_runs_every_step_of_a_tiny_model(tmp_path, capsys):
     """Each step in its own process, one row per step with the weight bytes
-    the import reported (3 constants of 64 float32, 3 INT32 activation codes)."""
+    the import reported (3 constants of 64 float32, 3 INT32 activation codes),
+    after the small model every run measures first (8 such operations)."""
     import memory_bench
 
     out = tmp_path / "rows.json"
     assert memory_bench.main(["--models", "deep", "--deep", "3", "--repeats", "1", "--json", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
-    assert [r["step"] for r in rows] == list(memory_bench.STEPS)
-    assert all(r["model"] == "deep3" and r["weights"] == 3 * 64 * 4 + 3 * 4 for r in rows)
+    assert [(r["model"], r["step"]) for r in rows] == [(m, s) for m in (memory_bench.SMALL, "deep3") for s in memory_bench.STEPS]
+    assert all(r["weights"] == 3 * 64 * 4 + 3 * 4 for r in rows if r["model"] == "deep3")
     assert all(r["peak"] > 0 and r["seconds"] > 0 for r in rows)
     assert "| deep3 | 0.00 MiB | hit |" in capsys.readouterr().out

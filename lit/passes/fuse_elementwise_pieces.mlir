@@ -1,4 +1,4 @@
-// RUN: nnc-opt %s -p "nnc-fuse-elementwise{max-group-ops=2}" | filecheck %s
+// RUN: nnc-opt %s -p 'nnc-fuse-elementwise{max-group-ops=2}' | filecheck %s
 
 // A group longer than max-group-ops is cut into pieces of at least that many
 // members, each cut where only its last member is read after it.  @chain:

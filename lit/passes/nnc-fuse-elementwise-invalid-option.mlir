@@ -1,4 +1,4 @@
-// RUN: not nnc-opt %s -p "nnc-fuse-elementwise{max-group-ops=1}" 2>&1 | filecheck %s
+// RUN: not nnc-opt %s -p 'nnc-fuse-elementwise{max-group-ops=1}' 2>&1 | filecheck %s
 
 // A group has at least two members, so max-group-ops below 2 is refused.
 builtin.module {
