@@ -75,7 +75,7 @@ from nnc.errors import (
 from nnc.model import Model, enum_arg
 from nnc.operand_types import OperandInfo, is_int
 from nnc.profile import OperationDetails, operation_details
-from nnc.runtime import cache
+from nnc.runtime import cache, threadpool
 from nnc.runtime.executable import Executable
 from nnc.runtime.jit import Target
 
@@ -500,6 +500,7 @@ class Compilation:
         try:
             options = {"profile": True} if self.profiling else {}
             driver = compiler()  # imported here, on the first miss: a hit never needs the compiler
+            threadpool.install_in_background()  # compiled while the model is lowered
             with driver.compiler_errors(self.model, fn):
                 if deadline is None:
                     return driver.compile_model(self.model, infos, **options)

@@ -81,6 +81,7 @@ import ctypes
 import functools
 import os
 import re
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -705,6 +706,36 @@ def install(object_code: bytes | None = None) -> _Loaded:
             if hasattr(os, "register_at_fork"):
                 os.register_at_fork(after_in_child=_loaded.after_fork)
     return _loaded
+
+
+def install_in_background() -> None:
+    """Start :func:`install` in a daemon thread, unless the pool is loaded
+    or already being loaded.
+
+    Compiling the pool costs about 0.1 s of LLVM, which the first native code
+    a process loads waits for.  A compilation that will load its code calls
+    this before lowering: LLVM releases the GIL, so the pool compiles on
+    another CPU while this process runs the Python passes and its workers
+    wait for LLVM IR, instead of after them.  A failure here is dropped:
+    the next :func:`install` (under the same lock, which then finds no pool)
+    raises it where the code is loaded."""
+    global _installing
+    with _installing_lock:
+        if _loaded is not None or (_installing is not None and _installing.is_alive()):
+            return
+        _installing = threading.Thread(target=_install_quietly, name="nnc-threadpool-install", daemon=True)
+        _installing.start()
+
+
+_installing: threading.Thread | None = None
+_installing_lock = threading.Lock()
+
+
+def _install_quietly() -> None:
+    try:
+        install()
+    except Exception:  # noqa: BLE001 - install() raises it again where the code is loaded
+        pass
 
 
 def set_num_threads(n: int) -> None:

@@ -307,6 +307,27 @@ def test_one_pool_per_process():
     assert llvm.address_of_symbol(threadpool.PARALLEL_FOR) == pool.parallel_for
 
 
+_BACKGROUND_INSTALL = """
+from nnc.runtime import threadpool
+threadpool.install_in_background()
+first = threadpool._installing
+threadpool.install_in_background()  # one thread at a time
+assert threadpool._installing is first
+pool = threadpool.install()  # waits for the thread's pool: the same one
+first.join()
+assert threadpool._loaded is pool
+threadpool.install_in_background()  # loaded: nothing to start
+assert threadpool._installing is first
+print("ok")
+"""
+
+
+def test_install_in_background_loads_the_one_pool():
+    """A compilation's early install and the loading's install share one pool."""
+    done = subprocess.run([sys.executable, "-c", _BACKGROUND_INSTALL], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
 def test_nested_parallel_for_runs_serially(kernel, threads):
     threads(4)
     rows, width = 13, 50
