@@ -36,7 +36,9 @@ flags), the load average, the host's float32 FMA peak per core (measured,
   (XNNPACK), inputs set once -- the same work on both sides.  ``--repeats``
   rounds of ``--runs`` timed runs, nnc and LiteRT alternating round by round
   so that a change of load hits both; the median is the median of the
-  rounds' medians, p90 is over all runs;
+  rounds' medians, p90 is over all runs; each model is measured in a fresh
+  process, so no thread pool of an earlier model (nnc's or a LiteRT
+  interpreter's) is still spinning or holding memory;
 * GFLOP/s = 2 x multiply-accumulates / median latency, the MACs counted from
   the imported model (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and LSTM
   gate matmuls, as in ../shared/models/README.md), and as a percentage of the
@@ -57,6 +59,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -377,6 +380,26 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(map(math.log, xs)) / len(xs))
 
 
+def _have_litert() -> bool:
+    try:
+        import ai_edge_litert  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _bench_in_child(path: str, argv: list[str], peaks: tuple[float, float]) -> dict:
+    """:func:`bench_model` of one model in a fresh process (this script with
+    ``--child``, the same options): the thread pools of the models measured
+    before it (nnc's and each LiteRT interpreter's) are gone, so none spins
+    or holds memory while this one runs."""
+    cmd = [sys.executable, os.path.abspath(__file__), *argv, "--child", path, repr(peaks[0]), repr(peaks[1])]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"{path}: exit {proc.returncode}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=DEFAULT_MODELS, help="directory of NAME.tflite + NAME.io.npz")
@@ -391,17 +414,22 @@ def main(argv: list[str] | None = None) -> int:
                     help="add cold compile, new-process and in-process cache hits, each in fresh processes (slow)")
     ap.add_argument("--cache-runs", type=int, default=3, help="with --cache: processes of each kind per model")
     ap.add_argument("--cache-hits", type=int, default=5, help="with --cache: in-process hits per hit process")
+    ap.add_argument("--child", nargs=3, metavar=("MODEL", "PEAK", "INT8_PEAK"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.child:
+        path, fp32, int8 = args.child
+        try:
+            row = bench_model(path, args, _have_litert(), (float(fp32), float(int8)))
+        except Mismatch as e:
+            raise SystemExit(f"{os.path.basename(path)}: {e}") from None
+        print(json.dumps(row))
+        return 0
     paths = sorted(p for p in glob.glob(os.path.join(args.models, "*.tflite")) if args.only in os.path.basename(p))
     if not paths:
         print(f"model_bench: no .tflite models in {args.models}", file=sys.stderr)
         return 2
-    try:
-        import ai_edge_litert  # noqa: F401
-
-        have_litert = True
-    except ImportError:
-        have_litert = False
+    have_litert = _have_litert()
+    if not have_litert:
         print("model_bench: ai-edge-litert is not installed (pip install -e '.[bench]'): nnc only", file=sys.stderr)
     load_before = os.getloadavg()
     peak = fma_peak.measure()
@@ -416,10 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for p in paths:
         print(f"model_bench: {os.path.basename(p)} ...", file=sys.stderr, flush=True)
-        try:
-            rows.append(bench_model(p, args, have_litert, (peak.gflops, int8_peak.gops)))
-        except Mismatch as e:
-            raise SystemExit(f"{os.path.basename(p)}: {e}") from None
+        rows.append(_bench_in_child(p, argv if argv is not None else sys.argv[1:], (peak.gflops, int8_peak.gops)))
     load_after = os.getloadavg()
     print(f"latency: median of {args.repeats} x {args.runs} runs (median of the rounds' medians; p90 over all runs), "
           f"after {args.warmup} warm-up runs; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
