@@ -649,7 +649,10 @@ def data_parts(key: str, weights) -> tuple[list, str]:
     the other (header, ``weights`` itself, trailing checksum: the constant
     pool is never joined into another copy), and the XXH3-128 of the whole
     file (for the model file), from the same pass as the trailing checksum."""
-    body = DATA_MAGIC + struct.pack("<I", FORMAT_VERSION) + bytes.fromhex(key) + struct.pack("<Q", len(weights))
+    view = memoryview(weights)
+    if not view.c_contiguous:  # a strided view (nnc makes none): hashed and written as its bytes
+        weights = view = memoryview(view.tobytes())
+    body = DATA_MAGIC + struct.pack("<I", FORMAT_VERSION) + bytes.fromhex(key) + struct.pack("<Q", view.nbytes)
     h = _checksum(body)
     h.update(weights)
     tail = h.digest()
@@ -670,7 +673,7 @@ def encode_model(key: str, code: NativeCode, data_digest: str, pool_object: byte
         "arena_size": int(code.arena_size),
         "inputs": [_info_to_json(i) for i in code.inputs],
         "outputs": [_info_to_json(o) for o in code.outputs],
-        "data_size": len(code.weights),
+        "data_size": memoryview(code.weights).nbytes,
         "data_xxh3_128": data_digest,
     }
     hb = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()

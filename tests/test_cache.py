@@ -688,6 +688,24 @@ def test_full_disk_leaves_no_entry_and_no_temp_file(tmp_path, monkeypatch):
     assert events(compile_cached(conv_model(), tmp_path)) == ["miss", "saved"]
 
 
+def test_save_takes_weights_as_any_buffer(tmp_path):
+    """The entry's data file is the pool's bytes whatever buffer holds them:
+    bytes, the aligned memoryview the driver makes, or a strided view."""
+    from dataclasses import replace
+
+    model = conv_model()
+    c = compile_cached(model, tmp_path / "first")
+    code = c.executable([model.operands[model.inputs[0]].info(with_value=False)], "t").code
+    raw = bytes(code.weights)
+    doubled = np.repeat(np.frombuffer(raw, np.uint8), 2)
+    for k, weights in enumerate([raw, memoryview(raw), memoryview(doubled)[::2]]):
+        d = tmp_path / f"entry{k}"
+        d.mkdir()
+        key = only_key(c)
+        cache.save(d, key, replace(code, weights=weights))
+        assert bytes(cache.load(d, key, _host()).weights) == raw
+
+
 def test_partial_write_of_model_file_is_never_an_entry(tmp_path, monkeypatch):
     """Data file written, then the process 'dies' writing the model file."""
     real = cache._write_atomic
@@ -759,15 +777,18 @@ def test_concurrent_rewrites_and_loads_never_yield_a_bad_entry(tmp_path):
     code = c.executable([model.operands[model.inputs[0]].info(with_value=False)], "t").code
     from dataclasses import replace
 
-    codes = [code, replace(code, weights=code.weights[::-1])]
+    codes = [code, replace(code, weights=bytes(code.weights)[::-1])]
     target = _host()
     stop = threading.Event()
     errors: list[BaseException] = []
     outcomes = {"ok": 0, "rejected": 0}
 
     def writer(k):
-        while not stop.is_set():
-            cache.save(tmp_path, key, codes[k])
+        try:
+            while not stop.is_set():
+                cache.save(tmp_path, key, codes[k])
+        except BaseException as e:  # noqa: BLE001 - a writer that dies is a failure, not a quiet half of the test
+            errors.append(e)
 
     def reader():
         while not stop.is_set():
