@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntAttr, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
@@ -76,6 +76,7 @@ from nnc.errors import (
 from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
+from nnc.passes.build import structural_key
 from nnc.passes.convert_nnapi_to_linalg import TARGET_ATTR, ConstantPool, ConvertNNAPIToLinalgPass, target_attr
 from nnc.passes.fuse_elementwise import GROUP_ATTR
 from nnc.passes.fuse_epilogues import PRODUCER_ATTR, fused_consumer
@@ -331,40 +332,10 @@ def lower_to_llvm(model: Model, input_infos: Sequence[OperandInfo], target: Targ
 
 def module_key(module: Operation) -> tuple:
     """A hashable value equal for two modules exactly when their generic
-    textual forms are (locations aside): every operation in order with its
-    name, operands and results (numbered at first sight, as the printer
-    names them), result types, attributes, properties, successors and
-    regions (blocks with their argument types).  xDSL attributes compare
-    by value (floats bit for bit, so -0.0 is not 0.0), and a dictionary
-    lookup compares keys for equality, so a hit never rests on a hash alone.
-    Building it walks the module once: several times cheaper than printing
-    the module, which a compilation of a small model would otherwise pay
-    on every call, cache hit or not."""
-    values: dict[SSAValue, int] = {}
-    blocks: dict[Block, int] = {}
-    out: list[object] = []
-
-    def number(v: SSAValue) -> int:
-        return values.setdefault(v, len(values))
-
-    def visit(op: Operation) -> None:
-        out.append(op.name)
-        out.append(tuple(number(v) for v in op.operands))
-        out.append(tuple((number(r), r.type) for r in op.results))
-        out.append(tuple(op.attributes.items()))
-        out.append(tuple(op.properties.items()))
-        out.append(tuple(blocks.setdefault(b, len(blocks)) for b in op.successors))
-        out.append(len(op.regions))
-        for region in op.regions:
-            out.append(len(region.blocks))
-            for block in region.blocks:
-                out.append(("block", blocks.setdefault(block, len(blocks)), tuple((number(a), a.type) for a in block.args)))
-                for inner in block.ops:
-                    visit(inner)
-                out.append("end")
-
-    visit(module)
-    return tuple(out)
+    textual forms are (:func:`~nnc.passes.build.structural_key`): cheaper
+    than printing the module, which a compilation of a small model would
+    otherwise pay on every call, cache hit or not."""
+    return structural_key([module])
 
 
 #: In-process cache: identical specialised modules share native code.  The key

@@ -237,3 +237,43 @@ def replace_op(op: Operation, new_ops: Sequence[Operation], new_results: Sequenc
                 if not res.name_hint:
                     res.name_hint = hint
     block.erase_op(op)
+
+
+def structural_key(ops: Sequence[Operation], args: Sequence[SSAValue] = ()) -> tuple:
+    """A hashable value equal for two operation lists exactly when their
+    generic textual forms are (locations aside), ``args`` (values defined
+    outside, a function's block arguments) numbered first: every operation
+    in order with its name, operands and results (numbered at first sight,
+    as the printer names them), result types, attributes, properties,
+    successors and regions (blocks with their argument types).  xDSL
+    attributes compare by value (floats bit for bit, so -0.0 is not 0.0),
+    and a dictionary lookup compares keys for equality, so a match never
+    rests on a hash alone.  Building it walks the operations once: several
+    times cheaper than printing them."""
+    values: dict[SSAValue, int] = {a: k for k, a in enumerate(args)}
+    blocks: dict[Block, int] = {}
+    out: list[object] = []
+
+    def number(v: SSAValue) -> int:
+        return values.setdefault(v, len(values))
+
+    def visit(op: Operation) -> None:
+        out.append(op.name)
+        out.append(tuple(number(v) for v in op.operands))
+        out.append(tuple((number(r), r.type) for r in op.results))
+        out.append(tuple(op.attributes.items()))
+        out.append(tuple(op.properties.items()))
+        out.append(tuple(blocks.setdefault(b, len(blocks)) for b in op.successors))
+        out.append(len(op.regions))
+        for region in op.regions:
+            out.append(len(region.blocks))
+            for block in region.blocks:
+                out.append(("block", blocks.setdefault(block, len(blocks)), tuple((number(a), a.type) for a in block.args)))
+                for inner in block.ops:
+                    visit(inner)
+                out.append("end")
+
+    for op in ops:
+        visit(op)
+    return tuple(out)
+

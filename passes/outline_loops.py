@@ -15,7 +15,7 @@ This pass moves each top-level ``scf.for`` nest of a function with at least
 ``min-ops`` operations (default :data:`MIN_FUNCTION_OPS`) into a private function
 ``nnc_loop_K(captures...)`` and calls it; constants are cloned into the
 function, every other value the nest reads from outside is a parameter.
-Nests that print the same once outlined (the same operations on buffers of
+Nests that are the same once outlined (the same operations on buffers of
 the same types: the same layer shape) share one function, so LLVM compiles
 the sigmoid of a 1x1x240 tensor once however many blocks have one.  A
 function whose buffer parameters lie in pairwise disjoint memory (traced
@@ -31,7 +31,6 @@ Nests that yield values are left in place.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -41,6 +40,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from nnc.passes.build import structural_key
 from nnc.passes.outline_kernels import NOALIAS_ATTR
 from nnc.passes.outline_parallel import _is_constant, captures
 from nnc.passes.parallel_generics import extent
@@ -54,8 +54,6 @@ LOOP_PREFIX = "nnc_loop_"
 #: unit attribute of an outlined nest's function: it stays a function
 #: (``noinline``), so a whole module and its parts compile it alike
 LOOP_ATTR = "nnc.outlined_loop"
-#: an SSA value's printed name
-_VALUE = re.compile(r"%[\w$.-]+")
 
 
 def _written(loop: scf.ForOp) -> set[SSAValue]:
@@ -103,13 +101,13 @@ def outline_nest(loop: scf.ForOp, name: str) -> tuple[func.FuncOp, func.CallOp]:
     return fn, call
 
 
-def _signature(fn: func.FuncOp) -> str:
-    """The function's text without its name and with its values numbered
-    in order of appearance (printed names keep the lowering's hints): equal
-    for nests that differ only in which buffers they get."""
-    text = str(fn)
-    numbers: dict[str, str] = {}
-    return _VALUE.sub(lambda m: numbers.setdefault(m.group(0), f"%{len(numbers)}"), text[text.index("(") :])
+def _signature(fn: func.FuncOp) -> tuple:
+    """The function without its name: its type and its body's structure
+    with values numbered in order of appearance
+    (:func:`~nnc.passes.build.structural_key`), equal for nests that differ
+    only in which buffers they get."""
+    block = fn.body.block
+    return (fn.function_type, structural_key(list(block.ops), block.args))
 
 
 def _size(fn: func.FuncOp) -> int:
@@ -128,7 +126,7 @@ class OutlineLoopsPass(ModulePass):
         if self.min_ops < 0:
             raise PassFailedException(f"{self.name}: min-ops must be >= 0, got {self.min_ops}")
         taken = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
-        by_signature: dict[str, func.FuncOp] = {}
+        by_signature: dict[tuple, func.FuncOp] = {}
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if fn.is_declaration or fn.sym_visibility == StringAttr("private") or _size(fn) < self.min_ops:
                 continue
@@ -136,7 +134,7 @@ class OutlineLoopsPass(ModulePass):
                 self._outline(op, loop, taken, by_signature)
 
     @staticmethod
-    def _outline(module: ModuleOp, loop: scf.ForOp, taken: set[str], by_signature: dict[str, func.FuncOp]) -> None:
+    def _outline(module: ModuleOp, loop: scf.ForOp, taken: set[str], by_signature: dict[tuple, func.FuncOp]) -> None:
         name = f"{LOOP_PREFIX}{len(by_signature)}"
         while name in taken:
             name += "_"
