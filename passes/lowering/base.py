@@ -21,7 +21,8 @@ one body serves several element types.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+import math as pymath
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -391,16 +392,9 @@ def coalesced(out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]) -> t
             pattern = spans
     if len(groups) == sum(1 for d in out_shape if d != 1):
         return None  # no two dimensions merge (dropping size-1 ones alone changes no loop)
-    new_out = [_product(out_shape[k] for k in g) for g in groups] or [1]
-    new_ins = [[_product(s[k] for k in g) for g in groups] or [1] for s in padded]
+    new_out = [pymath.prod(out_shape[k] for k in g) for g in groups] or [1]
+    new_ins = [[pymath.prod(s[k] for k in g) for g in groups] or [1] for s in padded]
     return new_out, new_ins
-
-
-def _product(xs: Iterable[int]) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 def _plain(v: Value) -> bool:
