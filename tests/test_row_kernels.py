@@ -6,6 +6,9 @@
   ulp relative), including vector tails, -inf (exactly 0), a NaN row (NaN
   everywhere, as the reference) and beta != 1; bit-identical at 1, 2 and 4
   threads with enough rows to reach the thread pool.
+* MEAN over a run of middle axes (the column kernel): bit-identical to the
+  serial float32 sum in row-major order divided by the count, full blocks,
+  short blocks and tails, with a batch, and at every thread count.
 * A FULLY_CONNECTED / CONV_2D whose ADD of a residual or RELU is computed in
   the GEMM's epilogue: bit-identical to the same model compiled without
   ``nnc-fuse-epilogues`` (and across thread counts).
@@ -36,6 +39,8 @@ RNG = np.random.default_rng(11)
 SOFTMAX_CASES = [((3, 20), 0.5), ((2, 1), 1.0), ((1, 4, 37), 1.7), ((300, 64), 1.0), ((2, 5, 4), 40.0)]
 #: (shape, axes): each reduces trailing axes
 MEAN_CASES = [((4, 96), [1]), ((2, 3, 5), [2, 1]), ((5,), [0]), ((300, 70), [-1])]
+#: (shape, axes): each reduces a run of axes followed by kept ones
+MEAN_MIDDLE_CASES = [((1, 5, 7, 40), [1, 2]), ((2, 6, 3), [1]), ((3, 4, 5, 2), [0, -3]), ((1, 30, 30, 72), [2, 1])]
 
 
 def _scalar(m: nnc.Model, t: T, v) -> int:
@@ -92,7 +97,7 @@ def rows_model() -> Iterator[tuple[nnc.Model, nnc.Compilation, list[np.ndarray]]
         if shape[0] == 2 and len(shape) == 3:
             v[1, 2, 1] = np.nan  # one NaN row
         ins.append(x), outs.append(y), values.append(v)
-    for shape, axes in MEAN_CASES:
+    for shape, axes in MEAN_CASES + MEAN_MIDDLE_CASES:
         x = m.add_operand(T.TENSOR_FLOAT32, shape)
         ax = sorted({a % len(shape) for a in axes})
         y = m.add_operand(T.TENSOR_FLOAT32, [d for k, d in enumerate(shape) if k not in ax] or [1])
@@ -117,6 +122,27 @@ def test_softmax_and_mean_match_float64(rows_model) -> None:
         k = len(SOFTMAX_CASES) + j
         ref = values[k].astype(np.float64).mean(axis=tuple(sorted({a % len(shape) for a in axes})))
         _close(got[k], ref.reshape(got[k].shape))
+
+
+def _serial_mean(x: np.ndarray, axes: list[int]) -> np.ndarray:
+    """The reference's float32 MEAN over a run of axes: each output the sum
+    of its elements in row-major order from 0, then divided by the count."""
+    ax = sorted({a % x.ndim for a in axes})
+    outer, count = int(np.prod(x.shape[: ax[0]])), int(np.prod([x.shape[a] for a in ax]))
+    rows = x.reshape(outer, count, -1)
+    acc = np.zeros((outer, rows.shape[2]), np.float32)
+    for r in range(count):
+        acc += rows[:, r]
+    return acc / np.float32(count)
+
+
+def test_mean_over_middle_axes_is_the_serial_sum(rows_model) -> None:
+    m, comp, values = rows_model
+    got = execute(m, comp, values, 1)
+    first = len(SOFTMAX_CASES) + len(MEAN_CASES)
+    for j, (shape, axes) in enumerate(MEAN_MIDDLE_CASES):
+        k = first + j
+        assert got[k].tobytes() == _serial_mean(values[k], axes).tobytes(), (shape, axes)
 
 
 def test_row_kernels_bit_identical_across_thread_counts(rows_model) -> None:

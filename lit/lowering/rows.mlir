@@ -21,6 +21,15 @@ builtin.module {
     %r = "nnapi.mean"(%x, %axes, %keep) : (tensor<2x3x5xf32>, tensor<2xi32>, i32) -> tensor<2x1x1xf32>
     func.return %r : tensor<2x1x1xf32>
   }
+
+  // MEAN over axes {1, 2} of 1x3x4x136: each output channel is the mean of
+  // a column of 12 elements 136 apart, summed in vectors of channels.
+  func.func @mean_middle(%x: tensor<1x3x4x136xf32>) -> tensor<1x136xf32> {
+    %axes = "nnapi.constant"() <{value = dense<[1, 2]> : tensor<2xi32>}> : () -> tensor<2xi32>
+    %keep = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %r = "nnapi.mean"(%x, %axes, %keep) : (tensor<1x3x4x136xf32>, tensor<2xi32>, i32) -> tensor<1x136xf32>
+    func.return %r : tensor<1x136xf32>
+  }
 }
 
 // CHECK-LABEL: func.func @softmax_last(
@@ -64,3 +73,22 @@ builtin.module {
 // CHECK:             memref.store
 // CHECK:           }{nnc.kernel = "nnc_mean_16_t8_4_2_1"}
 // CHECK:         } {nnc.parallel}
+
+// CHECK-LABEL: func.func @mean_middle(
+// CHECK:         %[[COUNTF:.*]] = arith.constant 1.200000e+01 : f32
+// CHECK:         %[[COUNT:.*]] = arith.constant 12 : index
+// CHECK:         %[[STRIDE:.*]] = arith.constant 136 : index
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           scf.execute_region {
+// CHECK:             builtin.unrealized_conversion_cast %{{.*}}, %{{.*}}, %[[C]], %[[C]], %[[COUNT]], %[[STRIDE]], %[[COUNTF]]
+// CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-COUNT-4:       arith.addf %{{.*}} : vector<16xf32>
+// CHECK:             }
+// CHECK-COUNT-4:     arith.divf %{{.*}} : vector<16xf32>
+// CHECK:           }{nnc.kernel = "nnc_mean_cols_16_16_16_16"}
+// CHECK:         } {nnc.parallel}
+// The tail of 8 channels: one call, no loop.
+// CHECK:         scf.execute_region {
+// CHECK:           arith.addf %{{.*}} : vector<8xf32>
+// CHECK:           arith.divf %{{.*}} : vector<8xf32>
+// CHECK:         }{nnc.kernel = "nnc_mean_cols_8"}

@@ -1,5 +1,6 @@
 """float32 row kernels: operations along the contiguous last axis of a
-tensor, one row per kernel call, rows independent (SOFTMAX).
+tensor, one row per kernel call, rows independent (SOFTMAX, MEAN); and
+MEAN over middle axes, whose rows are summed column-wise in vectors.
 
 A ``linalg.generic`` reduction along an axis is a serial scalar loop: the
 reference's order of additions forbids LLVM to vectorise it, and
@@ -16,13 +17,15 @@ parallel loop (:func:`~nnc.passes.kernels.vector.parallel_each`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f32, i8, i32
 
 from nnc.passes.kernels import vmath
 from nnc.passes.kernels.vector import (
     IndexOrInt,
+    IVec,
     Vec,
     kernel,
     offsets,
@@ -155,3 +158,87 @@ def mean_rows(ctx: LoweringContext, x: Value, out: Value, rows: int, n: int) -> 
     e = ctx.e
     count = e.f32(float(n))
     parallel_each(e, 0, rows, 1, lambda e2, r: kernel(ctx, e2, name, [x, out, Vec(e2).ix(0, (r, n)), nfull, r, count], body))
+
+
+# -- MEAN over middle axes -------------------------------------------------------------------------
+
+#: vectors of channels one column kernel call sums side by side: as many
+#: independent additions in flight as an add's latency covers
+MEAN_COLUMN_VECTORS = 4
+
+#: what a column kernel sums: float32, or the stored int8 / uint8 of a
+#: quantised tensor (widened to int32)
+ColumnElem = Literal["f32", "s8", "u8"]
+
+
+def column_kernel(ws: tuple[int, ...], elem: ColumnElem):
+    """The sums ``x[base + r * stride + c]`` over ``r < count`` for the
+    channels ``c`` of one block (vectors of widths ``ws``), stored at
+    ``out[obase + c]``: float32 sums divided by ``countf`` (the mean), or
+    the int32 sums of 8-bit values.  Each lane adds its own channel's
+    values one row after the other, starting from 0: the order of the
+    serial reduction, so a float32 mean is bit-identical to it (and integer
+    sums are exact in any order)."""
+    name = f"nnc_mean_cols_{tag(ws)}" if elem == "f32" else f"nnc_sum_cols_{elem}_{tag(ws)}"
+
+    def body(e: Emitter, p: list[Value]) -> None:
+        x, out, base, obase, count, stride = p[:6]
+        v, iv = Vec(e), IVec(e)
+        offs = offsets(ws)
+
+        def load(e: Emitter, off: IndexOrInt, w: int) -> Value:
+            if elem == "f32":
+                return Vec(e).load(x, off, w)
+            byte = IVec(e).load(x, off, i8, w)
+            return IVec(e).sext(byte, i32) if elem == "s8" else IVec(e).zext(byte, i32)
+
+        def add(e: Emitter, r: IndexOrInt, accs: list[Value]) -> list[Value]:
+            row = Vec(e).ix(base, (r, stride))
+            adds = [(a, load(e, Vec(e).ix(row, o), w)) for a, o, w in zip(accs, offs, ws)]
+            return [e.op(arith.AddfOp(a, b) if elem == "f32" else arith.AddiOp(a, b)) for a, b in adds]
+
+        zeros = [v.const(0.0, w) if elem == "f32" else iv.const(0, i32, w) for w in ws]
+        accs = e.for_(0, count, lambda e2, r, c: add(e2, r, list(c)), zeros)
+        for a, o, w in zip(accs, offs, ws):
+            total = e.op(arith.DivfOp(a, v.splat(p[6], w))) if elem == "f32" else a
+            v.store(total, out, v.ix(obase, o))
+
+    return name, body
+
+
+def column_sums(ctx: LoweringContext, x: Value, out: Value, outer: int, count: int, inner: int, elem: ColumnElem) -> None:
+    """The flat buffer ``x`` viewed as ``[outer, count, inner]`` reduced over
+    its middle axis into the flat ``out`` (``[outer, inner]``): the float32
+    mean, or the int32 sums of 8-bit values (a quantised MEAN's first step).
+    The spatial mean of NHWC feature maps (squeeze-and-excitation, global
+    average pooling written as MEAN).  Blocks of up to
+    :data:`MEAN_COLUMN_VECTORS` vectors of channels, one
+    :func:`column_kernel` call each, blocks in parallel."""
+    lanes = ctx.tiles.lanes
+    e = ctx.e
+    extra = [e.f32(float(count))] if elem == "f32" else []
+    blocks = [(o, c0, c1, ws) for o in range(outer) for c0, c1, ws in column_blocks(inner, lanes, MEAN_COLUMN_VECTORS)]
+    for o, c0, c1, ws in blocks:
+        name, body = column_kernel(ws, elem)
+
+        def call(e2: Emitter, c: IndexOrInt, o: int = o, name: str = name, body=body) -> None:
+            v = Vec(e2)
+            kernel(ctx, e2, name, [x, out, v.ix(c, o * count * inner), v.ix(c, o * inner), count, inner, *extra], body)
+
+        parallel_each(e, c0, c1, sum(ws), call)
+
+
+def column_blocks(n: int, lanes: int, most: int) -> list[tuple[int, int, tuple[int, ...]]]:
+    """``n`` channels as runs of blocks: [(first, end, widths of each block
+    of the run)], whole vectors in blocks of at most ``most`` (the last
+    block of a run may be smaller), then the narrower tail."""
+    full = n // lanes
+    out = []
+    if full >= most:
+        out.append((0, full // most * most * lanes, (lanes,) * most))
+    if full % most:
+        start = full // most * most * lanes
+        out.append((start, full * lanes, (lanes,) * (full % most)))
+    if n % lanes:
+        out.append((full * lanes, n, tuple(widths(n % lanes, lanes))))
+    return out

@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import IntegerType, f32, i32
 from nnc.dialects.rules.reduce import keep_dims, mean_axes, reduce_axes, reduce_keep_dims
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
-from nnc.passes.kernels.rows import mean_rows
+from nnc.passes.kernels.rows import column_sums, mean_rows
 from nnc.passes.kernels.vector import parallel_each
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.base import (
@@ -198,6 +198,14 @@ def mean(ctx: LoweringContext) -> None:
         # float32 tolerance of the serial sum below, not bit-identical)
         mean_rows(ctx, ctx.flat(x), ctx.flat(out), pymath.prod(ishape) // count, count)
         return
+    # a run of middle axes (the spatial mean of NHWC): each output is a
+    # column of rows ``inner`` apart, summed lane by lane in vectors (float32
+    # in the serial order, so bit-identical to the loop below)
+    middle = axes == list(range(axes[0], axes[-1] + 1))
+    outer, inner = pymath.prod(ishape[: axes[0]]), pymath.prod(ishape[axes[-1] + 1 :])
+    if info.type == T.TENSOR_FLOAT32 and middle:
+        column_sums(ctx, ctx.flat(x), ctx.flat(out), outer, count, inner, "f32")
+        return
     if info.type not in QUANT8:
         ctx.fill(out, 0.0)
         ctx.generic(ishape, [(x, in_map)], [(out, reduce_map)],
@@ -208,9 +216,12 @@ def mean(ctx: LoweringContext) -> None:
 
     unsigned = info.type == T.TENSOR_QUANT8_ASYMM
     acc = ctx.alloc(oshape, i32)
-    ctx.fill(acc, 0)
-    ctx.generic(ishape, [(x, in_map)], [(acc, reduce_map)],
-                lambda e, a, idx: [e.add(a[1], _widen(e, a[0], unsigned))], reduction_dims=axes)  # fmt: skip
+    if middle:
+        column_sums(ctx, ctx.flat(x), ctx.flat(acc), outer, count, inner, "u8" if unsigned else "s8")
+    else:
+        ctx.fill(acc, 0)
+        ctx.generic(ishape, [(x, in_map)], [(acc, reduce_map)],
+                    lambda e, a, idx: [e.add(a[1], _widen(e, a[0], unsigned))], reduction_dims=axes)  # fmt: skip
     same = (oinfo.scale, oinfo.zero_point) == (info.scale, info.zero_point)
     lo, hi = (0, 255) if unsigned else (-128, 127)
 
