@@ -28,7 +28,7 @@ filled in as by the constructor (``IRDLOperation.__post_init__``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
@@ -239,7 +239,7 @@ def replace_op(op: Operation, new_ops: Sequence[Operation], new_results: Sequenc
     block.erase_op(op)
 
 
-def structural_key(ops: Sequence[Operation], args: Sequence[SSAValue] = ()) -> tuple:
+def structural_key(ops: Sequence[Operation], args: Sequence[SSAValue] = (), masked: Collection[Operation] = ()) -> tuple:
     """A hashable value equal for two operation lists exactly when their
     generic textual forms are (locations aside), ``args`` (values defined
     outside, a function's block arguments) numbered first: every operation
@@ -249,7 +249,10 @@ def structural_key(ops: Sequence[Operation], args: Sequence[SSAValue] = ()) -> t
     attributes compare by value (floats bit for bit, so -0.0 is not 0.0),
     and a dictionary lookup compares keys for equality, so a match never
     rests on a hash alone.  Building it walks the operations once: several
-    times cheaper than printing them."""
+    times cheaper than printing them.
+
+    The properties and attributes of the ``masked`` operations are left
+    out: two lists that differ only there (constants' values) get one key."""
     values: dict[SSAValue, int] = {a: k for k, a in enumerate(args)}
     blocks: dict[Block, int] = {}
     out: list[object] = []
@@ -261,8 +264,11 @@ def structural_key(ops: Sequence[Operation], args: Sequence[SSAValue] = ()) -> t
         out.append(op.name)
         out.append(tuple(number(v) for v in op.operands))
         out.append(tuple((number(r), r.type) for r in op.results))
-        out.append(tuple(op.attributes.items()))
-        out.append(tuple(op.properties.items()))
+        if op in masked:
+            out.append("masked")
+        else:
+            out.append(tuple(op.attributes.items()))
+            out.append(tuple(op.properties.items()))
         out.append(tuple(blocks.setdefault(b, len(blocks)) for b in op.successors))
         out.append(len(op.regions))
         for region in op.regions:

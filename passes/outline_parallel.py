@@ -40,6 +40,12 @@ plain loop) in two steps, one per level of the pipeline:
    marked call into filling such an array on the caller's stack and
    ``nnc_parallel_for(@nnc_par_K, ctx, trip_count)``.
 
+Bodies that are the same but for value constants (quantisation parameters,
+scales, clamp bounds: not indices, divisors or shift amounts) and the sizes
+of flat buffers share one function (:func:`share_bodies`), the constants
+that differ passed like captures: LLVM then compiles each recurring
+element-wise loop of a model once.
+
 ``nnc_parallel_for(void (*body)(int64_t, int64_t, void *), void *ctx, int64_t n)``
 is the runtime's thread pool, declared external: it runs ``body`` over
 contiguous chunks of ``[0, n)`` and returns when all are done.  A module
@@ -53,17 +59,23 @@ from collections.abc import Iterator
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyFloat,
+    FunctionType,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     UnitAttr,
+    UnrealizedConversionCastOp,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
+
+from nnc.passes.build import structural_key, walk_ops
 
 #: unit attribute on an ``scf.for`` whose iterations are independent (see the
 #: module doc for the contract); defined here, the lowest module that knows
@@ -193,9 +205,9 @@ def _is_constant(v: SSAValue) -> bool:
     return isinstance(v.owner, arith.ConstantOp)
 
 
-def outline(loop: scf.ForOp, name: str) -> func.FuncOp:
-    """Replace ``loop`` by a dispatch call of a new function ``name`` (returned,
-    not yet in the module) running its iterations [begin, end)."""
+def outline(loop: scf.ForOp, name: str) -> tuple[func.FuncOp, func.CallOp]:
+    """Replace ``loop`` by a dispatch call of a new function ``name`` (returned
+    with the call, not yet in the module) running its iterations [begin, end)."""
     if loop.iter_args or loop.results:
         raise PassFailedException("nnc-outline-parallel: a parallel loop carries values")
     caps = captures(loop)
@@ -206,8 +218,7 @@ def outline(loop: scf.ForOp, name: str) -> func.FuncOp:
     for v in passed:
         _check_capture_type(v.type)
     fn = _body_function(loop, name, caps, passed)
-    _replace_by_dispatch(loop, name, passed)
-    return fn
+    return fn, _replace_by_dispatch(loop, name, passed)
 
 
 def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: list[SSAValue]) -> func.FuncOp:
@@ -254,7 +265,7 @@ def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: lis
     return fn
 
 
-def _replace_by_dispatch(loop: scf.ForOp, name: str, passed: list[SSAValue]) -> None:
+def _replace_by_dispatch(loop: scf.ForOp, name: str, passed: list[SSAValue]) -> func.CallOp:
     """The trip count, then ``func.call @name(0, trips, passed...)
     {nnc.parallel_dispatch}`` in place of ``loop``."""
     index = IndexType()
@@ -276,6 +287,7 @@ def _replace_by_dispatch(loop: scf.ForOp, name: str, passed: list[SSAValue]) -> 
     ops.append(call)
     parent.insert_ops_before(ops, loop)
     parent.erase_op(loop, safe_erase=False)
+    return call
 
 
 def _marked_outermost(region: Region, work: _Work) -> Iterator[scf.ForOp]:
@@ -301,7 +313,7 @@ class OutlineParallelPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         work = _Work(op)
         taken = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
-        bodies: list[func.FuncOp] = []
+        bodies: list[tuple[func.FuncOp, func.CallOp]] = []
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp) or fn.is_declaration:
                 continue
@@ -311,4 +323,147 @@ class OutlineParallelPass(ModulePass):
                     name += "_"
                 taken.add(name)
                 bodies.append(outline(loop, name))
-        op.body.block.add_ops(bodies)
+        op.body.block.add_ops(share_bodies(bodies))
+
+
+# -- bodies shared ----------------------------------------------------------------------------------
+
+#: operations a scalar constant may leave for a parameter without costing
+#: the code anything (an operand in a register instead of an immediate);
+#: a divisor, a shift amount, an index or a kernel call's argument stays a
+#: constant, as LLVM specialises the code on it
+_PARAMETER_USERS: tuple[type[Operation], ...] = (
+    arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.AddfOp, arith.SubfOp, arith.MulfOp,
+    arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp,
+    arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp,
+    arith.CmpiOp, arith.CmpfOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
+)  # fmt: skip
+
+
+def _value_constants(fn: func.FuncOp) -> list[arith.ConstantOp]:
+    """The body's scalar integer and float constants (not index) whose every
+    use is an operand of :data:`_PARAMETER_USERS`, or a value (not the
+    condition) of a select: the numbers that may differ between two bodies
+    that share code (quantisation parameters, clamp bounds, scales), in walk
+    order, one per use.  A constant the builder reused for several uses is
+    copied first, so that the bodies' structure does not depend on which of
+    their numbers happen to be equal."""
+    found = []
+    for op in walk_ops(fn):
+        if not isinstance(op, arith.ConstantOp) or not isinstance(op.result.type, IntegerType | AnyFloat):
+            continue
+        uses = list(op.result.uses)
+        if uses and all(_parameter_use(u.operation, u.index) for u in uses):
+            found.append(op)
+            found += _one_per_use(op, uses[1:])
+    return found
+
+
+def _one_per_use(const: arith.ConstantOp, uses: list[Use]) -> list[arith.ConstantOp]:
+    """A copy of ``const`` after it for each of ``uses``, which it takes over."""
+    block = const.parent_block()
+    assert block is not None
+    copies: list[arith.ConstantOp] = []
+    for use in uses:
+        copy = arith.ConstantOp(const.value, const.result.type)
+        block.insert_op_after(copy, copies[-1] if copies else const)
+        use.operation.operands[use.index] = copy.result
+        copies.append(copy)
+    return copies
+
+
+def _parameter_use(user: Operation, index: int) -> bool:
+    if isinstance(user, arith.SelectOp):
+        return index > 0
+    return isinstance(user, _PARAMETER_USERS)
+
+
+def share_bodies(bodies: list[tuple[func.FuncOp, func.CallOp]]) -> list[func.FuncOp]:
+    """The functions of ``bodies`` that remain once bodies that differ only in
+    value constants (:func:`_value_constants`) share one: the first of each
+    such group, whose constants that differ within the group become
+    parameters after the captures, each dispatch passing its own values
+    (the captures travel in the context's slots, loaded once per chunk);
+    the other dispatches call it.  An element-wise operation that recurs
+    with other quantisation parameters (each HARD_SWISH of a MobileNetV3) or
+    another layer's identical loop then costs LLVM one function."""
+    groups: dict[tuple, list[tuple[func.FuncOp, func.CallOp, list[arith.ConstantOp]]]] = {}
+    for fn, call in bodies:
+        consts = _value_constants(fn)
+        block = fn.body.block
+        params = tuple(_shared_type(t) for t in fn.function_type.inputs.data)
+        key = (params, structural_key(list(block.ops), block.args, set(consts)))
+        groups.setdefault(key, []).append((fn, call, consts))
+    kept = []
+    for members in groups.values():
+        first, _, consts = members[0]
+        kept.append(first)
+        if len(members) == 1:
+            continue
+        _widen_parameters(first, [fn for fn, _, _ in members])
+        differ = [k for k, c in enumerate(consts) if any(m[2][k].value != c.value for m in members[1:])]
+        for k in differ:
+            _make_parameter(first, consts[k])
+        for _, call, member_consts in members:
+            _call_shared(call, first, [member_consts[k] for k in differ])
+    return kept
+
+
+def _shared_type(t: Attribute) -> Attribute | tuple:
+    """What a parameter's type must match for two bodies to share code: the
+    type, except that a flat buffer (rank 1, no layout) matches any flat
+    buffer of its element type, as its size changes no address the body
+    computes (it becomes ``memref<?xT>`` in the shared function)."""
+    if _flat(t):
+        assert isinstance(t, MemRefType)
+        return ("flat", t.element_type, t.memory_space)
+    return t
+
+
+def _flat(t: Attribute) -> bool:
+    return isinstance(t, MemRefType) and t.get_num_dims() == 1 and isinstance(t.layout, NoneAttr)
+
+
+def _widen_parameters(first: func.FuncOp, members: list[func.FuncOp]) -> None:
+    """``first``'s flat buffer parameters whose size differs within
+    ``members`` made dynamic (``memref<?xT>``)."""
+    block = first.body.block
+    types = [fn.function_type.inputs.data for fn in members]
+    for k, arg in enumerate(list(block.args)):
+        t = arg.type
+        if _flat(t) and any(ts[k] != t for ts in types):
+            assert isinstance(t, MemRefType)
+            dynamic = block.insert_arg(MemRefType(t.element_type, [DYNAMIC_INDEX], memory_space=t.memory_space), k)
+            arg.replace_all_uses_with(dynamic)
+            block.erase_arg(arg)
+    first.function_type = FunctionType.from_lists([a.type for a in block.args], [])
+
+
+def _make_parameter(fn: func.FuncOp, const: arith.ConstantOp) -> None:
+    """``const`` of ``fn``'s body replaced by a new last parameter."""
+    block = fn.body.block
+    arg = block.insert_arg(const.result.type, len(block.args))
+    const.result.replace_all_uses_with(arg)
+    parent = const.parent_block()
+    assert parent is not None
+    parent.erase_op(const)
+    fn.function_type = FunctionType.from_lists([a.type for a in block.args], [])
+
+
+def _call_shared(call: func.CallOp, callee: func.FuncOp, values: list[arith.ConstantOp]) -> None:
+    """``call`` (a dispatch) made a dispatch of ``callee`` passing copies of
+    ``values`` after its arguments, each buffer cast to the parameter's
+    type where that is dynamic."""
+    block = call.parent_block()
+    assert block is not None
+    ops: list[Operation] = [arith.ConstantOp(c.value, c.result.type) for c in values]
+    args = [*call.arguments, *(c.results[0] for c in ops)]
+    for k, (arg, t) in enumerate(zip(args, callee.function_type.inputs.data)):
+        if arg.type != t:
+            cast = UnrealizedConversionCastOp.get([arg], [t])
+            ops.append(cast)
+            args[k] = cast.results[0]
+    shared = func.CallOp(callee.sym_name.data, args, [])
+    shared.attributes.update(call.attributes)
+    block.insert_ops_before([*ops, shared], call)
+    block.erase_op(call)
