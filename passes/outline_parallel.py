@@ -40,9 +40,8 @@ plain loop) in two steps, one per level of the pipeline:
    marked call into filling such an array on the caller's stack and
    ``nnc_parallel_for(@nnc_par_K, ctx, trip_count)``.
 
-Bodies that are the same but for value constants (quantisation parameters,
-scales, clamp bounds: not indices, divisors or shift amounts) and the sizes
-of flat buffers share one function (:func:`share_bodies`), the constants
+Bodies that are the same but for float constants (scales, clamp bounds)
+and the sizes of flat buffers share one function (:func:`share_bodies`), the constants
 that differ passed like captures: LLVM then compiles each recurring
 element-wise loop of a model once.
 
@@ -328,29 +327,29 @@ class OutlineParallelPass(ModulePass):
 
 # -- bodies shared ----------------------------------------------------------------------------------
 
-#: operations a scalar constant may leave for a parameter without costing
-#: the code anything (an operand in a register instead of an immediate);
-#: a divisor, a shift amount, an index or a kernel call's argument stays a
-#: constant, as LLVM specialises the code on it
+#: operations a float constant may leave for a parameter without costing
+#: the code anything (an operand in a register instead of an immediate)
 _PARAMETER_USERS: tuple[type[Operation], ...] = (
-    arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.AddfOp, arith.SubfOp, arith.MulfOp,
-    arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp,
-    arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp,
-    arith.CmpiOp, arith.CmpfOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
+    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp,
+    arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp, arith.CmpfOp,
 )  # fmt: skip
 
 
 def _value_constants(fn: func.FuncOp) -> list[arith.ConstantOp]:
-    """The body's scalar integer and float constants (not index) whose every
-    use is an operand of :data:`_PARAMETER_USERS`, or a value (not the
-    condition) of a select: the numbers that may differ between two bodies
-    that share code (quantisation parameters, clamp bounds, scales), in walk
-    order, one per use.  A constant the builder reused for several uses is
-    copied first, so that the bodies' structure does not depend on which of
-    their numbers happen to be equal."""
+    """The body's scalar float constants whose every use is an operand of
+    :data:`_PARAMETER_USERS`, or a value (not the condition) of a select:
+    the numbers that may differ between two bodies that share code (scales,
+    clamp bounds, dequantisation parameters), in walk order, one per use.
+    Integer constants stay: LLVM specialises integer code on them (a
+    quantised multiplier's range lets it multiply in 16-bit pairs, the
+    saturation test of a constant multiplier folds away), and MobileNetV3's
+    HARD_SWISH ran 40% slower with its multipliers as parameters.  A constant
+    the builder reused for several uses is copied first, so that the
+    bodies' structure does not depend on which of their numbers happen to
+    be equal."""
     found = []
     for op in walk_ops(fn):
-        if not isinstance(op, arith.ConstantOp) or not isinstance(op.result.type, IntegerType | AnyFloat):
+        if not isinstance(op, arith.ConstantOp) or not isinstance(op.result.type, AnyFloat):
             continue
         uses = list(op.result.uses)
         if uses and all(_parameter_use(u.operation, u.index) for u in uses):
@@ -380,13 +379,13 @@ def _parameter_use(user: Operation, index: int) -> bool:
 
 def share_bodies(bodies: list[tuple[func.FuncOp, func.CallOp]]) -> list[func.FuncOp]:
     """The functions of ``bodies`` that remain once bodies that differ only in
-    value constants (:func:`_value_constants`) share one: the first of each
+    float constants (:func:`_value_constants`) share one: the first of each
     such group, whose constants that differ within the group become
     parameters after the captures, each dispatch passing its own values
     (the captures travel in the context's slots, loaded once per chunk);
-    the other dispatches call it.  An element-wise operation that recurs
-    with other quantisation parameters (each HARD_SWISH of a MobileNetV3) or
-    another layer's identical loop then costs LLVM one function."""
+    the other dispatches call it.  An element-wise operation that recurs on
+    other feature maps, or with other float parameters, then costs LLVM one
+    function."""
     groups: dict[tuple, list[tuple[func.FuncOp, func.CallOp, list[arith.ConstantOp]]]] = {}
     for fn, call in bodies:
         consts = _value_constants(fn)
