@@ -19,7 +19,8 @@ first dimension of extent above 1 with ``nnc.parallel`` when that is sound:
   the same map (each element read then written by its own iteration), and
   no two outputs may overlap; buffers are traced through views to their
   root (a function argument, a global, an arena slice);
-* the body is pure (no calls, no memory operations, no regions);
+* the body is pure (no calls, no regions, no memory operations but loads
+  of buffers that no output overlaps: a lookup table);
 * the nest is worth a dispatch even on the widest vectors
   (:func:`vector_work`): the loop LLVM vectorises does a fraction of the
   scalar operations ``nnc-outline-parallel`` would count.
@@ -115,8 +116,17 @@ def extent(v: SSAValue) -> _Extent:
         return _Extent(v, None)
 
 
-def _pure(body_ops: list[Operation]) -> bool:
-    return all(not op.regions and op.name.startswith(_PURE_DIALECTS) for op in body_ops)
+def _pure(body_ops: list[Operation], outs: list[_Extent]) -> bool:
+    """No effect but the generic's stores, and no read of what they write:
+    arithmetic, and loads of buffers defined outside that no output in
+    ``outs`` overlaps."""
+    for op in body_ops:
+        if isinstance(op, memref.LoadOp):
+            if any(extent(op.memref).overlaps(o) for o in outs):
+                return False
+        elif op.regions or not op.name.startswith(_PURE_DIALECTS):
+            return False
+    return True
 
 
 def vector_work(op: linalg.GenericOp, bounds: tuple[int, ...]) -> int:
@@ -133,7 +143,7 @@ def split_dim(op: linalg.GenericOp) -> int | None:
     """The loop dimension to run in parallel (see the module doc), or None."""
     if op.res or not all(isinstance(v.type, MemRefType) for v in op.operands):
         return None
-    if not _pure(list(op.body.block.ops)):
+    if not _pure(list(op.body.block.ops), [extent(v) for v in op.outputs]):
         return None
     maps = [m.data for m in op.get_indexing_maps().data]
     bounds = op.get_static_loop_ranges()

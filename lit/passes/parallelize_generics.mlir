@@ -79,6 +79,26 @@ builtin.module {
     func.return
   }
 
+  // A table lookup (loads of a buffer no output overlaps) is marked; a body
+  // that loads from its own output's buffer is not.
+  func.func @lookup(%a: memref<262144xi8>, %table: memref<256xi8>, %out: memref<262144xi8>) {
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : memref<262144xi8>) outs(%out : memref<262144xi8>) {
+    ^bb0(%v: i8, %o: i8):
+      %w = arith.extui %v : i8 to i32
+      %k = arith.index_cast %w : i32 to index
+      %t = memref.load %table[%k] : memref<256xi8>
+      linalg.yield %t : i8
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : memref<262144xi8>) outs(%out : memref<262144xi8>) {
+    ^bb0(%v: i8, %o: i8):
+      %w = arith.extui %v : i8 to i32
+      %k = arith.index_cast %w : i32 to index
+      %t = memref.load %out[%k] : memref<262144xi8>
+      linalg.yield %t : i8
+    }
+    func.return
+  }
+
   // Too little work to be worth a dispatch even before vectorisation
   // (see WIDEST_LANES): left to nnc-convert-linalg-to-loops.
   func.func @small(%a: memref<64x64xf32>, %out: memref<64x64xf32>) {
@@ -122,6 +142,14 @@ builtin.module {
 // CHECK:         arith.negf
 // CHECK:         } {nnc.parallel}
 // CHECK:         linalg.generic
+// CHECK-NOT:     nnc.parallel
+// CHECK:         func.return
+
+// CHECK-LABEL: func.func @lookup(
+// CHECK:         memref.load %table
+// CHECK:         } {nnc.parallel}
+// CHECK:         linalg.generic
+// CHECK:           memref.load %out
 // CHECK-NOT:     nnc.parallel
 // CHECK:         func.return
 

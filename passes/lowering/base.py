@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.dialects.builtin import f32 as F32
+from xdsl.dialects.builtin import i8 as I8
 from xdsl.dialects.builtin import i32 as I32
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
@@ -56,6 +57,7 @@ from nnc.operand_types import FLOAT16_COMPUTE_TYPES, QUANT8_ASYMM_TYPES, in_floa
 from nnc.passes.build import integer_attr, new_op
 from nnc.passes.kernels import vmath
 from nnc.passes.kernels.tiles import AVX512, DepthwiseForm, GemmForm, TilePolicy, tile_policy
+from nnc.passes.lowering.byte_table import NotTabulable, byte_table
 
 Value = SSAValue
 IndexLike = SSAValue | int
@@ -63,6 +65,10 @@ IndexLike = SSAValue | int
 QUANT8 = QUANT8_ASYMM_TYPES
 
 _INDEX = IndexType()
+#: an element-wise operation from one int8 tensor to another becomes a table
+#: lookup (:mod:`~nnc.passes.lowering.byte_table`) from this many elements,
+#: as many as its table has entries
+TABLE_MIN_ELEMENTS = 256
 _I64 = IntegerType(64)
 
 
@@ -724,7 +730,26 @@ class LoweringContext:
         if self.capture is not None:
             self.capture.append(ElementwiseBody(out, list(ins), body))
             return
+        table = self._byte_table(out, ins, body)
+        if table is not None:
+            lookup = lambda e, args, idx: [e.load(table, [e.index_cast(e.op(arith.ExtUIOp(args[0], I32)))])]
+            self.elementwise_loop(out, list(ins), lookup)
+            return
         self.elementwise_loop(out, list(ins), lambda e, args, idx: [body(e, args[: len(ins)])])
+
+    def _byte_table(self, out: Value, ins: Sequence[Value], body: Callable[[Emitter, list[Value]], Value]) -> Value | None:
+        """The table of ``body`` (:mod:`~nnc.passes.lowering.byte_table`) as
+        a constant, when it maps one int8 tensor to another of its shape of
+        at least :data:`TABLE_MIN_ELEMENTS` elements and can be evaluated."""
+        if len(ins) != 1 or self.shape(ins[0]) != self.shape(out):
+            return None
+        if memref_elem(ins[0]) != I8 or memref_elem(out) != I8 or pymath.prod(self.shape(out)) < TABLE_MIN_ELEMENTS:
+            return None
+        try:
+            values = byte_table(body, Emitter)
+        except NotTabulable:
+            return None
+        return self.flat(self.packed_constant(values, I8))
 
     def elementwise_loop(self, out: Value, ins: list[Value], body: Callable) -> None:
         """One ``linalg.generic`` over ``out`` whose body reads ``ins`` with
