@@ -23,11 +23,11 @@ builtin.module {
 // CHECK-NEXT:    %[[B2:[0-9]+]] = builtin.unrealized_conversion_cast %[[B]] : memref<8xf32> to memref<1x8xf32>
 // CHECK-NEXT:    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], {{.*}} ins(%[[A2]], %[[B2]] : memref<16x8xf32>, memref<1x8xf32>) outs(%[[OUT2]] : memref<16x8xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:[0-9]+]]: f32, %[[BIAS:[0-9]+]]: f32, %{{[0-9]+}}: f32):
-// LOGISTIC (vmath.logistic): t = exp(-|x|), then (x > 0 ? 1 : t) / (1 + t)
+// LOGISTIC (vmath.logistic): t = exp(-|x|), then (sign bit of x ? t : 1) / (1 + t)
 // CHECK:           %[[XBITS:[0-9]+]] = arith.bitcast %[[X]] : f32 to i32
 // CHECK:           %{{[0-9]+}} = arith.ori %[[XBITS]], %{{[0-9]+}} : i32
-// CHECK:           %[[POS:[0-9]+]] = arith.cmpf ogt, %[[X]], %{{[0-9]+}} : f32
-// CHECK:           %[[NUM:[0-9]+]] = arith.select %[[POS]], %{{[0-9]+}}, %[[T:[0-9]+]] : f32
+// CHECK:           %[[NEG:[0-9]+]] = arith.cmpi slt, %[[XBITS]], %{{[0-9]+}} : i32
+// CHECK:           %[[NUM:[0-9]+]] = arith.select %[[NEG]], %[[T:[0-9]+]], %{{[0-9]+}} : f32
 // CHECK:           %[[D:[0-9]+]] = arith.addf %[[T]], %{{[0-9]+}} : f32
 // CHECK-NEXT:      %[[S:[0-9]+]] = arith.divf %[[NUM]], %[[D]] : f32
 // CHECK-NEXT:      %[[M:[0-9]+]] = arith.mulf %[[X]], %[[S]] : f32

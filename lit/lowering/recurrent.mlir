@@ -52,7 +52,7 @@ builtin.module {
 // Peephole on the forget gate, then its sigmoid.
 // CHECK:        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (1, d0, d1)>], {{.*}} ins(%{{.*}}, %[[LC]] : memref<4xf32>, memref<1x4xf32>) outs(%[[G]] : memref<3x1x4xf32>)
 // CHECK:        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (1, d0, d1)>], {{.*}} outs(%[[G]] : memref<3x1x4xf32>)
-// CHECK:          arith.cmpf ogt
+// CHECK:          arith.cmpi slt
 // c_out = f * c_in; the cell gate's tanh; CIFG's input gate is 1 - f.
 // CHECK:        linalg.generic {{.*}} ins(%[[G]], %[[LC]] : memref<3x1x4xf32>, memref<1x4xf32>) outs(%[[COUT]] : memref<1x4xf32>)
 // CHECK:        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d0, d1)>], {{.*}} outs(%[[G]] : memref<3x1x4xf32>)

@@ -194,7 +194,7 @@ builtin.module {
 // CHECK:           linalg.generic {{.*}} ins(%[[FW_H]], %[[FW_RO]] : memref<1x2xf32>, memref<2x2xf32>)
 // Forget gate: sigmoid; c = f * c.
 // CHECK:           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (1, d0, d1)>]{{.*}} outs(%[[FW_G]] : memref<3x1x2xf32>)
-// CHECK:             arith.cmpf ogt
+// CHECK:             arith.cmpi slt
 // CHECK:             arith.divf
 // CHECK:           linalg.generic {{.*}} ins(%[[FW_G]], %[[FW_C]] : memref<3x1x2xf32>, memref<1x2xf32>) outs(%[[FW_C]] : memref<1x2xf32>)
 // CHECK:             arith.mulf
@@ -210,7 +210,7 @@ builtin.module {
 // Output gate: sigmoid; h = o * tanh(c), written to the output at this step
 // and to the state.
 // CHECK:           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (2, d0, d1)>]{{.*}} outs(%[[FW_G]] : memref<3x1x2xf32>)
-// CHECK:             arith.cmpf ogt
+// CHECK:             arith.cmpi slt
 // CHECK:           linalg.generic {{.*}} ins(%[[FW_C]] : memref<1x2xf32>) outs(%[[FW_G]] : memref<3x1x2xf32>)
 // CHECK:             math.tanh
 // CHECK:           linalg.generic {{.*}} ins(%[[FW_G]] : memref<3x1x2xf32>) outs(%[[FW_G]] : memref<3x1x2xf32>)
@@ -247,7 +247,7 @@ builtin.module {
 // CHECK:           linalg.generic {{.*}} ins(%[[BW_H]], %[[BW_RO]] : memref<1x2xf32>, memref<2x2xf32>)
 // Forget gate: sigmoid; c = f * c.
 // CHECK:           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (1, d0, d1)>]{{.*}} outs(%[[BW_G]] : memref<3x1x2xf32>)
-// CHECK:             arith.cmpf ogt
+// CHECK:             arith.cmpi slt
 // CHECK:             arith.divf
 // CHECK:           linalg.generic {{.*}} ins(%[[BW_G]], %[[BW_C]] : memref<3x1x2xf32>, memref<1x2xf32>) outs(%[[BW_C]] : memref<1x2xf32>)
 // CHECK:             arith.mulf
@@ -263,7 +263,7 @@ builtin.module {
 // Output gate: sigmoid; h = o * tanh(c), written to the output at this step
 // and to the state.
 // CHECK:           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (2, d0, d1)>]{{.*}} outs(%[[BW_G]] : memref<3x1x2xf32>)
-// CHECK:             arith.cmpf ogt
+// CHECK:             arith.cmpi slt
 // CHECK:           linalg.generic {{.*}} ins(%[[BW_C]] : memref<1x2xf32>) outs(%[[BW_G]] : memref<3x1x2xf32>)
 // CHECK:             math.tanh
 // CHECK:           linalg.generic {{.*}} ins(%[[BW_G]] : memref<3x1x2xf32>) outs(%[[BW_G]] : memref<3x1x2xf32>)

@@ -86,7 +86,7 @@ builtin.module {
 // CHECK-NEXT:     linalg.generic {{.*}} ins(%[[XP08]] : memref<8xf32>) outs(%[[G08]] : memref<8xf32>)
 // The input gate's sigmoid on block 0 of G.
 // CHECK:          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d0, d1)>], {{.*}} outs(%[[G]] : memref<4x2x4xf32>)
-// CHECK:            arith.cmpf ogt
+// CHECK:            arith.cmpi slt
 // The cell clip of 10 on the carried cell state.
 // CHECK:          linalg.generic {{.*}} outs(%[[COUT]] : memref<2x4xf32>)
 // CHECK:            arith.constant -1.000000e+01 : f32
