@@ -9,7 +9,7 @@ builtin.module {
     %axes = "nnapi.constant"() <{value = dense<[0, -1, 2]> : tensor<3xi32>}> : () -> tensor<3xi32>
     %r_m = "nnapi.mean"(%m, %axes, %one) : (tensor<4x3x2xf32>, tensor<3xi32>, i32) -> tensor<1x3x1xf32>
     // Quantised MEAN with the input's quantisation: an int32 sum of the
-    // zero-extended bytes, then C++ integer division (toward zero).
+    // zero-extended bytes, then integer division (rounded down).
     %axis0 = "nnapi.constant"() <{value = dense<[0]> : tensor<1xi32>}> : () -> tensor<1xi32>
     %zero = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
     %r_mq = "nnapi.mean"(%mq, %axis0, %zero) : (tensor<4x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 8.000000e-01 : f64, #builtin.int<5>>>, tensor<1xi32>, i32) -> tensor<3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 8.000000e-01 : f64, #builtin.int<5>>>
@@ -31,19 +31,28 @@ builtin.module {
 // CHECK:           arith.constant 8.000000e+00 : f32
 // CHECK:           arith.divf
 
-// MEAN (quantised, same quantisation): int32 accumulator, extui, floordivsi (rounded down), trunci.
+// MEAN (quantised, same quantisation): int32 column sums of the
+// zero-extended bytes (axis 0 is a run of leading axes: rows 3 apart, summed
+// in vectors of the 3 channels), then floordivsi (rounded down), trunci.
 // CHECK:         %[[ACC:[0-9]+]] = memref.alloc() {{.*}} : memref<3xi32>
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[MQ]] : memref<4x3xi8>) outs(%[[ACC]] : memref<3xi32>)
-// CHECK:           arith.extui %{{[0-9]+}} : i8 to i32
+// CHECK:         %[[FLAT:[0-9]+]] = builtin.unrealized_conversion_cast %[[MQ]] : memref<4x3xi8> to memref<12xi8>
+// CHECK:         scf.execute_region {
+// CHECK:           builtin.unrealized_conversion_cast %[[FLAT]], %[[ACC]],
+// CHECK:           scf.for
+// CHECK:             llvm.zext %{{[0-9]+}} : vector<2xi8> to vector<2xi32>
+// CHECK:             llvm.zext %{{[0-9]+}} : vector<1xi8> to vector<1xi32>
+// CHECK:         }{nnc.kernel = "nnc_sum_cols_u8_2_1"}
 // CHECK:         linalg.generic {{.*}} ins(%[[ACC]] : memref<3xi32>) outs(%[[R_MQ]] : memref<3xi8>)
 // CHECK:           arith.constant 4 : i32
 // CHECK:           arith.floordivsi
 // CHECK:           arith.trunci %{{[0-9]+}} : i32 to i8
 
-// MEAN (requantised): extsi, then (sum - 4) * 0.5, round, - 3, saturate.
+// MEAN (requantised): sign-extended column sums, then (sum - 4) * 0.5,
+// round, - 3, saturate.
 // CHECK:         %[[ACC2:[0-9]+]] = memref.alloc() {{.*}} : memref<3xi32>
-// CHECK:         linalg.generic {{.*}} ins(%[[MR]] : memref<4x3xi8>) outs(%[[ACC2]] : memref<3xi32>)
-// CHECK:           arith.extsi %{{[0-9]+}} : i8 to i32
+// CHECK:         scf.execute_region {
+// CHECK:           llvm.sext %{{[0-9]+}} : vector<2xi8> to vector<2xi32>
+// CHECK:         }{nnc.kernel = "nnc_sum_cols_s8_2_1"}
 // CHECK:         linalg.generic {{.*}} ins(%[[ACC2]] : memref<3xi32>) outs(%[[R_MR]] : memref<3xi8>)
 // CHECK:           arith.subi
 // CHECK:           arith.sitofp
