@@ -32,6 +32,7 @@ from collections.abc import Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, IntegerAttr, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import (
@@ -69,6 +70,34 @@ def new_op(
         successors=successors,
         regions=regions,
     )
+
+
+#: the default properties the IRDL constructors give the operations below
+_NO_OVERFLOW = arith.IntegerOverflowAttr("none")
+_NO_FASTMATH = arith.FastMathFlagsAttr("none")
+_NO_LLVM_OVERFLOW = llvm.OverflowAttr("none")
+
+
+def arith_binary(cls: type[OpT], a: SSAValue, b: SSAValue, fastmath: arith.FastMathFlagsAttr | None = None) -> OpT:
+    """``cls(a, b)`` for an arith binary operation (result of ``a``'s type),
+    with the properties its IRDL constructor gives it (no overflow flags;
+    ``fastmath``, default none, on a float operation), built as
+    :func:`new_op` builds: the kernels emit tens of thousands, and the IRDL
+    constructor costs three times as much."""
+    if issubclass(cls, arith.SignlessIntegerBinaryOperationWithOverflow):
+        props: Mapping[str, Attribute] = {"overflowFlags": _NO_OVERFLOW}
+    elif issubclass(cls, arith.FloatingPointLikeBinaryOperation):
+        props = {"fastmath": fastmath or _NO_FASTMATH}
+    else:
+        props = _NO_ATTRS
+    return new_op(cls, (a, b), (a.type,), props)
+
+
+def integer_cast(cls: type[OpT], v: SSAValue, to: Attribute) -> OpT:
+    """``llvm.sext`` / ``llvm.zext`` / ``llvm.trunc`` (``cls``) of ``v`` to
+    ``to``, with the IRDL constructor's properties, built as :func:`new_op` builds."""
+    props = {"overflowFlags": _NO_LLVM_OVERFLOW} if cls is llvm.TruncOp else _NO_ATTRS
+    return new_op(cls, (v,), (to,), props)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -48,6 +48,7 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 from nnc.enums import FuseCode
+from nnc.passes.build import arith_binary, integer_cast, new_op
 from nnc.passes.lowering.base import ConstScope, Emitter, LoweringContext, Value, memref_of
 from nnc.passes.outline_kernels import KERNEL_ATTR
 from nnc.passes.outline_parallel import PARALLEL_ATTR
@@ -180,21 +181,21 @@ class Vec:
         return acc if const == 0 else self.e.add(acc, self.e.index(const))
 
     def load(self, buf: Value, off: IndexOrInt, width: int) -> Value:
-        return self.e.op(vector.LoadOp(buf, [self.e.index(off)], VectorType(f32, [width])))
+        return self.e.op(new_op(vector.LoadOp, (buf, self.e.index(off)), (VectorType(f32, [width]),)))
 
     def store(self, v: Value, buf: Value, off: IndexOrInt) -> None:
-        self.e.op(vector.StoreOp(v, buf, [self.e.index(off)]))
+        self.e.op(new_op(vector.StoreOp, (v, buf, self.e.index(off))))
 
     def splat(self, s: Value, width: int) -> Value:
-        return self.e.op(vector.BroadcastOp(s, VectorType(f32, [width])))
+        return self.e.op(new_op(vector.BroadcastOp, (s,), (VectorType(f32, [width]),)))
 
     def fma(self, a: Value, b: Value, acc: Value) -> Value:
         """``acc + a * b`` that LLVM may contract into one fused multiply-add:
         a vfmadd on targets with FMA, a multiply and an add on the others
         (where ``vector.fma``, i.e. ``llvm.fma``, would become a libm ``fmaf``
         call per lane)."""
-        prod = self.e.op(arith.MulfOp(a, b, _CONTRACT))
-        return self.e.op(arith.AddfOp(acc, prod, _CONTRACT))
+        prod = self.e.op(arith_binary(arith.MulfOp, a, b, _CONTRACT))
+        return self.e.op(arith_binary(arith.AddfOp, acc, prod, _CONTRACT))
 
     def const(self, value: float, width: int) -> Value:
         t = VectorType(f32, [width])
@@ -207,9 +208,9 @@ class Vec:
         lo, hi = _ACT_RANGE[FuseCode(code)]
         w = vector_width(v)
         if lo is not None:
-            v = self.e.op(arith.MaxnumfOp(v, self.const(lo, w)))
+            v = self.e.op(arith_binary(arith.MaxnumfOp, v, self.const(lo, w)))
         if hi is not None:
-            v = self.e.op(arith.MinnumfOp(v, self.const(hi, w)))
+            v = self.e.op(arith_binary(arith.MinnumfOp, v, self.const(hi, w)))
         return v
 
     def shuffle(self, a: Value, b: Value, mask: Sequence[int]) -> Value:
@@ -254,10 +255,10 @@ class IVec:
         return vector_width(v)
 
     def load(self, buf: Value, off: IndexOrInt, elem: IntegerType, width: int) -> Value:
-        return self.e.op(vector.LoadOp(buf, [self.e.index(off)], VectorType(elem, [width])))
+        return self.e.op(new_op(vector.LoadOp, (buf, self.e.index(off)), (VectorType(elem, [width]),)))
 
     def store(self, v: Value, buf: Value, off: IndexOrInt) -> None:
-        self.e.op(vector.StoreOp(v, buf, [self.e.index(off)]))
+        self.e.op(new_op(vector.StoreOp, (v, buf, self.e.index(off))))
 
     def const(self, value: int, elem: IntegerType, width: int) -> Value:
         t = VectorType(elem, [width])
@@ -265,17 +266,17 @@ class IVec:
         return self.e.constant((t, repr(int(value))), attr)
 
     def splat(self, s: Value, width: int) -> Value:
-        return self.e.op(vector.BroadcastOp(s, VectorType(s.type, [width])))
+        return self.e.op(new_op(vector.BroadcastOp, (s,), (VectorType(s.type, [width]),)))
 
     def sext(self, v: Value, elem: IntegerType) -> Value:
-        return self.e.op(llvm.SExtOp(v, VectorType(elem, [self.width(v)])))
+        return self.e.op(integer_cast(llvm.SExtOp, v, VectorType(elem, [self.width(v)])))
 
     def bitcast(self, v: Value, elem: IntegerType, width: int) -> Value:
         """The same bits as ``width`` lanes of ``elem`` (``llvm.bitcast``)."""
         return self.e.op(llvm.BitcastOp(v, VectorType(elem, [width])))
 
     def zext(self, v: Value, elem: IntegerType) -> Value:
-        return self.e.op(llvm.ZExtOp(v, VectorType(elem, [self.width(v)])))
+        return self.e.op(integer_cast(llvm.ZExtOp, v, VectorType(elem, [self.width(v)])))
 
     def sdot(self, acc: Value, a: Value, b: Value) -> Value:
         """AArch64 ``sdot`` (FEAT_DotProd): int32 lane ``i`` of ``acc`` plus
@@ -323,7 +324,7 @@ class IVec:
         return self.add(acc, quads)
 
     def trunc(self, v: Value, elem: IntegerType) -> Value:
-        return self.e.op(llvm.TruncOp(v, VectorType(elem, [self.width(v)])))
+        return self.e.op(integer_cast(llvm.TruncOp, v, VectorType(elem, [self.width(v)])))
 
     def shuffle(self, a: Value, b: Value, mask: Sequence[int]) -> Value:
         assert isinstance(a.type, VectorType)
@@ -331,34 +332,34 @@ class IVec:
         return self.e.op(vector.ShuffleOp(a, b, DenseArrayBase.from_list(i64, list(mask)), result_type=t))
 
     def add(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.AddiOp(a, b))
+        return self.e.op(arith_binary(arith.AddiOp, a, b))
 
     def sub(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.SubiOp(a, b))
+        return self.e.op(arith_binary(arith.SubiOp, a, b))
 
     def mul(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.MuliOp(a, b))
+        return self.e.op(arith_binary(arith.MuliOp, a, b))
 
     def xor(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.XOrIOp(a, b))
+        return self.e.op(arith_binary(arith.XOrIOp, a, b))
 
     def and_(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.AndIOp(a, b))
+        return self.e.op(arith_binary(arith.AndIOp, a, b))
 
     def shl(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.ShLIOp(a, b))
+        return self.e.op(arith_binary(arith.ShLIOp, a, b))
 
     def ashr(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.ShRSIOp(a, b))
+        return self.e.op(arith_binary(arith.ShRSIOp, a, b))
 
     def lshr(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.ShRUIOp(a, b))
+        return self.e.op(arith_binary(arith.ShRUIOp, a, b))
 
     def min(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.MinSIOp(a, b))
+        return self.e.op(arith_binary(arith.MinSIOp, a, b))
 
     def max(self, a: Value, b: Value) -> Value:
-        return self.e.op(arith.MaxSIOp(a, b))
+        return self.e.op(arith_binary(arith.MaxSIOp, a, b))
 
     def pairs_dot(self, x: Value, w: Value, acc: Value) -> Value:
         """``acc + x[0::2] * w[0::2] + x[1::2] * w[1::2]``: ``x`` and ``w``

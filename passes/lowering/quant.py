@@ -50,6 +50,7 @@ from nnc.dialects.rules.elementwise import TANH_OUTPUT as TANH_OUTPUT
 from nnc.enums import FuseCode, OperandType
 from nnc.operand_types import QRANGE as QRANGE
 from nnc.operand_types import UNSIGNED_QUANT_TYPES
+from nnc.passes.build import arith_binary
 
 T = OperandType
 
@@ -425,38 +426,38 @@ class IR(Int32Ops):
             return a
         if isinstance(a, int) and a == 0:
             return b
-        return self.e.op(arith.AddiOp(self.v(a), self.v(b)))
+        return self.e.op(arith_binary(arith.AddiOp, self.v(a), self.v(b)))
 
     def sub(self, a, b):
         if self._const(a, b):
             return PY.sub(a, b)
         if isinstance(b, int) and b == 0:
             return a
-        return self.e.op(arith.SubiOp(self.v(a), self.v(b)))
+        return self.e.op(arith_binary(arith.SubiOp, self.v(a), self.v(b)))
 
     def mul(self, a, b):
         if self._const(a, b):
             return PY.mul(a, b)
-        return self.e.op(arith.MuliOp(self.v(a), self.v(b)))
+        return self.e.op(arith_binary(arith.MuliOp, self.v(a), self.v(b)))
 
     def and_(self, a, b):
         if self._const(a, b):
             return PY.and_(a, b)
-        return self.e.op(arith.AndIOp(self.v(a), self.v(b)))
+        return self.e.op(arith_binary(arith.AndIOp, self.v(a), self.v(b)))
 
     def shl(self, a, n):
         if self._const(a, n):
             return PY.shl(a, n)
         if isinstance(n, int) and n == 0:
             return a
-        return self.e.op(arith.ShLIOp(self.v(a), self.v(n)))
+        return self.e.op(arith_binary(arith.ShLIOp, self.v(a), self.v(n)))
 
     def ashr(self, a, n):
         if self._const(a, n):
             return PY.ashr(a, n)
         if isinstance(n, int) and n == 0:
             return a
-        return self.e.op(arith.ShRSIOp(self.v(a), self.v(n)))
+        return self.e.op(arith_binary(arith.ShRSIOp, self.v(a), self.v(n)))
 
     def wrap(self, a, bits):
         if self._const(a):
@@ -492,8 +493,8 @@ class IR(Int32Ops):
         e = self.e
         # (a*b + 2^30) >> 31 (arithmetic) rounds half up exactly like the C
         # code's truncating division with a sign-dependent nudge.
-        ab = e.op(arith.MuliOp(self._i64(a), self._i64(b)))
-        hi = e.op(arith.ShRSIOp(e.op(arith.AddiOp(ab, self.c(1 << 30, i64))), self.c(31, i64)))
+        ab = e.op(arith_binary(arith.MuliOp, self._i64(a), self._i64(b)))
+        hi = e.op(arith_binary(arith.ShRSIOp, e.op(arith_binary(arith.AddiOp, ab, self.c(1 << 30, i64))), self.c(31, i64)))
         r = e.op(arith.TruncIOp(hi, i32))
         # Saturation: only INT32_MIN * INT32_MIN overflows.
         if isinstance(b, int) or isinstance(a, int):
@@ -517,20 +518,20 @@ class IR(Int32Ops):
         e = self.e
         mask = (1 << exponent) - 1
         remainder = e.and_(x, self.c(mask))
-        threshold = e.op(arith.ShRUIOp(x, self.c(31)))
+        threshold = e.op(arith_binary(arith.ShRUIOp, x, self.c(31)))
         if mask >> 1:
             threshold = e.add(threshold, self.c(mask >> 1))
-        up = e.op(arith.ShRUIOp(e.sub(threshold, remainder), self.c(31)))
-        return e.add(e.op(arith.ShRSIOp(x, self.c(exponent))), up)
+        up = e.op(arith_binary(arith.ShRUIOp, e.sub(threshold, remainder), self.c(31)))
+        return e.add(e.op(arith_binary(arith.ShRSIOp, x, self.c(exponent))), up)
 
     def rounding_half_sum(self, a, b):
         if self._const(a, b):
             return PY.rounding_half_sum(a, b)
         e = self.e
-        s = e.op(arith.AddiOp(self._i64(a), self._i64(b)))
+        s = e.op(arith_binary(arith.AddiOp, self._i64(a), self._i64(b)))
         nonneg = e.cmp("ge", s, e.const(0, i64))
-        s = e.op(arith.AddiOp(s, e.select(nonneg, e.const(1, i64), e.const(-1, i64))))
-        q = e.op(arith.DivSIOp(s, e.const(2, i64)))  # truncating, like C
+        s = e.op(arith_binary(arith.AddiOp, s, e.select(nonneg, e.const(1, i64), e.const(-1, i64))))
+        q = e.op(arith_binary(arith.DivSIOp, s, e.const(2, i64)))  # truncating, like C
         return e.op(arith.TruncIOp(q, i32))
 
 
