@@ -10,7 +10,7 @@ tables (passes/lowering/byte_table.py).
   refuses (a float, a load, a division by zero).
 * The lowering takes the table path (a lookup, no body arithmetic) from
   TABLE_MIN_ELEMENTS elements, and a model's HARD_SWISH layers share one
-  lookup function.
+  lookup function; a clamp between the same quantisations stays code.
 """
 
 from __future__ import annotations
@@ -151,3 +151,10 @@ def test_hard_swish_layers_share_one_lookup() -> None:
     bodies = [chunk for chunk in ir.split("\ndefine ")[1:] if chunk.startswith('void @"nnc_par_')]
     assert len(bodies) == 1 and " sdiv " not in bodies[0]
     assert ir.count('call ccc void @"nnc_parallel_for"(ptr @"nnc_par_0"') == 3
+
+
+def test_cheap_bodies_stay_code() -> None:
+    """RELU6 between the same quantisations is a clamp: LLVM vectorises it,
+    which beats a lookup per element."""
+    m = _model(Op.RELU6, T.TENSOR_QUANT8_ASYMM, (0.05, 128, 0.05, 128))
+    assert driver.lower_to_llvm(m, driver.static_input_infos(m)).llvm_ir == _lowered_without_table(m)

@@ -4,7 +4,9 @@
 // 256 elements (TABLE_MIN_ELEMENTS) is a lookup in the 256 results of its
 // scalar body, evaluated at compile time (passes/lowering/byte_table.py):
 // the generic's body zero-extends the stored byte and loads the table, with
-// none of the body's arithmetic.  A smaller tensor keeps the body.
+// none of the body's arithmetic.  A smaller tensor keeps the body, and so
+// does a body of fewer than 8 operations (a RELU between the same
+// quantisations is a clamp, which LLVM vectorises).
 builtin.module {
   func.func @hard_swish_table(%x: tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>) -> tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 4.000000e-02 : f64, #builtin.int<-5>>> {
     %r = "nnapi.hard_swish"(%x) : (tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>) -> tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 4.000000e-02 : f64, #builtin.int<-5>>>
@@ -14,6 +16,11 @@ builtin.module {
   func.func @hard_swish_small(%x: tensor<255x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>) -> tensor<255x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 4.000000e-02 : f64, #builtin.int<-5>>> {
     %r = "nnapi.hard_swish"(%x) : (tensor<255x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>) -> tensor<255x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 4.000000e-02 : f64, #builtin.int<-5>>>
     func.return %r : tensor<255x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 4.000000e-02 : f64, #builtin.int<-5>>>
+  }
+
+  func.func @relu_clamp(%x: tensor<1024x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>) -> tensor<1024x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>> {
+    %r = "nnapi.relu"(%x) : (tensor<1024x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>) -> tensor<1024x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>
+    func.return %r : tensor<1024x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>
   }
 }
 
@@ -29,3 +36,7 @@ builtin.module {
 // CHECK-LABEL: func.func @hard_swish_small(
 // CHECK-NOT:     memref<256xi8>
 // CHECK:         arith.divsi
+
+// CHECK-LABEL: func.func @relu_clamp(
+// CHECK-NOT:     memref<256xi8>
+// CHECK:         arith.maxsi

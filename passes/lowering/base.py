@@ -67,8 +67,12 @@ QUANT8 = QUANT8_ASYMM_TYPES
 _INDEX = IndexType()
 #: an element-wise operation from one int8 tensor to another becomes a table
 #: lookup (:mod:`~nnc.passes.lowering.byte_table`) from this many elements,
-#: as many as its table has entries
+#: as many as its table has entries ...
 TABLE_MIN_ELEMENTS = 256
+#: ... when its body has at least this many operations besides constants: a
+#: requantisation (a multiply, a rounding shift, a clamp) has about 12, a
+#: clamp between the same quantisations 4, a copy none
+TABLE_MIN_BODY_OPS = 8
 _I64 = IntegerType(64)
 
 
@@ -740,13 +744,14 @@ class LoweringContext:
     def _byte_table(self, out: Value, ins: Sequence[Value], body: Callable[[Emitter, list[Value]], Value]) -> Value | None:
         """The table of ``body`` (:mod:`~nnc.passes.lowering.byte_table`) as
         a constant, when it maps one int8 tensor to another of its shape of
-        at least :data:`TABLE_MIN_ELEMENTS` elements and can be evaluated."""
+        at least :data:`TABLE_MIN_ELEMENTS` elements, has at least
+        :data:`TABLE_MIN_BODY_OPS` operations and can be evaluated."""
         if len(ins) != 1 or self.shape(ins[0]) != self.shape(out):
             return None
         if memref_elem(ins[0]) != I8 or memref_elem(out) != I8 or pymath.prod(self.shape(out)) < TABLE_MIN_ELEMENTS:
             return None
         try:
-            values = byte_table(body, Emitter)
+            values = byte_table(body, Emitter, TABLE_MIN_BODY_OPS)
         except NotTabulable:
             return None
         return self.flat(self.packed_constant(values, I8))

@@ -43,15 +43,21 @@ class NotTabulable(Exception):
     """The body computes something the evaluator does not (what)."""
 
 
-def byte_table(body: Callable[[Any, list[SSAValue]], SSAValue], emitter: EmitterFactory) -> np.ndarray:
+def byte_table(
+    body: Callable[[Any, list[SSAValue]], SSAValue], emitter: EmitterFactory, min_ops: int = 0
+) -> np.ndarray:
     """The 256 results of ``body`` (an element-wise body from one i8 to one
     i8, as :meth:`LoweringContext.elementwise` takes, built with
     ``emitter``) for the stored bytes 0..255, as int8.  NotTabulable when it
-    cannot be evaluated."""
+    cannot be evaluated, or when it has fewer than ``min_ops`` operations
+    besides constants (a copy or a clamp is cheaper as code: LLVM
+    vectorises it, where a table lookup is a load per element)."""
     block = Block(arg_types=[i8])
     result = body(emitter(Builder(InsertPoint.at_end(block))), [block.args[0]])
     if not isinstance(result, SSAValue) or result.type != i8:
         raise NotTabulable("the body's result is not an i8")
+    if sum(1 for op in block.ops if not isinstance(op, arith.ConstantOp)) < min_ops:
+        raise NotTabulable(f"fewer than {min_ops} operations")
     values: dict[SSAValue, np.ndarray] = {block.args[0]: BYTES}
     for op in block.ops:
         if op.regions:
