@@ -223,6 +223,7 @@ class FunctionLowering:
         pool: ConstantPool | None = None,
         loop_timeout: bool = False,
         half_conversions: bool = True,
+        byte_shuffle_bits: int = 0,
         profile: bool = False,
         gemm_form: GemmForm = GemmForm.PAIR,
         dw_form: DepthwiseForm = DepthwiseForm.WIDEN,
@@ -234,6 +235,7 @@ class FunctionLowering:
         self.emission = emission
         self.tiles = tiles
         self.half_conversions = half_conversions
+        self.byte_shuffle_bits = byte_shuffle_bits
         #: the target's int8 GEMM form, for operations nnc-choose-kernels left unmarked
         self.gemm_form = gemm_form
         self.dw_form = dw_form
@@ -418,7 +420,7 @@ class FunctionLowering:
         return LoweringContext(
             self.builder, call, ins, outs, self.alloc, self.status, self._constant,
             emission=self.emission, tiles=self.tiles, constants=self, half_conversions=self.half_conversions,
-            gemm_form=self.gemm_form, counts=self.counts,
+            byte_shuffle_bits=self.byte_shuffle_bits, gemm_form=self.gemm_form, counts=self.counts,
         )  # fmt: skip
 
     # -- ConstantSource (what the lowerings know of the constants) -----------------
@@ -769,7 +771,8 @@ class ConvertNNAPIToLinalgPass(ModulePass):
                 continue  # inlined where it is used
             fl = FunctionLowering(
                 op, top, weights_size, emission, tiles, self.pool, loop_timeout=loops,
-                half_conversions=target.half_conversions, profile=self.profile and top.sym_name.data == "main",
+                half_conversions=target.half_conversions, byte_shuffle_bits=target.byte_shuffle_bits,
+                profile=self.profile and top.sym_name.data == "main",
                 gemm_form=target_form(target.int8_dot), dw_form=target_depthwise_form(target.int8_dot),
             )  # fmt: skip
             new_fn = fl.run()

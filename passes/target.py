@@ -189,6 +189,19 @@ class TargetDescription:
             return Int8Dot.SDOT
         return Int8Dot.NONE
 
+    @property
+    def byte_shuffle_bits(self) -> int:
+        """Width in bits of the target's byte shuffle by a vector of
+        indices (x86 ``pshufb``: SSSE3 128, AVX2 256, AVX512BW 512), the
+        byte table lookups' vector form; 0 where there is none."""
+        if self.arch != "x86_64":
+            return 0
+        if self.has("avx512bw"):
+            return 512
+        if self.has("avx2"):
+            return 256
+        return 128 if self.has("ssse3") else 0
+
     def lanes(self, element: str) -> int:
         """Lanes of ``element`` (``f32``, ``i32``, ``i16``, ``i8``) in the widest vector."""
         return self.vector_bits // ELEMENT_BITS[element]

@@ -11,6 +11,9 @@ tables (passes/lowering/byte_table.py).
 * The lowering takes the table path (a lookup, no body arithmetic) from
   TABLE_MIN_ELEMENTS elements, and a model's HARD_SWISH layers share one
   lookup function; a clamp between the same quantisations stays code.
+* The byte shuffle kernel (passes/kernels/lut.py): its table rows, emulated
+  with pshufb's semantics on every byte, and its code for each x86 target
+  (SSSE3, AVX2, AVX512BW, none), run against the body where the host can.
 """
 
 from __future__ import annotations
@@ -22,21 +25,26 @@ from xdsl.dialects.builtin import f32, i8, i32
 from xdsl.ir import SSAValue
 
 import nnc
+from fuzz.edges import compiling_for
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc import driver
+from nnc.passes.kernels import lut
 from nnc.passes.lowering import base
 from nnc.passes.lowering.base import Emitter
 from nnc.passes.lowering.byte_table import BYTES, NotTabulable, byte_table
+from targets import X86_CPUS, description, runnable_cpus, runnable_target, x86_target
 
 #: every stored byte, repeated past the table threshold
 ALL_BYTES = np.tile(np.arange(256, dtype=np.uint8), 4)
+#: every byte in two chunks of the shuffle kernel, a few vectors and 37 single bytes
+CHUNKED = np.resize(np.arange(256, dtype=np.uint8), 2 * lut.CHUNK + 3 * 64 + 37)
 #: (input scale, input zero point, output scale, output zero point) of QUANT8_ASYMM
 QUANTS = [(0.05, 128, 0.03, 120), (0.2, 30, 0.1, 200), (0.011, 250, 0.02, 3)]
 UNARY = [Op.HARD_SWISH, Op.RELU, Op.RELU1, Op.RELU6, Op.LOGISTIC, Op.TANH]
 
 
-def _model(op: Op, t: T, q: tuple[float, int, float, int]) -> nnc.Model:
+def _model(op: Op, t: T, q: tuple[float, int, float, int], size: int = ALL_BYTES.size) -> nnc.Model:
     s_in, zp_in, s_out, zp_out = q
     shift = 0 if t == T.TENSOR_QUANT8_ASYMM else 128
     if op == Op.LOGISTIC:  # fixed output quantisation
@@ -44,28 +52,29 @@ def _model(op: Op, t: T, q: tuple[float, int, float, int]) -> nnc.Model:
     elif op == Op.TANH:
         s_out, zp_out = 1.0 / 128, 128
     m = nnc.Model()
-    x = m.add_operand(t, [ALL_BYTES.size], scale=s_in, zero_point=zp_in - shift)
-    y = m.add_operand(t, [ALL_BYTES.size], scale=s_out, zero_point=zp_out - shift)
+    x = m.add_operand(t, [size], scale=s_in, zero_point=zp_in - shift)
+    y = m.add_operand(t, [size], scale=s_out, zero_point=zp_out - shift)
     m.add_operation(op, [x], [y])
     m.identify_inputs_and_outputs([x], [y])
     m.finish()
     return m
 
 
-def _run(m: nnc.Model, t: T, min_elements: int) -> np.ndarray:
+def _run(m: nnc.Model, t: T, min_elements: int, data: np.ndarray = ALL_BYTES, target=None) -> np.ndarray:
     saved = base.TABLE_MIN_ELEMENTS
     base.TABLE_MIN_ELEMENTS = min_elements
     try:
         driver._CACHE.clear()
-        comp = nnc.Compilation(m)
-        comp.finish()
+        with compiling_for(target):
+            comp = nnc.Compilation(m)
+            comp.finish()
     finally:
         base.TABLE_MIN_ELEMENTS = saved
         driver._CACHE.clear()
     dtype = np.uint8 if t == T.TENSOR_QUANT8_ASYMM else np.int8
-    out = np.empty(ALL_BYTES.size, dtype)
+    out = np.empty(data.size, dtype)
     ex = nnc.Execution(comp)
-    ex.set_input(0, ALL_BYTES.view(dtype))
+    ex.set_input(0, data.view(dtype))
     ex.set_output(0, out)
     ex.compute()
     return out
@@ -149,8 +158,40 @@ def test_hard_swish_layers_share_one_lookup() -> None:
     m.finish()
     ir = driver.lower_to_llvm(m, driver.static_input_infos(m)).llvm_ir
     bodies = [chunk for chunk in ir.split("\ndefine ")[1:] if chunk.startswith('void @"nnc_par_')]
-    assert len(bodies) == 1 and " sdiv " not in bodies[0]
+    assert len(bodies) == 1 and " sdiv " not in ir
     assert ir.count('call ccc void @"nnc_parallel_for"(ptr @"nnc_par_0"') == 3
+
+
+def test_shuffle_tables_select_every_byte() -> None:
+    """The byte shuffle kernel's algorithm (passes/kernels/lut.py), emulated
+    with pshufb's semantics on every byte: the XOR of the shuffled rows is
+    the table's entry."""
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        table = rng.integers(0, 256, 256).astype(np.uint8)
+        rows = lut.shuffle_tables(table)
+        idx = BYTES.copy()
+        y = np.where(idx < 0, 0, rows[0][idx & 15])
+        for k in range(1, 16):
+            idx = (idx - 16 + 128) % 256 - 128 if k <= 8 else np.maximum(idx - 16, -128)
+            y ^= np.where(idx < 0, 0, rows[k][idx & 15])
+        assert (y == table).all()
+
+
+@pytest.mark.parametrize("cpu", X86_CPUS)
+def test_lookup_for_each_shuffle_width_is_the_body(cpu: str) -> None:
+    """The table path with each x86 target's byte shuffle (none on
+    baseline x86-64: a load per byte; SSSE3's 16 bytes; AVX2's 32;
+    AVX512BW's 64), compiled for each and run where the host can, on a
+    size with whole chunks, vectors and single bytes left over."""
+    t = T.TENSOR_QUANT8_ASYMM_SIGNED
+    m = _model(Op.HARD_SWISH, t, QUANTS[1], size=CHUNKED.size)
+    bits = description(x86_target(cpu)).byte_shuffle_bits
+    ir = driver.lower_to_llvm(m, driver.static_input_infos(m), x86_target(cpu)).llvm_ir
+    assert ("pshufb" in ir) == (bits > 0) and (not bits or f"nnc_lut_pshufb_{bits}" in ir)
+    if cpu in runnable_cpus():
+        want = _run(m, t, 10**12, CHUNKED)
+        assert _run(m, t, base.TABLE_MIN_ELEMENTS, CHUNKED, runnable_target(cpu)).tobytes() == want.tobytes()
 
 
 def test_cheap_bodies_stay_code() -> None:

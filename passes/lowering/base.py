@@ -508,6 +508,9 @@ class LoweringContext:
     #: whether the target converts float16 <-> float32 in instructions
     #: (:attr:`~nnc.passes.target.TargetDescription.half_conversions`)
     half_conversions: bool = True
+    #: the width in bits of the target's byte shuffle, which byte table
+    #: lookups use (:attr:`~nnc.passes.target.TargetDescription.byte_shuffle_bits`; 0: none)
+    byte_shuffle_bits: int = 0
     #: how this operation's int8 GEMM multiplies (:class:`~nnc.passes.kernels.tiles.GemmForm`):
     #: the form ``nnc-choose-kernels`` recorded on the operation, else the
     #: target's (:func:`~nnc.passes.kernels.tiles.target_form`)
@@ -734,16 +737,15 @@ class LoweringContext:
         if self.capture is not None:
             self.capture.append(ElementwiseBody(out, list(ins), body))
             return
-        table = self._byte_table(out, ins, body)
-        if table is not None:
-            lookup = lambda e, args, idx: [e.load(table, [e.index_cast(e.op(arith.ExtUIOp(args[0], I32)))])]
-            self.elementwise_loop(out, list(ins), lookup)
+        values = self._byte_table(out, ins, body)
+        if values is not None:
+            self._lookup(ins[0], out, values)
             return
         self.elementwise_loop(out, list(ins), lambda e, args, idx: [body(e, args[: len(ins)])])
 
-    def _byte_table(self, out: Value, ins: Sequence[Value], body: Callable[[Emitter, list[Value]], Value]) -> Value | None:
-        """The table of ``body`` (:mod:`~nnc.passes.lowering.byte_table`) as
-        a constant, when it maps one int8 tensor to another of its shape of
+    def _byte_table(self, out: Value, ins: Sequence[Value], body: Callable[[Emitter, list[Value]], Value]) -> Any:
+        """The table of ``body`` (:mod:`~nnc.passes.lowering.byte_table`,
+        int8 numpy), when it maps one int8 tensor to another of its shape of
         at least :data:`TABLE_MIN_ELEMENTS` elements, has at least
         :data:`TABLE_MIN_BODY_OPS` operations and can be evaluated."""
         if len(ins) != 1 or self.shape(ins[0]) != self.shape(out):
@@ -751,10 +753,22 @@ class LoweringContext:
         if memref_elem(ins[0]) != I8 or memref_elem(out) != I8 or pymath.prod(self.shape(out)) < TABLE_MIN_ELEMENTS:
             return None
         try:
-            values = byte_table(body, Emitter, TABLE_MIN_BODY_OPS)
+            return byte_table(body, Emitter, TABLE_MIN_BODY_OPS)
         except NotTabulable:
             return None
-        return self.flat(self.packed_constant(values, I8))
+
+    def _lookup(self, x: Value, out: Value, values: Any) -> None:
+        """``out = values[x]``: with the target's byte shuffle on contiguous
+        buffers (:mod:`nnc.passes.kernels.lut`, which imports this module,
+        hence the import here), else a load from the table per element."""
+        if self.byte_shuffle_bits and _plain(x) and _plain(out):
+            from nnc.passes.kernels import lut
+
+            lut.lookup(self, self.flat(x), self.flat(out), values, pymath.prod(self.shape(out)), self.byte_shuffle_bits)
+            return
+        table = self.flat(self.packed_constant(values, I8))
+        lookup = lambda e, args, idx: [e.load(table, [e.index_cast(e.op(arith.ExtUIOp(args[0], I32)))])]
+        self.elementwise_loop(out, [x], lookup)
 
     def elementwise_loop(self, out: Value, ins: list[Value], body: Callable) -> None:
         """One ``linalg.generic`` over ``out`` whose body reads ``ins`` with
