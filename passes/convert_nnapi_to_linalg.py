@@ -542,7 +542,10 @@ class FunctionLowering:
         root: each member's lowering runs in capture mode (its element-wise
         body is recorded, not emitted; its inputs read inside the group are
         stand-ins of the right type), then one loop over the root's output
-        computes the bodies in order, reading only the group's outside inputs."""
+        computes the bodies in order, reading only the group's outside inputs;
+        a long group whose buffers are flat runs tile by tile in segments
+        instead (:mod:`nnc.passes.lowering.staged`), the same operations per
+        element."""
         root, root_index = members[-1]
         inside: dict[SSAValue, SSAValue] = {}  # a member's result -> its stand-in
         bodies: list[ElementwiseBody] = []

@@ -16,7 +16,8 @@ stack buffers of one tile each (they stay in L1; the intermediate tensors
 the group avoids writing are never written).  Every element is computed by
 the same operations in the same order as in the single loop, so the results
 are bit-identical.  The loop over full tiles is a parallel loop
-(:func:`~nnc.passes.kernels.vector.parallel_each`); the stack buffers are
+(:func:`~nnc.passes.kernels.vector.parallel_each`) when the single loop
+would have been one (:func:`worth_threads`); the stack buffers are
 ``memref.alloca``s inside an iteration, which ``convert-nnc-to-llvm`` places
 in the entry block of the function the iteration runs in (each thread runs
 its own call of an outlined loop, so no two threads share them).  The last
@@ -46,7 +47,8 @@ from nnc.passes.outline_parallel import MIN_PARALLEL_WORK
 from nnc.passes.parallel_generics import WIDEST_LANES
 
 #: elements per tile: the stack buffers of a tile (4 bytes an element, one
-#: per value crossing a cut) stay well inside a 32 KiB L1 data cache
+#: per value crossing a cut) stay well inside a 32 KiB L1 data cache (256
+#: and 1024 measured the same on GELU)
 TILE = 512
 #: the estimated operations per element (:func:`body_cost`) of a segment
 #: of arithmetic, and the least after a cut (about 10 per segment measured
@@ -217,6 +219,7 @@ def _segment_step(
 
 
 def _elements(buf: Value) -> int:
+    """The number of elements of the memref ``buf`` (1: a broadcast scalar)."""
     t = buf.type
     assert isinstance(t, MemRefType)
     return pymath.prod(t.get_shape())
