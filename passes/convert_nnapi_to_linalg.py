@@ -100,7 +100,7 @@ from nnc.passes.kernels.tiles import (
     target_form,
     tile_policy,
 )
-from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, unsupported_reason
+from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, staged, unsupported_reason
 from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
@@ -544,7 +544,10 @@ class FunctionLowering:
         root: each member's lowering runs in capture mode (its element-wise
         body is recorded, not emitted; its inputs read inside the group are
         stand-ins of the right type), then one loop over the root's output
-        computes the bodies in order, reading only the group's outside inputs."""
+        computes the bodies in order, reading only the group's outside inputs;
+        a long group whose buffers are flat runs tile by tile in segments
+        instead (:mod:`nnc.passes.lowering.staged`), the same operations per
+        element."""
         root, root_index = members[-1]
         inside: dict[SSAValue, SSAValue] = {}  # a member's result -> its stand-in
         bodies: list[ElementwiseBody] = []
@@ -573,6 +576,11 @@ class FunctionLowering:
         for b in bodies:
             outside += [v for v in b.ins if v not in stand_ins and v not in outside]
         ctx = self.context(op_call(root, root_index), outside, [out])
+        elements = staged.flat_elements(ctx, out, outside)
+        cuts = staged.plan(bodies, elements) if elements is not None else []
+        if cuts:
+            staged.emit(ctx, out, outside, bodies, cuts)
+            return
 
         def body(e: Emitter, args: list[SSAValue], idx: list[SSAValue]) -> list[SSAValue]:
             value = dict(zip(outside, args, strict=False))

@@ -55,6 +55,22 @@ def _h_subview(c: FuncConverter, op: memref.SubviewOp) -> None:
     c.vmap[op.results[0]] = c.v(op.source)
 
 
+def _h_alloca(c: FuncConverter, op: memref.AllocaOp) -> None:
+    """A stack buffer of static size, placed in the entry block of the
+    function (an alloca in a loop would grow the stack at every iteration;
+    the buffer is reused by each, and each call of the function, a thread's
+    chunk of a parallel loop among them, has its own)."""
+    t = op.memref.type
+    assert isinstance(t, MemRefType) and t.has_static_shape()
+    n = 1
+    for d in t.get_shape():
+        n *= d
+    align = op.alignment.value.data if op.alignment is not None else 16
+    alloca = llvm.AllocaOp(c.const_i64(n), convert_type(t.element_type), alignment=align)
+    c.entry_ops.append(alloca)
+    c.vmap[op.memref] = alloca.results[0]
+
+
 def _h_get_global(c: FuncConverter, op: memref.GetGlobalOp) -> None:
     c.vmap[op.memref] = c.emit(new_op(llvm.AddressOfOp, (), (PTR,), {"global_name": symbol_ref(op.name_.root_reference.data)})).results[0]
 
@@ -91,4 +107,5 @@ HANDLERS: dict[type[Operation], Handler] = {
     memref.CastOp: _h_alias,
     memref.SubviewOp: _h_subview,
     memref.GetGlobalOp: _h_get_global,
+    memref.AllocaOp: _h_alloca,
 }
