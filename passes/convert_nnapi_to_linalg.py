@@ -100,7 +100,15 @@ from nnc.passes.kernels.tiles import (
     target_form,
     tile_policy,
 )
-from nnc.passes.lowering import LOWERINGS, EmissionState, LoweringContext, float16, staged, unsupported_reason
+from nnc.passes.lowering import (
+    LOWERINGS,
+    EmissionState,
+    LoweringContext,
+    byte_lookup,
+    float16,
+    staged,
+    unsupported_reason,
+)
 from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.profile import OperationStamps
@@ -420,7 +428,7 @@ class FunctionLowering:
         return LoweringContext(
             self.builder, call, ins, outs, self.alloc, self.status, self._constant,
             emission=self.emission, tiles=self.tiles, constants=self, half_conversions=self.half_conversions,
-            byte_shuffle_bits=self.byte_shuffle_bits, gemm_form=self.gemm_form, counts=self.counts,
+            byte_shuffle_bits=self.byte_shuffle_bits, byte_lookup=byte_lookup, gemm_form=self.gemm_form, counts=self.counts,
         )  # fmt: skip
 
     # -- ConstantSource (what the lowerings know of the constants) -----------------

@@ -23,6 +23,7 @@ from nnc.passes.lowering.base import (
 
 __all__ = [
     "LOWERINGS",
+    "byte_lookup",
     "EmissionState",
     "Emitter",
     "LoweringContext",
@@ -35,3 +36,8 @@ __all__ = [
 # Each family's module registers its lowerings when imported.
 for _family in implemented_families():
     import_module(f"{__name__}.{_family}")
+
+# The byte shuffle lookup of tabulated element-wise operations
+# (LoweringContext.byte_lookup), which the pass gives its contexts: it is a
+# vector kernel, and the kernels build on base, so it loads after the families.
+from nnc.passes.kernels.lut import lookup as byte_lookup  # noqa: E402

@@ -511,6 +511,11 @@ class LoweringContext:
     #: the width in bits of the target's byte shuffle, which byte table
     #: lookups use (:attr:`~nnc.passes.target.TargetDescription.byte_shuffle_bits`; 0: none)
     byte_shuffle_bits: int = 0
+    #: emits a byte table lookup with the byte shuffle, ``(ctx, x, out,
+    #: table, n, bits)`` on flat buffers (:func:`nnc.passes.kernels.lut.lookup`,
+    #: given by the pass: the kernels build on this module); None: a load
+    #: from the table per element
+    byte_lookup: Callable[[LoweringContext, Value, Value, Any, int, int], None] | None = None
     #: how this operation's int8 GEMM multiplies (:class:`~nnc.passes.kernels.tiles.GemmForm`):
     #: the form ``nnc-choose-kernels`` recorded on the operation, else the
     #: target's (:func:`~nnc.passes.kernels.tiles.target_form`)
@@ -759,12 +764,10 @@ class LoweringContext:
 
     def _lookup(self, x: Value, out: Value, values: Any) -> None:
         """``out = values[x]``: with the target's byte shuffle on contiguous
-        buffers (:mod:`nnc.passes.kernels.lut`, which imports this module,
-        hence the import here), else a load from the table per element."""
-        if self.byte_shuffle_bits and _plain(x) and _plain(out):
-            from nnc.passes.kernels import lut
-
-            lut.lookup(self, self.flat(x), self.flat(out), values, pymath.prod(self.shape(out)), self.byte_shuffle_bits)
+        buffers (:attr:`byte_lookup`), else a load from the table per element."""
+        if self.byte_lookup is not None and self.byte_shuffle_bits and _plain(x) and _plain(out):
+            n = pymath.prod(self.shape(out))
+            self.byte_lookup(self, self.flat(x), self.flat(out), values, n, self.byte_shuffle_bits)
             return
         table = self.flat(self.packed_constant(values, I8))
         lookup = lambda e, args, idx: [e.load(table, [e.index_cast(e.op(arith.ExtUIOp(args[0], I32)))])]
