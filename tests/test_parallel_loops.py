@@ -14,6 +14,7 @@ marked loops then stay plain loops), bit for bit, and with numpy loosely.
 from __future__ import annotations
 
 import ctypes
+import os
 from collections.abc import Iterator
 
 import llvmlite.binding as llvm
@@ -25,12 +26,14 @@ from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc import driver
 from nnc.passes import pipeline as passes_pipeline
+from nnc.passes.lowering import recurrent_cells
 from nnc.passes.outline_parallel import PARALLEL_FOR
 from nnc.runtime import threadpool
 from nnc.runtime.executable import Executable, generate_code
 from nnc.runtime.jit import Target
 from test_c_abi import build_caller, compile_in_process, needs_cc, run_caller
 from test_control_flow import _compare, _graph, _ref, _scalar, _tensor, _while
+from test_tflite import MODELS_DIR
 
 I32 = np.int32
 
@@ -326,3 +329,20 @@ def test_shared_library_with_parallel_loops(tmp_path) -> None:  # type: ignore[n
     (out,), stdout = run_caller(exe, tmp_path, model, [x], lib + ".weights")
     assert stdout.strip().endswith("ok")
     assert out.tobytes() == serial_dw("same", x, out).tobytes()
+
+
+def test_shallow_sequence_input_products_stay_on_the_calling_thread() -> None:
+    """An LSTM sequence's input products (depth 64 here) are read by the
+    serial recurrence right after, so below PARALLEL_INPUT_DEPTH they are
+    not dispatched (the shared text classifier then has no parallel loop at
+    all); from that depth they are."""
+    path = os.path.join(MODELS_DIR, "lstm_textcls_float32.tflite")
+    model = nnc.import_tflite(path)
+    infos = driver.static_input_infos(model)
+    assert PARALLEL_FOR not in driver.lower_to_llvm(model, infos).llvm_ir
+    saved = recurrent_cells.PARALLEL_INPUT_DEPTH
+    recurrent_cells.PARALLEL_INPUT_DEPTH = 64
+    try:
+        assert driver.lower_to_llvm(model, infos).llvm_ir.count(f'call ccc void @"{PARALLEL_FOR}"') == 4
+    finally:
+        recurrent_cells.PARALLEL_INPUT_DEPTH = saved

@@ -242,6 +242,7 @@ def gemm(
     ldo: int | None = None,
     epilogue: Epilogue | None = None,
     regions: Sequence[Region] | None = None,
+    parallel: bool = True,
 ) -> None:
     """``out = act(bias + a * w^T)`` on flat buffers, ``w`` the weights as
     given (``[cols, K]``, one row of K per output channel; K runs over
@@ -258,7 +259,9 @@ def gemm(
     kernel (its residual a buffer of the output's layout).  ``regions``
     replace the one geometry (``run_count`` ... ``a_rstride``, ``ldo``,
     ``levels``) by several (:class:`Region`); ``levels`` is then the whole
-    window, which lays out the panels.
+    window, which lays out the panels.  ``parallel=False``: the tiles run
+    on the calling thread (for a caller that reads the output serially
+    right after).
 
     The kernel reads the weights as panels (:func:`pack_panels`): when they
     are a constant whose value is known (``w_value``, numpy ``[cols, K]``),
@@ -305,7 +308,10 @@ def gemm(
                 kernel(ctx, e, name, [a, panels, bias, out, *res, a_off, reg.a_rstride, o_off, n0, reg.ldo, b_off, *lv_args], body)
 
             segments.append(col_block_tiles(c0, c1, width, reg.run_count, reg.run_at, rblocks, reg.a_rstride, reg.ldo, call, (groups, cols, a_gstride)))
-    parallel_cases(e, segments)
+    if parallel:
+        parallel_cases(e, segments)
+    else:
+        each(e, 0, sum(n for n, _ in segments), 1, lambda e2, t: _switch(e2, t, segments))
 
 
 #: One kind of iterations of a loop: (how many, body(e, index among them)).

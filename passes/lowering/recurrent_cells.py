@@ -56,6 +56,15 @@ from nnc.passes.lowering.conv.fully_connected import fully_connected_f32
 #: TfLiteFusedActivation codes used by LSTM and SVDF.
 _ACT_NONE, _ACT_RELU, _ACT_RELU1, _ACT_RELU6, _ACT_TANH, _ACT_SIGMOID = 0, 1, 2, 3, 4, 6
 
+#: A sequence's input products are read by the serial recurrence on the
+#: calling thread, a time step at a time; the rows another thread computed
+#: then cross cores, about a cache line (16 floats) per 50-100 ns, against
+#: 16 x depth multiply-adds that a core does in about 0.02 ns each.
+#: Splitting the products pays from about this depth; below it they run on
+#: the calling thread (an LSTM of depth 64 ran 10% slower at 2 threads than
+#: at 1 with its input products on the pool, 2-vCPU Zen 3).
+PARALLEL_INPUT_DEPTH = 256
+
 
 def tflite_activation(e: Emitter, x: Value, code: int) -> Value:
     """``ApplyActivationToVector`` for one element."""
@@ -109,10 +118,11 @@ def _vectorised(ctx: LoweringContext, x: Value) -> bool:
     return ctx.shape(x)[1] >= ctx.tiles.lanes
 
 
-def _matmul(ctx: LoweringContext, x: Value, w: Value, bias: Value | None, out: Value) -> None:
+def _matmul(ctx: LoweringContext, x: Value, w: Value, bias: Value | None, out: Value, parallel: bool = True) -> None:
     """out [rows, units] = bias [units] (0 if None) + x [rows, depth] * w [units, depth]^T
     with FULLY_CONNECTED's float32 vector kernels (dot products for few rows,
-    else the GEMM), or a generic for a shallow product."""
+    else the GEMM; ``parallel=False``: on the calling thread), or a generic
+    for a shallow product."""
     rows, depth = ctx.shape(x)
     units = ctx.shape(w)[0]
     if not _vectorised(ctx, x):
@@ -122,7 +132,7 @@ def _matmul(ctx: LoweringContext, x: Value, w: Value, bias: Value | None, out: V
     if bias is None:
         bias = ctx.alloc([units], f32)
         ctx.fill(bias, 0.0)
-    fully_connected_f32(ctx, x, w, bias, out, rows, units, depth, FuseCode.NONE)
+    fully_connected_f32(ctx, x, w, bias, out, rows, units, depth, FuseCode.NONE, parallel)
 
 
 def _matmul_acc(ctx: LoweringContext, x: Value, w: Value, acc: Value, out: Value) -> None:
@@ -357,13 +367,15 @@ def lstm_input_products(ctx: LoweringContext, cell: LstmCell, x: Value, dst: Seq
     layer normalisation (which adds the bias after normalising).
 
     The input products do not depend on the state: a sequence computes them
-    for all its time steps at once (rows = time * batch), one GEMM per gate."""
+    for all its time steps at once (rows = time * batch), one GEMM per gate,
+    on the thread pool only from :data:`PARALLEL_INPUT_DEPTH` (see there)."""
     zero = None
     if cell.layer_norm and _vectorised(ctx, x):
         zero = ctx.alloc([cell.num_units], f32)
         ctx.fill(zero, 0.0)
+    parallel = ctx.shape(x)[1] >= PARALLEL_INPUT_DEPTH
     for name, out in zip(cell.gates, dst):
-        _matmul(ctx, x, cell.w_in[name], zero if cell.layer_norm else cell.bias[name], out)
+        _matmul(ctx, x, cell.w_in[name], zero if cell.layer_norm else cell.bias[name], out, parallel)
 
 
 def _lstm_gate_products(

@@ -92,12 +92,14 @@ def fully_connected(ctx: LoweringContext) -> None:
 
 
 def fully_connected_f32(
-    ctx: LoweringContext, x: Value, w: Value, bias: Value, out: Value, batch: int, units: int, size: int, act: int
-) -> None:
+    ctx: LoweringContext, x: Value, w: Value, bias: Value, out: Value, batch: int, units: int, size: int, act: int,
+    parallel: bool = True,
+) -> None:  # fmt: skip
     """Float32 FULLY_CONNECTED: dot products for a small batch, else the
     GEMM (weight panels packed at compile time for constant weights).  ``x`` [batch, size] and
     ``out`` [batch, units] are any contiguous buffers (views included); the
-    recurrent lowerings use it for their gate products."""
+    recurrent lowerings use it for their gate products (``parallel=False``:
+    the GEMM's tiles on the calling thread)."""
     xf, of = ctx.flat(x), ctx.flat(out)
     if batch < ctx.tiles.dot_max_rows:
         dot(ctx, xf, ctx.flat(w), bias, of, batch, size, units, size, act)
@@ -105,4 +107,4 @@ def fully_connected_f32(
     w_value = ctx.constant_value(w)
     wf = ctx.flat(w) if w_value is None else w
     gemm(ctx, xf, wf, bias, of, 1, lambda e, r: (0, 0), batch, size, units, [Level(size, 1, 1)], act, w_value,
-         epilogue=ctx.take_epilogue())  # fmt: skip
+         epilogue=ctx.take_epilogue(), parallel=parallel)  # fmt: skip
