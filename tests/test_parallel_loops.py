@@ -33,7 +33,7 @@ from nnc.runtime.executable import Executable, generate_code
 from nnc.runtime.jit import Target
 from test_c_abi import build_caller, compile_in_process, needs_cc, run_caller
 from test_control_flow import _compare, _graph, _ref, _scalar, _tensor, _while
-from test_tflite import MODELS_DIR
+from test_tflite import MODELS_DIR, execute, zoo_inputs
 
 I32 = np.int32
 
@@ -340,9 +340,22 @@ def test_shallow_sequence_input_products_stay_on_the_calling_thread() -> None:
     model = nnc.import_tflite(path)
     infos = driver.static_input_infos(model)
     assert PARALLEL_FOR not in driver.lower_to_llvm(model, infos).llvm_ir
+    io = np.load(os.path.join(MODELS_DIR, "lstm_textcls_float32.io.npz"))
+    serial = run_model(model, io, 1)
     saved = recurrent_cells.PARALLEL_INPUT_DEPTH
     recurrent_cells.PARALLEL_INPUT_DEPTH = 64
     try:
         assert driver.lower_to_llvm(model, infos).llvm_ir.count(f'call ccc void @"{PARALLEL_FOR}"') == 4
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(serial, run_model(model, io, 2)))
     finally:
         recurrent_cells.PARALLEL_INPUT_DEPTH = saved
+        driver._CACHE.clear()
+
+
+def run_model(model: nnc.Model, io, threads: int) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    """``model``'s outputs for its ``.io.npz`` input (zero states) at
+    ``threads``, compiled afresh (the in-process cache cleared)."""
+    driver._CACHE.clear()
+    comp = nnc.Compilation(model)
+    comp.finish()
+    return execute(model, comp, zoo_inputs(model, io), threads)
