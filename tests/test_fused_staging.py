@@ -22,6 +22,7 @@ from nnc import OperationType as Op
 from nnc import driver
 from nnc.passes import pipeline as passes_pipeline
 from nnc.passes.outline_parallel import PARALLEL_FOR
+from test_row_kernels import compile_without
 from test_tflite import execute
 
 RNG = np.random.default_rng(5)
@@ -99,17 +100,7 @@ def model() -> nnc.Model:
 
 
 def _compile(m: nnc.Model, fuse: bool = True) -> nnc.Compilation:
-    saved = passes_pipeline.DEFAULT_PIPELINE
-    if not fuse:
-        passes_pipeline.DEFAULT_PIPELINE = tuple(p for p in saved if p != "nnc-fuse-elementwise")
-    try:
-        driver._CACHE.clear()
-        comp = nnc.Compilation(m)
-        comp.finish()
-    finally:
-        passes_pipeline.DEFAULT_PIPELINE = saved
-        driver._CACHE.clear()
-    return comp
+    return compile_without(m) if fuse else compile_without(m, "nnc-fuse-elementwise")
 
 
 def _inputs(m: nnc.Model) -> list[np.ndarray]:

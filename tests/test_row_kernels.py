@@ -55,10 +55,11 @@ def _const(m: nnc.Model, arr: np.ndarray) -> int:
     return k
 
 
-def _compile(m: nnc.Model, fuse: bool = True) -> nnc.Compilation:
+def compile_without(m: nnc.Model, *dropped: str) -> nnc.Compilation:
+    """``m`` compiled with the default pipeline less the passes ``dropped``
+    (none: as the driver compiles it), the in-process cache cleared around."""
     saved = passes_pipeline.DEFAULT_PIPELINE
-    if not fuse:
-        passes_pipeline.DEFAULT_PIPELINE = tuple(p for p in saved if p != "nnc-fuse-epilogues")
+    passes_pipeline.DEFAULT_PIPELINE = tuple(p for p in saved if p not in dropped)
     try:
         driver._CACHE.clear()
         comp = nnc.Compilation(m)
@@ -67,6 +68,10 @@ def _compile(m: nnc.Model, fuse: bool = True) -> nnc.Compilation:
         passes_pipeline.DEFAULT_PIPELINE = saved
         driver._CACHE.clear()
     return comp
+
+
+def _compile(m: nnc.Model, fuse: bool = True) -> nnc.Compilation:
+    return compile_without(m) if fuse else compile_without(m, "nnc-fuse-epilogues")
 
 
 def _close(got: np.ndarray, ref: np.ndarray) -> None:
