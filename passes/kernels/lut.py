@@ -43,8 +43,7 @@ def contributing(u: int) -> list[int]:
     x = u - 256 if u > 127 else u  # the byte as the signed lane value
     for k in range(16):
         if k:
-            x = x - 16 if k <= 8 else max(x - 16, -128)
-            x = (x + 128) % 256 - 128 if k <= 8 else x
+            x = (x - 16 + 128) % 256 - 128 if k <= 8 else max(x - 16, -128)
         if x >= 0:
             out.append(k)
     return out
