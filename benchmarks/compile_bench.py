@@ -49,6 +49,7 @@ from nnc.dialects import nnapi
 from nnc.operand_types import OperandInfo
 from nnc.passes.convert_nnapi_to_linalg import ConstantPool, ConvertNNAPIToLinalgPass
 from nnc.passes.pipeline import context, count_ops, default_pipeline, make_pass, to_llvm_ir
+from nnc.passes.to_llvm import ConvertNNCToLLVMPass
 from nnc.runtime.executable import CompiledIR
 from nnc.runtime.jit import Target, emit_object, optimize
 
@@ -94,12 +95,16 @@ def _lower(
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
     pool = ConstantPool(weights)
     ctx = context()
-    for p in default_pipeline(driver.target_description(target))[1:]:
-        p = dataclasses.replace(p, pool=pool) if isinstance(p, ConvertNNAPIToLinalgPass) else make_pass(p)
-        p.apply(ctx, module)
-        stage(p.name, module)
-    llvm_ir = to_llvm_ir(module)
-    stage("to-llvm-ir")
+    with driver.gc_paused():  # as the driver lowers
+        for p in default_pipeline(driver.target_description(target))[1:]:
+            p = dataclasses.replace(p, pool=pool) if isinstance(p, ConvertNNAPIToLinalgPass) else make_pass(p)
+            if p.name == ConvertNNCToLLVMPass.name:
+                driver.collect_replaced_operations()
+                stage("collect replaced operations")
+            p.apply(ctx, module)
+            stage(p.name, module)
+        llvm_ir = to_llvm_ir(module)
+        stage("to-llvm-ir")
     arena = module.attributes.get("nnc.arena_size")
     return CompiledIR(llvm_ir, pool.contents(), arena.data if isinstance(arena, IntAttr) else 0, list(infos), outputs)
 

@@ -83,6 +83,7 @@ from nnc.passes.fuse_epilogues import PRODUCER_ATTR, fused_consumer
 from nnc.passes.pipeline import StageTiming, context, default_pipeline, run_passes, to_llvm_ir
 from nnc.passes.shape_inference import ShapeInferenceError
 from nnc.passes.target import TargetDescription
+from nnc.passes.to_llvm import ConvertNNCToLLVMPass
 from nnc.runtime import worker
 from nnc.runtime.artifact import (
     ArtifactError,
@@ -288,6 +289,20 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
+def collect_replaced_operations() -> None:
+    """Collect the youngest generation between the loop-level passes and
+    the translation to the llvm dialect.  The passes before leave the
+    operations they replaced as unreachable cycles (xDSL's parent, result
+    and use links), which the paused collector does not free: for an int8
+    ResNet-50 about 57k objects, whose memory the llvm dialect's
+    operations would otherwise add to instead of reuse (about 6 MiB of its
+    peak).  Everything the compilation made is young (nothing was
+    collected since the lowering began) and the interpreter's older
+    objects are not traversed, so this costs in proportion to the module:
+    about 0.2 ms for an 8-operation model, 75 ms for that ResNet-50."""
+    gc.collect(0)
+
+
 def lower_shaped(
     module: ModuleOp,
     weights: ByteChunks,
@@ -310,8 +325,14 @@ def lower_shaped(
         ConvertNNAPIToLinalgPass(pool=pool, profile=profile) if p == ConvertNNAPIToLinalgPass.name else p
         for p in default_pipeline()[1:]
     ]
+    to_llvm = next(i for i, p in enumerate(passes) if p == ConvertNNCToLLVMPass.name)
+    timings = _TIMINGS.get()
     with gc_paused():
-        run_passes(module, passes, context(), _TIMINGS.get())
+        xdsl_context = context()
+        run_passes(module, passes[:to_llvm], xdsl_context, timings)
+        with _stage("collect replaced operations"):
+            collect_replaced_operations()
+        run_passes(module, passes[to_llvm:], xdsl_context, timings)
         arena = module.attributes.get("nnc.arena_size")
         with _stage("to-llvm-ir"):
             llvm_ir = to_llvm_ir(module)

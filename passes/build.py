@@ -142,6 +142,33 @@ def _collect_nested(op: Operation, found: list[Operation]) -> None:
             block = block.next_block
 
 
+def dismantle(root: Operation) -> None:
+    """Break the reference cycles inside an erased operation tree (``root``
+    detached, its references dropped): parent pointers, the blocks' and
+    regions' linked lists, the results' and block arguments' owners.
+    Reference counting then frees the tree at once.  The lowering runs with
+    the cyclic collector paused (:func:`nnc.driver.gc_paused`), so without
+    this an erased function would stay in memory until the compilation
+    ends, and the memory of its operations could not serve the next ones."""
+    for op in walk_ops(root):
+        for region in op.regions:
+            block = region.first_block
+            while block is not None:
+                following = block.next_block
+                for arg in block.args:
+                    arg.block = None  # type: ignore[assignment]
+                block._first_op = block._last_op = None  # pyright: ignore[reportPrivateUsage]
+                block._next_block = block._prev_block = None  # pyright: ignore[reportPrivateUsage]
+                block.parent = None
+                block = following
+            region._first_block = region._last_block = None  # pyright: ignore[reportPrivateUsage]
+            region.parent = None
+        for result in op.results:
+            result.op = None  # type: ignore[assignment]
+        op.parent = None
+        op._next_op = op._prev_op = None  # pyright: ignore[reportPrivateUsage]
+
+
 def erase_dead_ops(root: Operation) -> None:
     """Erase every operation nested in ``root`` that is trivially dead
     (``is_trivially_dead``: no used result, no effect beyond them), until

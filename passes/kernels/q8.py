@@ -114,7 +114,7 @@ def column_blocks(cols: int, lanes: int, max_vectors: int) -> list[tuple[int, in
 
 
 def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]], step: int = 2, narrow: bool = False) -> np.ndarray:
-    """The GEMM weight panel: ``w`` is ``[cols, outer, run]`` (int32, the
+    """The GEMM weight panel: ``w`` is ``[cols, outer, run]`` (int16, the
     filter zero point already subtracted; ``outer`` the reduction's outer
     loops flattened, ``run`` its contiguous innermost run).  Block by block
     of output channels (width ``W`` at ``n0``, starting at element ``n0 *
@@ -125,10 +125,14 @@ def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]
     cols, outer, run = w.shape
     groups = -(-run // step)
     # Filters minus their zero point lie in [-255, 255]: int16 holds every
-    # intermediate, a quarter of the int32 copies a big layer would need.
+    # intermediate, a quarter of the int32 copies a big layer would need;
+    # a run of whole steps is blocked straight from ``w``.
     assert not w.size or -(1 << 15) <= int(w.min()) and int(w.max()) < 1 << 15, "panel values beyond int16"
-    padded = np.zeros((cols, outer, step * groups), dtype=np.int16)
-    padded[:, :, :run] = w
+    if run == step * groups and w.dtype == np.int16:
+        padded = w
+    else:
+        padded = np.zeros((cols, outer, step * groups), dtype=np.int16)
+        padded[:, :, :run] = w
     pw = padded.reshape(cols, outer, groups, step)
     out = np.empty(padded.size, dtype=np.int16 if step == 2 and not narrow else np.int8)
     at = 0
@@ -142,7 +146,7 @@ def pack_panel(w: np.ndarray, blocks: Sequence[tuple[int, int, tuple[int, ...]]]
 
 
 def quads_fit(w: np.ndarray) -> bool:
-    """Whether weights ``w - filter_zp`` (int32) fit the int8 operands of
+    """Whether weights ``w - filter_zp`` (int16) fit the int8 operands of
     the quad forms (signed filters with zero point 0 always do)."""
     return bool(w.size) and int(w.min()) >= -128 and int(w.max()) <= 127
 

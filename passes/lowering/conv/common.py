@@ -232,7 +232,7 @@ def q8_gemm_operands(
     blocks: Sequence[tuple[int, int, tuple[int, ...]]], b: Value,
 ) -> GemmOperands:  # fmt: skip
     """The int8 GEMM's operands for the filter ``w`` (``[cols, outer, run]``,
-    :meth:`QuantConv.filter_int32`; panel ``blocks``): the target's quad
+    :meth:`QuantConv.filter_int16`; panel ``blocks``): the target's quad
     form (:attr:`LoweringContext.gemm_form`) when the weights fit int8 and
     the bias is a compile-time constant, else the int16 pair form (its
     panel narrowed to int8 when the weights fit: half the bytes to read,

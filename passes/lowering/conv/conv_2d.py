@@ -218,7 +218,7 @@ def conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w
     outer = int(np.prod([lv.size for lv in levels]))
     blocks = q8.column_blocks(cols, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
     all_blocks = [(c0 + k * cols, c1 + k * cols, ws) for k in range(g.groups) for c0, c1, ws in blocks]
-    w3 = qc.filter_int32(wv).reshape(g.out_c, outer, run)
+    w3 = qc.filter_int16(wv).reshape(g.out_c, outer, run)
     ops = q8_gemm_operands(ctx, qc, x, ctx.shape(x), g, w3, all_blocks, b)
     qtab = qc.table(ctx, g.out_c)
     of = ctx.flat(out)

@@ -203,12 +203,12 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
     pairs: Value | None = None
     corrected: Value | None = None
     if value is not None:
-        w32 = qc.filter_int32(value).reshape(taps, g.out_c)
-        w16 = ctx.packed_constant(w32.reshape(-1).astype(np.int16), i16)
+        centred = qc.filter_int16(value).reshape(taps, g.out_c)
+        w16 = ctx.packed_constant(centred.reshape(-1), i16)
         if ctx.dw_form.pairs:
-            pairs = ctx.packed_constant(q8.dw_pair_weights(w32), i16)
+            pairs = ctx.packed_constant(q8.dw_pair_weights(centred), i16)
         if bias_value is not None:
-            corrected = ctx.packed_constant(q8.dw_corrected_bias(np.asarray(bias_value), w32, qc.in_zp), i32)
+            corrected = ctx.packed_constant(q8.dw_corrected_bias(np.asarray(bias_value), centred, qc.in_zp), i32)
     else:
         w16 = ctx.alloc([taps * g.out_c], i16)
         ctx.generic(

@@ -41,7 +41,7 @@ def _fully_connected_q8(
     """Quantised FULLY_CONNECTED with constant weights: the int8 GEMM with
     one reduction run of ``size`` per batch row."""
     blocks = q8.column_blocks(units, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
-    w3 = qc.filter_int32(wv).reshape(units, 1, size)
+    w3 = qc.filter_int16(wv).reshape(units, 1, size)
     ops = q8_gemm_operands(ctx, qc, x, [batch, size], None, w3, blocks, bias)
     q8.gemm(ctx, ops.x, ops.panel, qc.table(ctx, units), ops.bias, ctx.flat(out), 1, lambda e, t: (0, 0), batch, size, units, [],
             size, blocks, form=ops.form, flip=ops.flip, narrow=ops.narrow)  # fmt: skip

@@ -264,7 +264,7 @@ def _transpose_q8(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv, x: 
         for px in g.cols:
             levels = [lv for lv in [q8.Level(py.taps, wp * C)] if lv.size > 1]
             run = px.taps * C
-            sub = qc.filter_int32(_phase_filter_value(wv, g, py, px)).reshape(K, py.taps, run)
+            sub = qc.filter_int16(_phase_filter_value(wv, g, py, px)).reshape(K, py.taps, run)
             panel = packed_weights(ctx, q8.pack_panel(sub, blocks))
 
             def run_at(e: Emitter, t: IndexOrInt, py=py, px=px) -> tuple[IndexOrInt, IndexOrInt]:
