@@ -87,8 +87,9 @@ from nnc.dialects.nnapi import (
     op_call,
 )
 from nnc.dialects.rules import OpCall
-from nnc.enums import OperationType
+from nnc.enums import OperandType, OperationType
 from nnc.passes.counts import COUNTS_ATTR
+from nnc.passes.fold_quantize_pairs import ELIDED_ATTR, REQUANTIZE_ATTR
 from nnc.passes.fuse_elementwise import GROUP_ATTR, ROOT_ATTR
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
 from nnc.passes.kernels.tiles import (
@@ -111,6 +112,7 @@ from nnc.passes.lowering import (
 )
 from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
+from nnc.passes.lowering.elementwise import requantize
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 from nnc.runtime.chunks import ByteChunks, owned_copy, release_pages, return_freed_memory
@@ -491,7 +493,13 @@ class FunctionLowering:
         if op.SPEC.type in FUNCTION_LOWERINGS:
             FUNCTION_LOWERINGS[op.SPEC.type](self, op, index)
             return
+        if ELIDED_ATTR in op.attributes:
+            self.buffers.update((r, None) for r in op.outs)  # read by nothing (nnc-fold-quantize-pairs)
+            return
         call = op_call(op, index)
+        if REQUANTIZE_ATTR in op.attributes:
+            self._lower_requantize(op, index, call)
+            return
         reason = unsupported_reason(call)
         if reason is not None:
             raise PassFailedException(f"operation {index} ({call.type.name}): {reason}")
@@ -525,6 +533,25 @@ class FunctionLowering:
         self._apply_forms(ctx, op, index)
         float16.lower(LOWERINGS[call.type], ctx)
         ctx.finish_epilogue()
+
+    def _lower_requantize(self, op: nnapi.NNAPIOperation, index: int, call: OpCall) -> None:
+        """A QUANTIZE of a quantised input (:data:`REQUANTIZE_ATTR`): the
+        operation's record lists float inputs only, so it is not checked
+        against it; ``nnc-fold-quantize-pairs`` wrote it with one scale."""
+        (r,) = op.outs
+        src, out = call.inputs[0], call.outputs[0]
+        quantised = src.type in (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
+        if op.SPEC.type != OperationType.QUANTIZE or not quantised or np.float32(src.scale) != np.float32(out.scale):
+            raise PassFailedException(
+                f"convert-nnapi-to-linalg: operation {index} ({call.type.name}) is marked {REQUANTIZE_ATTR} "
+                "but is not a QUANTIZE of a quantised input with the output's scale"
+            )
+        dst = self.destinations.get(r)
+        if dst is None:
+            t = _memref(r.type, f"operation {index} ({call.type.name}) output 0")
+            dst = self.alloc(t.get_shape(), t.element_type)
+        self.buffers[r] = dst
+        requantize(self.context(call, [self.buffers.get(op.args[0])], [dst]))
 
     def _apply_forms(self, ctx: LoweringContext, op: nnapi.NNAPIOperation, index: int) -> None:
         """The kernel form ``nnc-choose-kernels`` recorded on ``op``

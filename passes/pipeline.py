@@ -3,34 +3,36 @@
 From an nnapi module with static input shapes to the llvm dialect:
 
 1. ``nnapi-shape-inference``    static shapes everywhere
-2. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
+2. ``nnc-fold-quantize-pairs``  DEQUANTIZE -> QUANTIZE of one scale -> the
+                                quantised values (identity or zero-point shift)
+3. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
                                 RELU) that FULLY_CONNECTED / CONV_2D compute
                                 in their kernels' epilogue
-3. ``nnc-fuse-elementwise``     marks groups of float32 element-wise operations
+4. ``nnc-fuse-elementwise``     marks groups of float32 element-wise operations
                                 lowered as one loop (no intermediate tensors)
-4. ``nnc-choose-kernels``       records each quantised GEMM's kernel form
+5. ``nnc-choose-kernels``       records each quantised GEMM's kernel form
                                 (int16 pairs, or byte quads with vpdpbusd/sdot)
-5. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
+6. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
                                 (and uses of shared vector kernels)
-6. ``nnc-plan-buffers``         temporaries -> views into one arena
-7. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
-8. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
+7. ``nnc-plan-buffers``         temporaries -> views into one arena
+8. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
+9. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
                                 parallel outer loop is marked for the thread pool
-9. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
+10. ``nnc-outline-parallel``    loops marked parallel -> body functions + dispatch
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
-10. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
+11. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
                                 IR of xDSL's ``convert-linalg-to-loops``)
-11. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
-12. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
+12. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
+13. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
                                 expansion, in one walk)
-13. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
-14. ``nnc-mark-cold``           functions whose run is a few ten thousand
+14. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
+15. ``nnc-mark-cold``           functions whose run is a few ten thousand
                                 operations -> ``nnc.cold`` (LLVM: ``optsize``)
-15. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
+16. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
                                 xDSL's ``convert-scf-to-cf``, in one walk)
-16. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
-17. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-18. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+17. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
+18. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+19. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR text (:func:`to_llvm_ir`: :mod:`nnc.passes.llvm_printer`, with
 xDSL's llvm backend for what that printer does not write).
@@ -71,6 +73,7 @@ from nnc.passes.choose_kernels import ChooseKernelsPass
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.expand_math import ExpandMathPass
+from nnc.passes.fold_quantize_pairs import FoldQuantizePairsPass
 from nnc.passes.fuse_elementwise import FuseElementwisePass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
 from nnc.passes.linalg_to_loops import ConvertLinalgToLoopsPass
@@ -99,6 +102,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     p.name: _returning(p)
     for p in (
         ShapeInferencePass,
+        FoldQuantizePairsPass,
         FuseEpiloguesPass,
         FuseElementwisePass,
         ChooseKernelsPass,
@@ -126,6 +130,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnapi-shape-inference",
+    "nnc-fold-quantize-pairs",
     "nnc-fuse-epilogues",
     "nnc-fuse-elementwise",
     "nnc-choose-kernels",
