@@ -12,8 +12,10 @@ builtin.module {
 // CHECK:      wall (s)   share  ops before   ops after  stage
 // CHECK:      parse+verify
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnapi-shape-inference
+// CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnc-fold-quantize-pairs
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnc-fuse-epilogues
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnc-fuse-elementwise
+// CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnc-concat-in-place
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 3 nnc-choose-kernels
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} 3 {{[0-9]+}} convert-nnapi-to-linalg
 // CHECK:      nnc-expand-math

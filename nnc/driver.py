@@ -446,7 +446,7 @@ def operation_calls(model: Model, input_infos: Sequence[OperandInfo]) -> tuple[l
     members of a fused element-wise group but its root), each mapped to
     that operation's index, as the pipeline's fusion passes mark them."""
     module, _ = shaped_module(model, input_infos)
-    run_passes(module, ["nnc-fuse-epilogues", "nnc-fuse-elementwise"], context())
+    run_passes(module, ["nnc-fold-quantize-pairs", "nnc-fuse-epilogues", "nnc-fuse-elementwise"], context())
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     ops = [op for op in main.body.block.ops if isinstance(op, nnapi.NNAPIOperation)]
     return [_described(op, k) for k, op in enumerate(ops)], _fused_into(ops)

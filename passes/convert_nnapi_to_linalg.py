@@ -45,6 +45,7 @@ one place that knows where each NNAPI operation's code begins and ends.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -87,8 +88,10 @@ from nnc.dialects.nnapi import (
     op_call,
 )
 from nnc.dialects.rules import OpCall
-from nnc.enums import OperationType
+from nnc.enums import OperandType, OperationType
+from nnc.passes.concat_in_place import in_place_positions, in_place_slot
 from nnc.passes.counts import COUNTS_ATTR
+from nnc.passes.fold_quantize_pairs import ELIDED_ATTR, REQUANTIZE_ATTR
 from nnc.passes.fuse_elementwise import GROUP_ATTR, ROOT_ATTR
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
 from nnc.passes.kernels.tiles import (
@@ -109,8 +112,9 @@ from nnc.passes.lowering import (
     staged,
     unsupported_reason,
 )
-from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue
+from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue, element_bytes
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
+from nnc.passes.lowering.elementwise import requantize
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 from nnc.runtime.chunks import ByteChunks, owned_copy, release_pages, return_freed_memory
@@ -265,6 +269,8 @@ class FunctionLowering:
         self.profile = profile
         #: the counts buffer of data-dependent sizes, if the function has any
         self.counts: SSAValue | None = None
+        #: concatenation outputs allocated at their first in-place producer
+        self.placed: dict[SSAValue, SSAValue] = {}
         #: members of fused element-wise groups met before their root
         self.pending: dict[int, list[tuple[nnapi.NNAPIOperation, int]]] = {}
 
@@ -491,7 +497,13 @@ class FunctionLowering:
         if op.SPEC.type in FUNCTION_LOWERINGS:
             FUNCTION_LOWERINGS[op.SPEC.type](self, op, index)
             return
+        if ELIDED_ATTR in op.attributes:
+            self.buffers.update((r, None) for r in op.outs)  # read by nothing (nnc-fold-quantize-pairs)
+            return
         call = op_call(op, index)
+        if REQUANTIZE_ATTR in op.attributes:
+            self._lower_requantize(op, index, call)
+            return
         reason = unsupported_reason(call)
         if reason is not None:
             raise PassFailedException(f"operation {index} ({call.type.name}): {reason}")
@@ -513,18 +525,61 @@ class FunctionLowering:
         epilogue = self._fused_epilogue(op, index, call) if PRODUCER_ATTR in op.attributes else None
         outs = []
         for k, r in enumerate(op.outs):
-            dst = self.buffers.get(r) if epilogue is not None else self.destinations.get(r)
+            dst = self.buffers.get(r) if epilogue is not None else self.destination(r)
             if dst is None:
                 t = _memref(r.type, f"operation {index} ({call.type.name}) output {k}", result=True)
                 dst = self.alloc(t.get_shape(), t.element_type)
             self.buffers[r] = dst
             outs.append(dst)
-        ins = [self.buffers.get(a) for a in op.args]
+        written = in_place_positions(op)  # written by their producers (nnc-concat-in-place)
+        ins = [None if k in written else self.buffers.get(a) for k, a in enumerate(op.args)]
         ctx = self.context(call, ins, outs)
         ctx.epilogue = epilogue
         self._apply_forms(ctx, op, index)
         float16.lower(LOWERINGS[call.type], ctx)
         ctx.finish_epilogue()
+
+    def destination(self, r: SSAValue) -> SSAValue | None:
+        """The buffer ``r``'s operation writes into, if not a new one: the
+        model output it is, the output of a concatenation some producer
+        already placed, or its window of a concatenation's output
+        (:mod:`nnc.passes.concat_in_place`)."""
+        dst = self.destinations.get(r) or self.placed.get(r)
+        if dst is not None or self.hoist is not None or SUBGRAPH_ATTR in self.fn.attributes:
+            return dst
+        slot = in_place_slot(r)
+        if slot is None:
+            return None
+        out = slot.concat.outs[0]
+        t = _memref(out.type, "a concatenation output")
+        whole = self.destination(out)
+        if whole is None:
+            whole = self.placed[out] = self.alloc(t.get_shape(), t.element_type)
+        ctx = self.context(OpCall(OperationType(0), [], []), [], [])
+        size = element_bytes(t.element_type)
+        flat = ctx.reinterpreted(whole, i8, [math.prod(t.get_shape()) * size])
+        window = memref.ViewOp(flat, arith_index(self.builder, slot.offset * size), [], _memref(r.type, "a concatenation input"))
+        self.builder.insert(window)
+        return window.results[0]
+
+    def _lower_requantize(self, op: nnapi.NNAPIOperation, index: int, call: OpCall) -> None:
+        """A QUANTIZE of a quantised input (:data:`REQUANTIZE_ATTR`): the
+        operation's record lists float inputs only, so it is not checked
+        against it; ``nnc-fold-quantize-pairs`` wrote it with one scale."""
+        (r,) = op.outs
+        src, out = call.inputs[0], call.outputs[0]
+        quantised = src.type in (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
+        if op.SPEC.type != OperationType.QUANTIZE or not quantised or np.float32(src.scale) != np.float32(out.scale):
+            raise PassFailedException(
+                f"convert-nnapi-to-linalg: operation {index} ({call.type.name}) is marked {REQUANTIZE_ATTR} "
+                "but is not a QUANTIZE of a quantised input with the output's scale"
+            )
+        dst = self.destination(r)
+        if dst is None:
+            t = _memref(r.type, f"operation {index} ({call.type.name}) output 0")
+            dst = self.alloc(t.get_shape(), t.element_type)
+        self.buffers[r] = dst
+        requantize(self.context(call, [self.buffers.get(op.args[0])], [dst]))
 
     def _apply_forms(self, ctx: LoweringContext, op: nnapi.NNAPIOperation, index: int) -> None:
         """The kernel form ``nnc-choose-kernels`` recorded on ``op``
@@ -564,7 +619,7 @@ class FunctionLowering:
             r = op.outs[0]
             t = _memref(r.type, f"operation {index} ({call.type.name}) output 0", result=True)
             if op is root:
-                dst = self.destinations.get(r) or self.alloc(t.get_shape(), t.element_type)
+                dst = self.destination(r) or self.alloc(t.get_shape(), t.element_type)
                 self.buffers[r] = dst
             else:
                 dst = inside[r] = memref.AllocOp.get(t.element_type, 64, t.get_shape()).memref  # never inserted
@@ -610,7 +665,7 @@ class FunctionLowering:
             )
         ctx = self.context(OpCall(OperationType(0), [], []), [], [])
         result = fused.consumer.outs[0]
-        dst = self.destinations.get(result)
+        dst = self.destination(result)
         if dst is None:
             t = _memref(result.type, f"operation {index} ({call.type.name}) fused output")
             dst = self.alloc(t.get_shape(), t.element_type)

@@ -3,34 +3,38 @@
 From an nnapi module with static input shapes to the llvm dialect:
 
 1. ``nnapi-shape-inference``    static shapes everywhere
-2. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
+2. ``nnc-fold-quantize-pairs``  DEQUANTIZE -> QUANTIZE of one scale -> the
+                                quantised values (identity or zero-point shift)
+3. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
                                 RELU) that FULLY_CONNECTED / CONV_2D compute
                                 in their kernels' epilogue
-3. ``nnc-fuse-elementwise``     marks groups of float32 element-wise operations
+4. ``nnc-fuse-elementwise``     marks groups of float32 element-wise operations
                                 lowered as one loop (no intermediate tensors)
-4. ``nnc-choose-kernels``       records each quantised GEMM's kernel form
+5. ``nnc-concat-in-place``      marks CONCATENATION inputs whose producers write
+                                straight into their window of the output
+6. ``nnc-choose-kernels``       records each quantised GEMM's kernel form
                                 (int16 pairs, or byte quads with vpdpbusd/sdot)
-5. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
+7. ``convert-nnapi-to-linalg``  linalg.generic on memrefs, destination-passing
                                 (and uses of shared vector kernels)
-6. ``nnc-plan-buffers``         temporaries -> views into one arena
-7. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
-8. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
+8. ``nnc-plan-buffers``         temporaries -> views into one arena
+9. ``nnc-outline-kernels``      one function per shared kernel, calls at its uses
+10. ``nnc-parallelize-generics`` top-level linalg.generic -> loop nests whose
                                 parallel outer loop is marked for the thread pool
-9. ``nnc-outline-parallel``     loops marked parallel -> body functions + dispatch
+11. ``nnc-outline-parallel``    loops marked parallel -> body functions + dispatch
                                 calls (to nnc_parallel_for in convert-nnc-to-llvm)
-10. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
+12. ``nnc-convert-linalg-to-loops`` scf.for nests of loads and stores (the
                                 IR of xDSL's ``convert-linalg-to-loops``)
-11. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
-12. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
+13. ``nnc-simplify-trivial-loops`` loops of one iteration -> their body
+14. ``nnc-lower-affine``        affine.apply -> arith (xDSL's ``lower-affine``
                                 expansion, in one walk)
-13. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
-14. ``nnc-mark-cold``           functions whose run is a few ten thousand
+15. ``nnc-lower-scf-while``     scf.while (WHILE) -> blocks and cf branches
+16. ``nnc-mark-cold``           functions whose run is a few ten thousand
                                 operations -> ``nnc.cold`` (LLVM: ``optsize``)
-15. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
+17. ``nnc-convert-scf-to-cf``   structured control flow -> blocks (the IR of
                                 xDSL's ``convert-scf-to-cf``, in one walk)
-16. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
-17. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
-18. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
+18. ``nnc-expand-math``         float32 exp/log/tanh -> polynomials (vectorisable)
+19. ``convert-nnc-to-llvm``     func/cf/arith/math/memref/vector -> llvm
+20. ``nnc-add-entry-point``     the C ABI ``nnc_run`` wrapper
 
 then LLVM IR text (:func:`to_llvm_ir`: :mod:`nnc.passes.llvm_printer`, with
 xDSL's llvm backend for what that printer does not write).
@@ -68,9 +72,11 @@ from xdsl.utils.arg_spec import parse_pipeline
 from nnc.dialects.nnapi import NNAPI
 from nnc.passes.build import walk_ops
 from nnc.passes.choose_kernels import ChooseKernelsPass
+from nnc.passes.concat_in_place import ConcatInPlacePass
 from nnc.passes.convert_nnapi_to_linalg import ConvertNNAPIToLinalgPass
 from nnc.passes.entry_point import AddEntryPointPass
 from nnc.passes.expand_math import ExpandMathPass
+from nnc.passes.fold_quantize_pairs import FoldQuantizePairsPass
 from nnc.passes.fuse_elementwise import FuseElementwisePass
 from nnc.passes.fuse_epilogues import FuseEpiloguesPass
 from nnc.passes.linalg_to_loops import ConvertLinalgToLoopsPass
@@ -99,8 +105,10 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     p.name: _returning(p)
     for p in (
         ShapeInferencePass,
+        FoldQuantizePairsPass,
         FuseEpiloguesPass,
         FuseElementwisePass,
+        ConcatInPlacePass,
         ChooseKernelsPass,
         ConvertNNAPIToLinalgPass,
         OutlineKernelsPass,
@@ -126,8 +134,10 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "nnapi-shape-inference",
+    "nnc-fold-quantize-pairs",
     "nnc-fuse-epilogues",
     "nnc-fuse-elementwise",
+    "nnc-concat-in-place",
     "nnc-choose-kernels",
     "convert-nnapi-to-linalg",
     "nnc-plan-buffers",

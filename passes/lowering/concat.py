@@ -79,7 +79,10 @@ def concatenation(ctx: LoweringContext) -> None:
 
     A quantised input whose scale or zero point differs from the output's is
     requantised like Android (tflite's ConcatenationWithScaling): float32
-    ``round(q * s_in / s_out - zp_in * s_in / s_out) + zp_out``, clamped."""
+    ``round(q * s_in / s_out - zp_in * s_in / s_out) + zp_out``, clamped;
+    one with the output's is copied byte for byte.  An input without a
+    buffer is already in its window: ``nnc-concat-in-place`` had its
+    producer write it there."""
     n = len(ctx.call.inputs) - 1
     out = ctx.output()
     oshape = ctx.shape(out)
@@ -95,6 +98,11 @@ def concatenation(ctx: LoweringContext) -> None:
         out = ctx.alloc(oshape, memref_elem(out))
     offset = 0
     for i in range(n):
+        if not ctx.has_input(i):  # its producer wrote it into its window (nnc-concat-in-place)
+            dims = ctx.info(i).dims
+            assert dims is not None  # static: the pass marks static inputs only
+            offset += dims[axis]
+            continue
         x = ctx.input(i)
         shape = ctx.shape(x)
         if all(shape):

@@ -295,3 +295,20 @@ def quantize(ctx: LoweringContext) -> None:
         return e.op(arith.TruncIOp(e.to_int(v, i32), q.STORAGE[t]))
 
     ctx.elementwise(ctx.output(), [ctx.input(0)], body)
+
+
+def requantize(ctx: LoweringContext) -> None:
+    """QUANTIZE of a quantised input with the output's scale (only
+    ``nnc-fold-quantize-pairs`` writes one, from a DEQUANTIZE -> QUANTIZE
+    pair whose float round trip it proves exact): ``clamp(q - zp_in +
+    zp_out)`` on the stored integers, a copy when nothing changes."""
+    src, out = ctx.info(0), ctx.out_info(0)
+    shift = out.zero_point - src.zero_point
+    if shift == 0 and src.type == out.type:
+        ctx.copy(ctx.input(0), ctx.output())
+        return
+
+    def body(e: Emitter, a: list[Value]) -> Value:
+        return q.store_q(e, e.add(q.load_q(e, a[0], src.type), e.i32(shift)), out.type)
+
+    ctx.elementwise(ctx.output(), [ctx.input(0)], body)
