@@ -206,7 +206,7 @@ def test_every_pair_is_marked_and_the_gemm_computes_the_add(built) -> None:
     assert text.count(f"{{{PRODUCER_ATTR}}}") == n and text.count(f"{{{CONSUMER_ATTR}}}") == n
     kernels = set(re.findall(r"define [^@]*@\"?(nnc_q8_\w*gemm\w*)", driver.lower(b.model, driver.static_input_infos(b.model)).llvm_ir))
     signed = b.model.operands[b.model.inputs[0]].type == SIGNED
-    assert any(k.endswith("_add_s" if signed else "_add_u") for k in kernels)
+    assert any(re.search(f"_add_{'s' if signed else 'u'}(_p1?2?)?$", k) for k in kernels)
 
 
 def _input_cases() -> list[tuple[int, int]]:
@@ -221,8 +221,9 @@ def _input_cases() -> list[tuple[int, int]]:
 
 @pytest.mark.parametrize("multiplier,shift", _input_cases())
 def test_input_rescale_equals_the_reference_for_every_input(multiplier: int, shift: int) -> None:
-    """:func:`q8.input_lanes`'s operations, run on Python integers (``q.PY``
-    has the same methods as the vector builder), give gemmlowp's
+    """:func:`q8.input_lanes`'s operations (and its plain form's, for the
+    input of the larger scale), run on Python integers (``q.PY`` has the
+    same methods as the vector builder), give gemmlowp's
     ``MultiplyByQuantizedMultiplierSmallerThanOneExp((x + offset) << 20)``
     for every 8-bit value and offset: the end-to-end tests cannot show a
     rounding of these 2^-20-fine sums (it rarely reaches the output)."""
@@ -235,6 +236,8 @@ def test_input_rescale_equals_the_reference_for_every_input(multiplier: int, shi
                 continue
             want = q.mbqm_smaller_than_one_exp(q.PY, q.PY.shl(a + offset, 20), multiplier, shift)
             assert q8.input_lanes(q.PY, a, lanes) == want, (a, offset)
+            if q8.AddForm.of(p, False).plain[0]:
+                assert q8.input_lanes(q.PY, a, lanes, plain=True) == want, (a, offset)
 
 
 def test_weights_given_at_run_time_are_not_fused() -> None:

@@ -390,6 +390,30 @@ def add_table(p: AddParams) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class AddForm:
+    """What a fused ADD's code depends on besides its table (the kernel's
+    name says it): whether its 8-bit type is unsigned, and per input whether
+    it is ``plain``: of the larger scale (or of equal scales), its real
+    multiplier ``s / (2 max(s1, s2))`` exactly 1/2, so ``m`` = 2^30 and no
+    right shift (at least one input always is)."""
+
+    unsigned: bool
+    plain: tuple[bool, bool]
+
+    @staticmethod
+    def of(p: AddParams, unsigned: bool) -> AddForm:
+        plain = [(m, shift) == (MIN_ADD_MULTIPLIER, 0) for m, shift in
+                 ((p.input1_multiplier, p.input1_shift), (p.input2_multiplier, p.input2_shift))]  # fmt: skip
+        return AddForm(unsigned, (plain[0], plain[1]))
+
+    @property
+    def tag(self) -> str:
+        """The kernel name's part: ``_add_s`` / ``_add_u``, then the plain inputs (``_p1``, ``_p12``)."""
+        plain = "".join(str(k + 1) for k in range(2) if self.plain[k])
+        return f"_add_{'u' if self.unsigned else 's'}" + (f"_p{plain}" if plain else "")
+
+
+@dataclass(frozen=True)
 class InputLanes:
     """One ADD input's parameters as equal lanes (:func:`input_lanes`)."""
 
@@ -404,7 +428,7 @@ class InputLanes:
     sign: Value
 
 
-def input_lanes(iv: IVec, a: Value, p: InputLanes) -> Value:
+def input_lanes(iv: IVec, a: Value, p: InputLanes, plain: bool = False) -> Value:
     """``RoundingDivideByPOT(SaturatingRoundingDoublingHighMul((a + offset)
     << left, m), r)`` (an ADD input rescaled, gemmlowp's
     ``MultiplyByQuantizedMultiplierSmallerThanOneExp``) in 32-bit lanes,
@@ -420,8 +444,13 @@ def input_lanes(iv: IVec, a: Value, p: InputLanes) -> Value:
       are then 0), and ``v < 0`` exactly when ``x < 0`` (``|x m| >= 2^30 >
       2^(t-1)`` unless ``x`` = 0), the sign of ``x`` shifted down.
 
-    The same integers as the scalar code, by exact integer identities."""
+    The same integers as the scalar code, by exact integer identities.
+    ``plain``: the input of the larger scale (``m`` = 2^30, ``r`` = 0, see
+    :class:`AddForm`), whose rescale is ``x m_high`` (``m_low`` = 0, and
+    ``(2^(t-1)) >> t`` = 0): one product."""
     x = iv.add(a, p.offset)
+    if plain:
+        return iv.mul(x, p.m_high)
     low = iv.ashr(iv.add(iv.mul(x, p.m_low), p.nudge), p.split)
     v = iv.add(iv.add(iv.mul(x, p.m_high), low), p.half)
     return iv.ashr(iv.add(v, iv.and_(iv.ashr(x, p.sign), p.negative)), p.right)
@@ -454,12 +483,14 @@ def _input_of(row: list[Value], sign: Value) -> InputLanes:
     return InputLanes(offset, m_high, m_low, nudge, half, negative, right, split, sign)
 
 
-def add_lanes(iv: IVec, a: Value, b: Value, p: AddLanes) -> Value:
+def add_lanes(iv: IVec, a: Value, b: Value, p: AddLanes, form: AddForm) -> Value:
     """One quantised ADD per lane of the int32 lanes ``a`` (input 1) and
     ``b`` (input 2), 8-bit values widened: the arithmetic of
     :func:`~nnc.passes.lowering.quant.add_element` (Android's
-    ``AddElementwise``), clamped to the activation's range, as int32."""
-    raw = rescale(iv, iv.add(input_lanes(iv, a, p.input1), input_lanes(iv, b, p.input2)), p.out_scale)
+    ``AddElementwise``), clamped to the activation's range, as int32.
+    ``form`` says which inputs take :func:`input_lanes`'s ``plain`` form."""
+    y1, y2 = input_lanes(iv, a, p.input1, form.plain[0]), input_lanes(iv, b, p.input2, form.plain[1])
+    raw = rescale(iv, iv.add(y1, y2), p.out_scale)
     return iv.max(iv.min(iv.add(raw, p.out_zp), p.hi), p.lo)
 
 
@@ -476,12 +507,12 @@ def value_lanes(iv: IVec, x: Value, unsigned: bool) -> Value:
 class ResidualAdd:
     """A quantised ADD computed in the GEMM's epilogue (``nnc-fuse-epilogues``):
     the GEMM's requantised output is its input 1, ``residual`` (flat 8-bit,
-    the output's layout) its input 2, ``table`` its :func:`add_table`;
-    ``unsigned``: the 8-bit type is TENSOR_QUANT8_ASYMM."""
+    the output's layout) its input 2, ``table`` its :func:`add_table`,
+    ``form`` what the kernel's code depends on."""
 
     residual: Value
     table: Value
-    unsigned: bool
+    form: AddForm
 
 
 @dataclass(frozen=True)
@@ -510,7 +541,7 @@ FLIP = -0x7F7F7F80
 
 
 def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = GemmForm.PAIR, flip: bool = False,
-                narrow: bool = False, add_unsigned: bool | None = None):  # fmt: skip
+                narrow: bool = False, add: AddForm | None = None):  # fmt: skip
     """The block kernel: ``rows`` output pixels (input windows at ``a_base
     + r * a_rstride`` in the input, outputs at ``out_base + r *
     ldo``) times the output channels ``n0 + [0, sum(ws))`` (of ``cols`` in
@@ -526,15 +557,16 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = Ge
     bytes, for the products whose weights are read once per pixel or two
     (fully connected layers, small images), where memory sets the pace.
 
-    ``add_unsigned`` not None: a quantised ADD of a residual fused
+    ``add`` not None: a quantised ADD of a residual fused
     (:class:`ResidualAdd`; two buffer parameters after the levels', the
     residual in the output's layout and the :func:`add_table`), its 8-bit
     values unsigned or not: each requantised output, still in registers,
     is added to the residual element at its offset (:func:`add_lanes`)
-    and the sum stored."""
+    and the sum stored; the 8-bit type and the inputs' scales as ``add``
+    says."""
     prefix = "" if form is GemmForm.PAIR else f"{form.value}_"
     name = f"nnc_q8_{prefix}gemm_{rows}x{tag(ws)}_l{levels}{'_f' if flip else ''}{'_w8' if narrow else ''}"
-    name += "" if add_unsigned is None else f"_add_{'u' if add_unsigned else 's'}"
+    name += "" if add is None else add.tag
     width = sum(ws)
     step = form.step
 
@@ -594,19 +626,19 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = Ge
             accs = for_range(e, 0, lv[0][0], 1, level(0, 0, b_base), accs)
         else:
             accs = for_range(e, 0, pairs, 1, lambda e2, k, a: pair(e2, k, 0, b_base, a), accs)
-        res, at = p[13 + 3 * levels :] if add_unsigned is not None else (None, None)
+        res, at = p[13 + 3 * levels :] if add is not None else (None, None)
         adds = {w: add_params_of(iv, at, w) for w in sorted(set(ws))} if at is not None else {}
         for j, (o, w) in enumerate(zip(offs, ws)):
             n = v.ix(n0, o)
             params = requant_params(iv, qt, cols, n, w)
             for r in range(rows):
                 off = v.ix(out_base, (ldo, r), n)
-                if res is None or add_unsigned is None:
+                if res is None or add is None:
                     iv.store(requantize(iv, accs[r * nw + j], params), out, off)
                     continue
                 y = requantize_i32(iv, accs[r * nw + j], params)
-                rv = value_lanes(iv, iv.load(res, off, i8, w), add_unsigned)
-                iv.store(iv.trunc(add_lanes(iv, y, rv, adds[w]), i8), out, off)
+                rv = value_lanes(iv, iv.load(res, off, i8, w), add.unsigned)
+                iv.store(iv.trunc(add_lanes(iv, y, rv, adds[w], add), i8), out, off)
 
     return name, body
 
@@ -678,7 +710,7 @@ def gemm(
             lv_args += [lv.size, lv.a_step, inner * step * width]
 
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, _run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels), form, flip, narrow, None if add is None else add.unsigned)
+            name, body = gemm_kernel(rows, ws, len(levels), form, flip, narrow, None if add is None else add.form)
             b_base = Vec(e).ix(0, (n0, step * depth))
             args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, total, ldo, b_base, pairs, *lv_args]
             args += [] if add is None else [add.residual, add.table]

@@ -266,7 +266,7 @@ def q8_residual_add(ctx: LoweringContext) -> q8.ResidualAdd | None:
         return None
     ctx.take_epilogue()
     table = ctx.packed_constant(q8.add_table(ep.quant.params), i32)
-    return q8.ResidualAdd(ctx.flat(ep.residual), table, is_unsigned(ep.quant.type))
+    return q8.ResidualAdd(ctx.flat(ep.residual), table, q8.AddForm.of(ep.quant.params, is_unsigned(ep.quant.type)))
 
 
 def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None = None) -> Value:
