@@ -1,5 +1,6 @@
-"""``nnc-fuse-epilogues``: element-wise consumers of a float32 GEMM-shaped
-producer (FULLY_CONNECTED, CONV_2D) computed in the producer's epilogue.
+"""``nnc-fuse-epilogues``: element-wise consumers of a GEMM-shaped producer
+(FULLY_CONNECTED, CONV_2D) computed in the producer's epilogue: float32
+ADDs of a residual, RELUs and swish, and quantised ADDs of a residual.
 
 On the nnapi dialect, after shape inference.  A producer ``P`` whose result
 reaches one consumer ``C`` through zero or more views (RESHAPE, SQUEEZE,
@@ -34,9 +35,23 @@ it) -- and lowers ``C`` as nothing.  Outputs are bit-identical to the
 unfused program; the saving is the write and two reads of ``P``'s output
 and one pass over memory.
 
-Not fused: quantised and float16 operations (their epilogues requantise or
-round to half), producers or consumers inside IF/WHILE bodies (lowered
-elsewhere), and anything not matching the rule above.
+Quantised (TENSOR_QUANT8_ASYMM and _SIGNED, :func:`_quant_add`): ``P`` on
+the int8 GEMM (its filter a constant) and ``C`` an ADD of its (viewed)
+result and a residual ``r``, with the conditions above on uses, order and
+``C``'s activation, and ``P``'s input, ``P``'s output, ``r`` and ``C``'s
+result all of one 8-bit type, the last three of one static shape (their
+scales and zero points free), and ADD parameters the reference accepts,
+each input multiplier in [2^30, 2^31) as every positive scale ratio gives.
+The GEMM kernel computes ``P``'s requantised output (its activation's
+clamp included), then ``C``'s reference arithmetic with the residual
+element (:func:`~nnc.passes.lowering.quant.add_element`: the same integers,
+see :func:`~nnc.passes.kernels.q8.add_lanes`) and stores the 8-bit sum.
+A marked ``P`` that the lowering puts off the GEMM (NCHW) writes its output
+to ``C``'s buffer and the ADD runs in place after it.
+
+Not fused: float16 operations (their epilogues round to half), quantised
+consumers other than ADD, producers or consumers inside IF/WHILE bodies
+(lowered elsewhere), and anything not matching the rules above.
 """
 
 from __future__ import annotations
@@ -53,9 +68,8 @@ from xdsl.utils.exceptions import PassFailedException
 from nnc.dialects import nnapi
 from nnc.dialects.nnapi import SUBGRAPH_ATTR
 from nnc.enums import FuseCode, OperandType, OperationType
-from nnc.passes.kernels.q8 import add_supported
 from nnc.passes.lowering.elementwise_q8 import binary_params
-from nnc.passes.lowering.quant import AddParams, QuantError
+from nnc.passes.lowering.quant import AddParams, QuantError, add_inputs_normal
 
 #: unit attribute of a producer whose consumer is computed in its epilogue
 PRODUCER_ATTR = "nnc.fused_epilogue"
@@ -198,11 +212,10 @@ def _residual_of(add: nnapi.NNAPIOperation, v: SSAValue, producer: Operation) ->
 
 
 def _quant_add(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
-    """A quantised producer's ADD of a residual: the int8 GEMM's
-    (its filter a constant: :func:`QUANT8_KINDS`), the input, the
-    output, the residual and the sum all of one 8-bit type and the
-    operands and the sum of one static shape (their scales and zero
-    points may differ), and parameters the reference accepts."""
+    """A quantised producer's ADD of a residual (the module doc's
+    quantised rule): the producer the int8 GEMM's (its filter a constant),
+    its input, its output, the residual and the sum of one 8-bit type, the
+    last three of one static shape, and parameters the vector ADD takes."""
     kind = _static_quant8(producer.outs[0].type)
     if _static_quant8(producer.args[0].type) != kind or not isinstance(producer.args[1].owner, nnapi.ConstantOp):
         return None
@@ -221,7 +234,7 @@ def _quant_add(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
         params = binary_params(nnapi.op_call(user))
     except QuantError:
         return None  # the ADD's own lowering reports it
-    if not isinstance(params, AddParams) or not add_supported(params):
+    if not isinstance(params, AddParams) or not add_inputs_normal(params):
         return None
     return FusedConsumer(user, residual, act_code)
 

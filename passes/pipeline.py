@@ -4,8 +4,8 @@ From an nnapi module with static input shapes to the llvm dialect:
 
 1. ``nnapi-shape-inference``    static shapes everywhere
 2. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
-                                RELU) that FULLY_CONNECTED / CONV_2D compute
-                                in their kernels' epilogue
+                                float32 and int8; RELU) that FULLY_CONNECTED /
+                                CONV_2D compute in their kernels' epilogue
 3. ``nnc-fuse-elementwise``     marks groups of float32 element-wise operations
                                 lowered as one loop (no intermediate tensors)
 4. ``nnc-choose-kernels``       records each quantised GEMM's kernel form

@@ -83,7 +83,7 @@ from nnc.passes.kernels.vector import (
     widths,
 )
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
-from nnc.passes.lowering.quant import AddParams
+from nnc.passes.lowering.quant import AddParams, add_inputs_normal
 
 # -- compile-time layouts --------------------------------------------------------------------
 
@@ -358,18 +358,6 @@ def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
 
 # -- a quantised ADD of a residual ------------------------------------------------------------
 
-#: the smallest multiplier :func:`input_lanes` takes (what QuantizeMultiplier
-#: gives for any positive real multiplier: [2^30, 2^31))
-MIN_ADD_MULTIPLIER = 1 << 30
-
-
-def add_supported(p: AddParams) -> bool:
-    """Whether :func:`add_lanes` computes the ADD of ``p``: both input
-    multipliers in [2^30, 2^31) (as every positive scale ratio gives) and
-    the left shift below 31."""
-    return 0 <= p.left_shift < 31 and all(MIN_ADD_MULTIPLIER <= m < 1 << 31 for m in (p.input1_multiplier, p.input2_multiplier))
-
-
 def _input_row(left: int, offset: int, m: int, shift: int) -> list[int]:
     """One input's entries of :func:`add_table` (see :func:`input_lanes`)."""
     t = 31 - left
@@ -382,7 +370,7 @@ def add_table(p: AddParams) -> np.ndarray:
     (``AddParams``, input 1 the operand the kernel computes): per input
     the entries of :func:`input_lanes`, then the output multiplier and
     right shift, the output zero point and the activation's range."""
-    assert add_supported(p), p
+    assert add_inputs_normal(p), p
     row1 = _input_row(p.left_shift, p.input1_offset, p.input1_multiplier, p.input1_shift)
     row2 = _input_row(p.left_shift, p.input2_offset, p.input2_multiplier, p.input2_shift)
     tail = [p.output_multiplier, -p.output_shift, p.output_offset, p.act_min, p.act_max]
@@ -402,7 +390,7 @@ class AddForm:
 
     @staticmethod
     def of(p: AddParams, unsigned: bool) -> AddForm:
-        plain = [(m, shift) == (MIN_ADD_MULTIPLIER, 0) for m, shift in
+        plain = [(m, shift) == (1 << 30, 0) for m, shift in
                  ((p.input1_multiplier, p.input1_shift), (p.input2_multiplier, p.input2_shift))]  # fmt: skip
         return AddForm(unsigned, (plain[0], plain[1]))
 

@@ -859,6 +859,14 @@ def add_element(ops: Int32Ops, p: AddParams, a: Val, b: Val) -> Val:
     return ops.clamp(ops.add(raw, p.output_offset), p.act_min, p.act_max)
 
 
+def add_inputs_normal(p: AddParams) -> bool:
+    """Whether both input multipliers of ``p`` are in [2^30, 2^31) (what
+    QuantizeMultiplier gives for every positive scale ratio) and its left
+    shift below 31: what the vector form of the ADD
+    (:func:`~nnc.passes.kernels.q8.input_lanes`) takes."""
+    return 0 <= p.left_shift < 31 and all((1 << 30) <= m < (1 << 31) for m in (p.input1_multiplier, p.input2_multiplier))
+
+
 def with_inputs_swapped(p: AddParams) -> AddParams:
     """The parameters of the same ADD with its inputs exchanged: the same
     outputs (each input is rescaled alone, and the integer sum of the two
