@@ -93,7 +93,7 @@ from nnc.passes.concat_in_place import in_place_positions, in_place_slot
 from nnc.passes.counts import COUNTS_ATTR
 from nnc.passes.fold_quantize_pairs import ELIDED_ATTR, REQUANTIZE_ATTR
 from nnc.passes.fuse_elementwise import GROUP_ATTR, ROOT_ATTR
-from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, fused_consumer
+from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, FusedConsumer, fused_consumer
 from nnc.passes.kernels.tiles import (
     FORM_ATTR,
     DepthwiseForm,
@@ -109,12 +109,14 @@ from nnc.passes.lowering import (
     LoweringContext,
     byte_lookup,
     float16,
+    quant,
     staged,
     unsupported_reason,
 )
-from nnc.passes.lowering.base import ElementwiseBody, Emitter, Epilogue, element_bytes
+from nnc.passes.lowering.base import QUANT8, ElementwiseBody, Emitter, Epilogue, QuantAdd, element_bytes
 from nnc.passes.lowering.control_flow import FUNCTION_LOWERINGS, LOOP_TIMEOUT_ARG_ATTR, clock_declaration
 from nnc.passes.lowering.elementwise import requantize
+from nnc.passes.lowering.elementwise_q8 import binary_params
 from nnc.passes.profile import OperationStamps
 from nnc.passes.target import DEFAULT_TARGET, TargetDescription
 from nnc.runtime.chunks import ByteChunks, owned_copy, release_pages, return_freed_memory
@@ -679,7 +681,7 @@ class FunctionLowering:
             residual = ctx.reshaped(buffer, shape)
         if fused.logistic is not None:
             self.buffers[fused.logistic.outs[0]] = None  # computed inside the epilogue, read by nothing else
-        return Epilogue(residual, fused.act, swish=fused.logistic is not None)
+        return Epilogue(residual, fused.act, swish=fused.logistic is not None, quant=_quant_add(fused))
 
     def _lower_as_view(self, op: nnapi.NNAPIOperation, kind: OperationType) -> bool:
         """RESHAPE, SQUEEZE and EXPAND_DIMS keep the elements in order, so
@@ -717,6 +719,20 @@ class FunctionLowering:
             buf = self._global(mt, init)
         self.constant_values[buf] = (op.value, t)
         return buf
+
+
+def _quant_add(fused: FusedConsumer) -> QuantAdd | None:
+    """A quantised consumer's ADD as an epilogue: its parameters with the
+    producer's (viewed) result as input 1; None for a float consumer."""
+    add = fused.consumer
+    call = op_call(add)
+    if call.inputs[0].type not in QUANT8:
+        return None
+    params = binary_params(call)
+    assert isinstance(params, quant.AddParams)
+    if add.args[0] is fused.residual:
+        params = quant.with_inputs_swapped(params)
+    return QuantAdd(params, call.inputs[0].type)
 
 
 #: operations whose output is their input 0 with another shape, the elements

@@ -1,5 +1,6 @@
-"""``nnc-fuse-epilogues``: element-wise consumers of a float32 GEMM-shaped
-producer (FULLY_CONNECTED, CONV_2D) computed in the producer's epilogue.
+"""``nnc-fuse-epilogues``: element-wise consumers of a GEMM-shaped producer
+(FULLY_CONNECTED, CONV_2D) computed in the producer's epilogue: float32
+ADDs of a residual, RELUs and swish, and quantised ADDs of a residual.
 
 On the nnapi dialect, after shape inference.  A producer ``P`` whose result
 reaches one consumer ``C`` through zero or more views (RESHAPE, SQUEEZE,
@@ -34,9 +35,23 @@ it) -- and lowers ``C`` as nothing.  Outputs are bit-identical to the
 unfused program; the saving is the write and two reads of ``P``'s output
 and one pass over memory.
 
-Not fused: quantised and float16 operations (their epilogues requantise or
-round to half), producers or consumers inside IF/WHILE bodies (lowered
-elsewhere), and anything not matching the rule above.
+Quantised (TENSOR_QUANT8_ASYMM and _SIGNED, :func:`_quant_add`): ``P`` on
+the int8 GEMM (its filter a constant) and ``C`` an ADD of its (viewed)
+result and a residual ``r``, with the conditions above on uses, order and
+``C``'s activation, and ``P``'s input, ``P``'s output, ``r`` and ``C``'s
+result all of one 8-bit type, the last three of one static shape (their
+scales and zero points free), and ADD parameters the reference accepts,
+each input multiplier in [2^30, 2^31) as every positive scale ratio gives.
+The GEMM kernel computes ``P``'s requantised output (its activation's
+clamp included), then ``C``'s reference arithmetic with the residual
+element (:func:`~nnc.passes.lowering.quant.add_element`: the same integers,
+see :func:`~nnc.passes.kernels.q8.add_lanes`) and stores the 8-bit sum.
+A marked ``P`` that the lowering puts off the GEMM (NCHW) writes its output
+to ``C``'s buffer and the ADD runs in place after it.
+
+Not fused: float16 operations (their epilogues round to half), quantised
+consumers other than ADD, producers or consumers inside IF/WHILE bodies
+(lowered elsewhere), and anything not matching the rules above.
 """
 
 from __future__ import annotations
@@ -52,7 +67,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
 from nnc.dialects.nnapi import SUBGRAPH_ATTR
-from nnc.enums import FuseCode, OperationType
+from nnc.enums import FuseCode, OperandType, OperationType
+from nnc.passes.lowering.elementwise_q8 import binary_params
+from nnc.passes.lowering.quant import AddParams, QuantError, add_inputs_normal
 
 #: unit attribute of a producer whose consumer is computed in its epilogue
 PRODUCER_ATTR = "nnc.fused_epilogue"
@@ -60,6 +77,8 @@ PRODUCER_ATTR = "nnc.fused_epilogue"
 CONSUMER_ATTR = "nnc.fused_into_producer"
 
 PRODUCERS = frozenset({OperationType.FULLY_CONNECTED, OperationType.CONV_2D})
+#: the 8-bit types whose producers take a quantised ADD (the int8 GEMM's)
+QUANT8_KINDS = frozenset({OperandType.TENSOR_QUANT8_ASYMM.name, OperandType.TENSOR_QUANT8_ASYMM_SIGNED.name})
 VIEWS = frozenset({OperationType.RESHAPE, OperationType.SQUEEZE, OperationType.EXPAND_DIMS})
 ACTIVATIONS = {
     OperationType.RELU: FuseCode.RELU,
@@ -91,6 +110,17 @@ def _single_user(v: SSAValue) -> Operation | None:
 
 def _static_f32(t: object) -> bool:
     return isinstance(t, TensorType) and t.element_type == f32 and all(d >= 0 for d in t.get_shape())
+
+
+def _static_quant8(t: object) -> str | None:
+    """The kind of a statically shaped TENSOR_QUANT8_ASYMM(_SIGNED) tensor
+    type, else None."""
+    if not isinstance(t, TensorType) or not all(d >= 0 for d in t.get_shape()):
+        return None
+    elem = t.element_type
+    if isinstance(elem, nnapi.QuantType) and elem.kind.data in QUANT8_KINDS:
+        return elem.kind.data
+    return None
 
 
 def _constant_int(v: SSAValue) -> int | None:
@@ -143,6 +173,8 @@ def fused_consumer(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
     returns, and the lowering asks it again for a marked producer."""
     if _kind(producer) not in PRODUCERS or len(producer.outs) != 1:
         return None
+    if _static_quant8(producer.outs[0].type) is not None:
+        return _quant_add(producer)
     if not all(_static_f32(v.type) for v in (*producer.outs, producer.args[0])):
         return None
     v, user = _end_of_chain(producer)
@@ -159,14 +191,50 @@ def fused_consumer(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
         return None
     if kind != OperationType.ADD or len(user.args) != 3:
         return None
-    a, b, act = user.args
-    residual = b if a is v else a
-    act_code = _constant_int(act)
-    if (a is v) == (b is v) or act_code is None:
+    residual, act_code = _residual_of(user, v, producer)
+    if residual is None or act_code is None:
         return None
     if not (v.type == residual.type == out.type and _static_f32(out.type)):
         return None
-    if not _before(residual, producer):
+    return FusedConsumer(user, residual, act_code)
+
+
+def _residual_of(add: nnapi.NNAPIOperation, v: SSAValue, producer: Operation) -> tuple[SSAValue | None, int | None]:
+    """The other operand of an ADD of ``v`` (read once) and its constant
+    activation, when that operand is defined before ``producer``; else
+    (None, None)."""
+    a, b, act = add.args
+    residual = b if a is v else a
+    act_code = _constant_int(act)
+    if (a is v) == (b is v) or act_code is None or not _before(residual, producer):
+        return None, None
+    return residual, act_code
+
+
+def _quant_add(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
+    """A quantised producer's ADD of a residual (the module doc's
+    quantised rule): the producer the int8 GEMM's (its filter a constant),
+    its input, its output, the residual and the sum of one 8-bit type, the
+    last three of one static shape, and parameters the vector ADD takes."""
+    kind = _static_quant8(producer.outs[0].type)
+    if _static_quant8(producer.args[0].type) != kind or not isinstance(producer.args[1].owner, nnapi.ConstantOp):
+        return None
+    v, user = _end_of_chain(producer)
+    if not isinstance(user, nnapi.NNAPIOperation) or _kind(user) != OperationType.ADD or len(user.results) != 1:
+        return None
+    assert isinstance(v.type, TensorType)
+    residual, act_code = _residual_of(user, v, producer)
+    if residual is None or act_code is None:
+        return None
+    shape = v.type.get_shape()
+    for t in (residual.type, user.outs[0].type):
+        if _static_quant8(t) != kind or not isinstance(t, TensorType) or t.get_shape() != shape:
+            return None
+    try:
+        params = binary_params(nnapi.op_call(user))
+    except QuantError:
+        return None  # the ADD's own lowering reports it
+    if not isinstance(params, AddParams) or not add_inputs_normal(params):
         return None
     return FusedConsumer(user, residual, act_code)
 

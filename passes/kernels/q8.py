@@ -83,6 +83,7 @@ from nnc.passes.kernels.vector import (
     widths,
 )
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
+from nnc.passes.lowering.quant import AddParams, add_inputs_normal
 
 # -- compile-time layouts --------------------------------------------------------------------
 
@@ -240,21 +241,17 @@ def widen(
 
 
 @dataclass(frozen=True)
-class Requant:
-    """The requantisation parameters of ``width`` output channels
-    (:func:`requant_params`): loaded once per block of channels and shared
-    by every pixel of the block (not reloaded per pixel: fewer operations
-    to compile, the same numbers), with what :func:`requantize` derives
-    from them (the multipliers' even and odd lanes as int64, the rounding
-    mask and its half) and the constants it uses, made once per block
-    instead of once per pixel."""
+class Rescale:
+    """``RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, m),
+    right)`` per lane (the tail of TFLite's ``MultiplyByQuantizedMultiplier``,
+    and gemmlowp's ``MultiplyByQuantizedMultiplierSmallerThanOneExp``) for
+    multipliers ``m`` in [0, 2^31) and shifts ``right`` in [0, 31], with
+    what :func:`rescale` derives from them made once (per block of
+    channels, not per pixel: fewer operations to compile, the same
+    numbers)."""
 
     m: Value
-    left: Value
     right: Value
-    zp: Value
-    lo: Value
-    hi: Value
     #: ``(1 << right) - 1`` and its half: RoundingDivideByPOT's mask and threshold
     mask: Value
     half: Value
@@ -271,20 +268,14 @@ class Requant:
     one: Value | None = None
 
 
-def requant_params(iv: IVec, qt: Value, cols: IndexOrInt, n: IndexOrInt, w: int) -> Requant:
-    """The parameters of output channels ``n + [0, w)`` from the table ``qt``
-    (:func:`requant_table` of ``cols`` channels)."""
-    e, v = iv.e, Vec(iv.e)
-    m = iv.load(qt, n, i32, w)
-    left = iv.load(qt, v.ix(n, cols), i32, w)
-    right = iv.load(qt, v.ix(n, cols, cols), i32, w)
-    tail = v.ix(cols, cols, cols)
-    zp, lo, hi = (iv.splat(e.load(qt, [e.index(v.ix(tail, k))]), w) for k in range(3))
+def rescale_params(iv: IVec, m: Value, right: Value) -> Rescale:
+    """:class:`Rescale` of the int32 lanes ``m`` and ``right``."""
+    w = iv.width(m)
     one = iv.const(1, i32, w)
     mask = iv.sub(iv.shl(one, right), one)
     h = w // 2
     nudge, high = iv.const(1 << 30, i64, h if w % 2 == 0 else w), iv.const(31, i64, h if w % 2 == 0 else w)
-    p = Requant(m, left, right, zp, lo, hi, mask, iv.ashr(mask, one), nudge, high, iv.const(31, i32, w))
+    p = Rescale(m, right, mask, iv.ashr(mask, one), nudge, high, iv.const(31, i32, w))
     if w % 2:
         return p
     half_word = iv.const(32, i64, h)
@@ -300,15 +291,14 @@ def _halves(iv: IVec, x: Value, half_word: Value) -> tuple[Value, Value]:
     return iv.ashr(iv.shl(pairs, half_word), half_word), iv.ashr(pairs, half_word)
 
 
-def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
-    """int8 lanes of ``clamp(MultiplyByQuantizedMultiplier(acc) + out_zp)``
-    with the parameters ``p`` (:func:`requant_params`), computed like
-    ``QuantConv.requantize``'s ``_mbqm_dynamic`` (the per-tensor constant
-    form computes the same)."""
-    # SaturatingRoundingDoublingHighMul(x << left, m) for m >= 0: the high
-    # word of x * m + 2^30, as bits 31..62 (a logical shift gives the same
-    # low 32 bits as the arithmetic one, and exists on every x86 target).
-    x = iv.shl(acc, p.left)
+def rescale(iv: IVec, x: Value, p: Rescale) -> Value:
+    """``RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, m), right)``
+    lane by lane, as :mod:`~nnc.passes.lowering.quant` computes it on
+    scalars (``srdhm`` then ``rdbpot``)."""
+    # SaturatingRoundingDoublingHighMul(x, m) for m >= 0 (never INT32_MIN,
+    # so nothing saturates): the high word of x * m + 2^30, as bits 31..62
+    # (a logical shift gives the same low 32 bits as the arithmetic one,
+    # and exists on every x86 target).
     if p.m_even is not None and p.m_odd is not None and p.half_word is not None and p.one is not None:
         # Even and odd lanes multiplied in place as int64 (vpmuldq on x86):
         # bits 31..62 of an even lane's product shifted down into its low
@@ -327,12 +317,194 @@ def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
     # RoundingDivideByPOT(x, right): round half away from zero.
     threshold = iv.add(p.half, iv.lshr(x, p.sign))  # + 1 when x < 0
     up = iv.lshr(iv.sub(threshold, iv.and_(x, p.mask)), p.sign)  # remainder > threshold
-    x = iv.add(iv.ashr(x, p.right), up)
-    x = iv.max(iv.min(iv.add(x, p.zp), p.hi), p.lo)
-    return iv.trunc(x, i8)
+    return iv.add(iv.ashr(x, p.right), up)
+
+
+@dataclass(frozen=True)
+class Requant:
+    """The requantisation parameters of ``width`` output channels
+    (:func:`requant_params`): loaded once per block of channels and shared
+    by every pixel of the block, as their :class:`Rescale`."""
+
+    left: Value
+    zp: Value
+    lo: Value
+    hi: Value
+    scale: Rescale
+
+
+def requant_params(iv: IVec, qt: Value, cols: IndexOrInt, n: IndexOrInt, w: int) -> Requant:
+    """The parameters of output channels ``n + [0, w)`` from the table ``qt``
+    (:func:`requant_table` of ``cols`` channels)."""
+    e, v = iv.e, Vec(iv.e)
+    m = iv.load(qt, n, i32, w)
+    left = iv.load(qt, v.ix(n, cols), i32, w)
+    right = iv.load(qt, v.ix(n, cols, cols), i32, w)
+    tail = v.ix(cols, cols, cols)
+    zp, lo, hi = (iv.splat(e.load(qt, [e.index(v.ix(tail, k))]), w) for k in range(3))
+    return Requant(left, zp, lo, hi, rescale_params(iv, m, right))
+
+
+def requantize_i32(iv: IVec, acc: Value, p: Requant) -> Value:
+    """``clamp(MultiplyByQuantizedMultiplier(acc) + out_zp)`` in int32 lanes
+    with the parameters ``p`` (:func:`requant_params`), computed like
+    ``QuantConv.requantize``'s ``_mbqm_dynamic`` (the per-tensor constant
+    form computes the same): the stored output's value, as a reader
+    widening it would see it."""
+    x = rescale(iv, iv.shl(acc, p.left), p.scale)
+    return iv.max(iv.min(iv.add(x, p.zp), p.hi), p.lo)
+
+
+def requantize(iv: IVec, acc: Value, p: Requant) -> Value:
+    """:func:`requantize_i32` as the stored int8 lanes."""
+    return iv.trunc(requantize_i32(iv, acc, p), i8)
+
+
+# -- a quantised ADD of a residual ------------------------------------------------------------
+
+def _input_row(left: int, offset: int, m: int, shift: int) -> list[int]:
+    """One input's entries of :func:`add_table` (see :func:`input_lanes`)."""
+    t = 31 - left
+    r = -shift
+    return [offset, m >> t, m & ((1 << t) - 1), 1 << (t - 1), (1 << r) >> 1, -1 if r else 0, r, t]
+
+
+def add_table(p: AddParams) -> np.ndarray:
+    """The int32 table :func:`add_params_of` reads for a quantised ADD
+    (``AddParams``, input 1 the operand the kernel computes): per input
+    the entries of :func:`input_lanes`, then the output multiplier and
+    right shift, the output zero point and the activation's range."""
+    assert add_inputs_normal(p), p
+    row1 = _input_row(p.left_shift, p.input1_offset, p.input1_multiplier, p.input1_shift)
+    row2 = _input_row(p.left_shift, p.input2_offset, p.input2_multiplier, p.input2_shift)
+    tail = [p.output_multiplier, -p.output_shift, p.output_offset, p.act_min, p.act_max]
+    return np.array(row1 + row2 + tail, dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class AddForm:
+    """What a fused ADD's code depends on besides its table (the kernel's
+    name says it): whether its 8-bit type is unsigned, and per input whether
+    it is ``plain``: of the larger scale (or of equal scales), its real
+    multiplier ``s / (2 max(s1, s2))`` exactly 1/2, so ``m`` = 2^30 and no
+    right shift (at least one input always is)."""
+
+    unsigned: bool
+    plain: tuple[bool, bool]
+
+    @staticmethod
+    def of(p: AddParams, unsigned: bool) -> AddForm:
+        plain = [(m, shift) == (1 << 30, 0) for m, shift in
+                 ((p.input1_multiplier, p.input1_shift), (p.input2_multiplier, p.input2_shift))]  # fmt: skip
+        return AddForm(unsigned, (plain[0], plain[1]))
+
+    @property
+    def tag(self) -> str:
+        """The kernel name's part: ``_add_s`` / ``_add_u``, then the plain inputs (``_p1``, ``_p12``)."""
+        plain = "".join(str(k + 1) for k in range(2) if self.plain[k])
+        return f"_add_{'u' if self.unsigned else 's'}" + (f"_p{plain}" if plain else "")
+
+
+@dataclass(frozen=True)
+class InputLanes:
+    """One ADD input's parameters as equal lanes (:func:`input_lanes`)."""
+
+    offset: Value
+    m_high: Value
+    m_low: Value
+    nudge: Value
+    half: Value
+    negative: Value
+    right: Value
+    split: Value
+    sign: Value
+
+
+def input_lanes(iv: IVec, a: Value, p: InputLanes, plain: bool = False) -> Value:
+    """``RoundingDivideByPOT(SaturatingRoundingDoublingHighMul((a + offset)
+    << left, m), r)`` (an ADD input rescaled, gemmlowp's
+    ``MultiplyByQuantizedMultiplierSmallerThanOneExp``) in 32-bit lanes,
+    for 8-bit values ``a`` (``|x| = |a + offset| < 2^9``), ``m`` in [2^30,
+    2^31), ``t = 31 - left``:
+
+    * ``SRDHM(x << left, m) = floor((x m + 2^(t-1)) / 2^t)`` (the product
+      of ``x 2^left`` and ``m`` plus 2^30, its high bits from 31; nothing
+      saturates), and with ``m = m_high 2^t + m_low`` that is ``x m_high +
+      ((x m_low + 2^(t-1)) >> t)``: two 32-bit products, no 64-bit one;
+    * ``RoundingDivideByPOT(v, r) = (v + 2^(r-1) - [v < 0]) >> r`` for
+      ``r`` >= 1 (``v`` itself for ``r`` = 0: ``half`` and ``negative``
+      are then 0), and ``v < 0`` exactly when ``x < 0`` (``|x m| >= 2^30 >
+      2^(t-1)`` unless ``x`` = 0), the sign of ``x`` shifted down.
+
+    The same integers as the scalar code, by exact integer identities.
+    ``plain``: the input of the larger scale (``m`` = 2^30, ``r`` = 0, see
+    :class:`AddForm`), whose rescale is ``x m_high`` (``m_low`` = 0, and
+    ``(2^(t-1)) >> t`` = 0): one product."""
+    x = iv.add(a, p.offset)
+    if plain:
+        return iv.mul(x, p.m_high)
+    low = iv.ashr(iv.add(iv.mul(x, p.m_low), p.nudge), p.split)
+    v = iv.add(iv.add(iv.mul(x, p.m_high), low), p.half)
+    return iv.ashr(iv.add(v, iv.and_(iv.ashr(x, p.sign), p.negative)), p.right)
+
+
+@dataclass(frozen=True)
+class AddLanes:
+    """A quantised ADD's parameters as ``width`` equal lanes (:func:`add_params_of`)."""
+
+    input1: InputLanes
+    input2: InputLanes
+    out_scale: Rescale
+    out_zp: Value
+    lo: Value
+    hi: Value
+
+
+def add_params_of(iv: IVec, table: Value, w: int) -> AddLanes:
+    """The parameters of :func:`add_table` at ``table``, each splat to ``w`` lanes."""
+    e = iv.e
+    s = [iv.splat(e.load(table, [e.index(k)]), w) for k in range(21)]
+    sign = iv.const(31, i32, w)
+    mo, ro, zo, lo, hi = s[16:]
+    return AddLanes(_input_of(s[:8], sign), _input_of(s[8:16], sign), rescale_params(iv, mo, ro), zo, lo, hi)
+
+
+def _input_of(row: list[Value], sign: Value) -> InputLanes:
+    """An input's :func:`add_table` entries (``_input_row``) as lanes."""
+    offset, m_high, m_low, nudge, half, negative, right, split = row
+    return InputLanes(offset, m_high, m_low, nudge, half, negative, right, split, sign)
+
+
+def add_lanes(iv: IVec, a: Value, b: Value, p: AddLanes, form: AddForm) -> Value:
+    """One quantised ADD per lane of the int32 lanes ``a`` (input 1) and
+    ``b`` (input 2), 8-bit values widened: the arithmetic of
+    :func:`~nnc.passes.lowering.quant.add_element` (Android's
+    ``AddElementwise``), clamped to the activation's range, as int32.
+    ``form`` says which inputs take :func:`input_lanes`'s ``plain`` form."""
+    y1, y2 = input_lanes(iv, a, p.input1, form.plain[0]), input_lanes(iv, b, p.input2, form.plain[1])
+    raw = rescale(iv, iv.add(y1, y2), p.out_scale)
+    return iv.max(iv.min(iv.add(raw, p.out_zp), p.hi), p.lo)
+
+
+def value_lanes(iv: IVec, x: Value, unsigned: bool) -> Value:
+    """Stored 8-bit lanes as int32: zero-extended for TENSOR_QUANT8_ASYMM, else
+    sign-extended (what a quantised element's value is)."""
+    return iv.zext(x, i32) if unsigned else iv.sext(x, i32)
 
 
 # -- GEMM: out[m, n] = requant(bias[n] + sum_k x[...] * w[n, k]) -------------------------------
+
+
+@dataclass(frozen=True)
+class ResidualAdd:
+    """A quantised ADD computed in the GEMM's epilogue (``nnc-fuse-epilogues``):
+    the GEMM's requantised output is its input 1, ``residual`` (flat 8-bit,
+    the output's layout) its input 2, ``table`` its :func:`add_table`,
+    ``form`` what the kernel's code depends on."""
+
+    residual: Value
+    table: Value
+    form: AddForm
 
 
 @dataclass(frozen=True)
@@ -361,7 +533,7 @@ FLIP = -0x7F7F7F80
 
 
 def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = GemmForm.PAIR, flip: bool = False,
-                narrow: bool = False):  # fmt: skip
+                narrow: bool = False, add: AddForm | None = None):  # fmt: skip
     """The block kernel: ``rows`` output pixels (input windows at ``a_base
     + r * a_rstride`` in the input, outputs at ``out_base + r *
     ldo``) times the output channels ``n0 + [0, sum(ws))`` (of ``cols`` in
@@ -375,9 +547,18 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = Ge
     its int16 weights as int8 (they fit, :func:`quads_fit`), sign-extended
     as loaded (one ``vpmovsxbw`` from memory in place of a load): half the
     bytes, for the products whose weights are read once per pixel or two
-    (fully connected layers, small images), where memory sets the pace."""
+    (fully connected layers, small images), where memory sets the pace.
+
+    ``add`` not None: a quantised ADD of a residual fused
+    (:class:`ResidualAdd`; two buffer parameters after the levels', the
+    residual in the output's layout and the :func:`add_table`), its 8-bit
+    values unsigned or not: each requantised output, still in registers,
+    is added to the residual element at its offset (:func:`add_lanes`)
+    and the sum stored; the 8-bit type and the inputs' scales as ``add``
+    says."""
     prefix = "" if form is GemmForm.PAIR else f"{form.value}_"
     name = f"nnc_q8_{prefix}gemm_{rows}x{tag(ws)}_l{levels}{'_f' if flip else ''}{'_w8' if narrow else ''}"
+    name += "" if add is None else add.tag
     width = sum(ws)
     step = form.step
 
@@ -437,11 +618,19 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = Ge
             accs = for_range(e, 0, lv[0][0], 1, level(0, 0, b_base), accs)
         else:
             accs = for_range(e, 0, pairs, 1, lambda e2, k, a: pair(e2, k, 0, b_base, a), accs)
+        res, at = p[13 + 3 * levels :] if add is not None else (None, None)
+        adds = {w: add_params_of(iv, at, w) for w in sorted(set(ws))} if at is not None else {}
         for j, (o, w) in enumerate(zip(offs, ws)):
             n = v.ix(n0, o)
             params = requant_params(iv, qt, cols, n, w)
             for r in range(rows):
-                iv.store(requantize(iv, accs[r * nw + j], params), out, v.ix(out_base, (ldo, r), n))
+                off = v.ix(out_base, (ldo, r), n)
+                if res is None or add is None:
+                    iv.store(requantize(iv, accs[r * nw + j], params), out, off)
+                    continue
+                y = requantize_i32(iv, accs[r * nw + j], params)
+                rv = value_lanes(iv, iv.load(res, off, i8, w), add.unsigned)
+                iv.store(iv.trunc(add_lanes(iv, y, rv, adds[w], add), i8), out, off)
 
     return name, body
 
@@ -467,6 +656,7 @@ def gemm(
     form: GemmForm = GemmForm.PAIR,
     flip: bool = False,
     narrow: bool = False,
+    add: ResidualAdd | None = None,
 ) -> None:
     """``out`` (int8 ``[pixels, cols]``) = the requantised GEMM of the int16
     input ``x`` and the weight ``panel`` (:func:`pack_panel` of ``blocks``,
@@ -492,7 +682,8 @@ def gemm(
     inside padding of the zero point, flipped as ``flip`` says
     (:func:`quad_input_offset`), ``panel`` :func:`pack_panel` with step 4
     and ``bias`` :func:`quad_bias`.  ``narrow``: the pair form's panel is
-    int8 (:func:`gemm_kernel`)."""
+    int8 (:func:`gemm_kernel`).  ``add``: a quantised ADD of a residual
+    computed in the epilogue, ``out`` then the ADD's result."""
     e = ctx.e
     step = form.step
     total = groups * cols
@@ -511,9 +702,10 @@ def gemm(
             lv_args += [lv.size, lv.a_step, inner * step * width]
 
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, _run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels), form, flip, narrow)
+            name, body = gemm_kernel(rows, ws, len(levels), form, flip, narrow, None if add is None else add.form)
             b_base = Vec(e).ix(0, (n0, step * depth))
             args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, total, ldo, b_base, pairs, *lv_args]
+            args += [] if add is None else [add.residual, add.table]
             kernel(ctx, e, name, args, body)
 
         rblocks = row_blocks(run_len, ctx.tiles.gemm_rows(len(ws)))

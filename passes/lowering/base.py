@@ -52,11 +52,12 @@ from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects.optable import SPECS
 from nnc.dialects.rules import OpCall, OperandInfo
-from nnc.enums import FuseCode, OperationType
+from nnc.enums import FuseCode, OperandType, OperationType
 from nnc.operand_types import FLOAT16_COMPUTE_TYPES, QUANT8_ASYMM_TYPES, in_float32
 from nnc.passes.build import integer_attr, new_op
 from nnc.passes.kernels import vmath
 from nnc.passes.kernels.tiles import AVX512, DepthwiseForm, GemmForm, TilePolicy, tile_policy
+from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.byte_table import NotTabulable, byte_table
 
 Value = SSAValue
@@ -474,16 +475,29 @@ class ElementwiseBody:
 
 
 @dataclass(frozen=True)
+class QuantAdd:
+    """A quantised ADD as an epilogue: its reference parameters with the
+    producer's result as input 1 (:func:`~nnc.passes.lowering.quant.with_inputs_swapped`
+    when it was input 2), and the 8-bit type of every operand."""
+
+    params: q.AddParams
+    type: OperandType
+
+
+@dataclass(frozen=True)
 class Epilogue:
     """An element-wise consumer computed in its producer's epilogue
     (``nnc-fuse-epilogues``): ``out = act(out + residual)`` per element, or
     ``act(out)`` without a residual; ``residual`` has the output's shape.
     With ``swish`` (the consumer is a LOGISTIC of the output and a MUL of
-    both), ``out * logistic(out)`` comes first: ``act(swish(out))``."""
+    both), ``out * logistic(out)`` comes first: ``act(swish(out))``.
+    With ``quant`` (a quantised producer), the consumer is that quantised
+    ADD of ``residual``, its activation part of its parameters."""
 
     residual: Value | None
     act: int
     swish: bool = False
+    quant: QuantAdd | None = None
 
 
 @dataclass
@@ -544,12 +558,16 @@ class LoweringContext:
 
     def finish_epilogue(self) -> None:
         """Apply a fused consumer no kernel took: ``out = act(out +
-        residual)`` in place, as the consumer itself would have computed it."""
+        residual)`` (or the quantised ADD) in place, as the consumer itself
+        would have computed it."""
         ep = self.take_epilogue()
         if ep is None:
             return
         out = self.output()
         ins = [out] if ep.residual is None else [out, ep.residual]
+        if (qa := ep.quant) is not None:
+            self.elementwise(out, ins, lambda e, a: q.binary_stored(e, qa.params, qa.type, a[0], a[1]))
+            return
 
         def body(e: Emitter, a: list[Value]) -> Value:
             y = swish(e, a[0]) if ep.swish else a[0]

@@ -72,13 +72,7 @@ def binary(ctx: LoweringContext) -> None:
     t = ctx.info(0).type
 
     def body(e: Emitter, a: list[Value]) -> Value:
-        ops = q.IR(e)
-        x, y = q.load_q(e, a[0], t), q.load_q(e, a[1], t)
-        if isinstance(p, q.AddParams):
-            r = q.add_element(ops, p, x, y)
-        else:
-            r = q.mul_element(ops, p, x, y)
-        return q.store_q(e, r, t, saturate=False)  # already within the activation range
+        return q.binary_stored(e, p, t, a[0], a[1])
 
     ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], body)
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -857,6 +857,33 @@ def add_element(ops: Int32Ops, p: AddParams, a: Val, b: Val) -> Val:
     y2 = mbqm_smaller_than_one_exp(ops, x2, p.input2_multiplier, p.input2_shift)
     raw = mbqm_smaller_than_one_exp(ops, ops.add(y1, y2), p.output_multiplier, p.output_shift)
     return ops.clamp(ops.add(raw, p.output_offset), p.act_min, p.act_max)
+
+
+def add_inputs_normal(p: AddParams) -> bool:
+    """Whether both input multipliers of ``p`` are in [2^30, 2^31) (what
+    QuantizeMultiplier gives for every positive scale ratio) and its left
+    shift below 31: what the vector form of the ADD
+    (:func:`~nnc.passes.kernels.q8.input_lanes`) takes."""
+    return 0 <= p.left_shift < 31 and all((1 << 30) <= m < (1 << 31) for m in (p.input1_multiplier, p.input2_multiplier))
+
+
+def with_inputs_swapped(p: AddParams) -> AddParams:
+    """The parameters of the same ADD with its inputs exchanged: the same
+    outputs (each input is rescaled alone, and the integer sum of the two
+    commutes), for a caller that computes one particular input first."""
+    return replace(
+        p, input1_offset=p.input2_offset, input1_multiplier=p.input2_multiplier, input1_shift=p.input2_shift,
+        input2_offset=p.input1_offset, input2_multiplier=p.input1_multiplier, input2_shift=p.input1_shift,
+    )  # fmt: skip
+
+
+def binary_stored(e, p: AddParams | MulParams, t: OperandType, a: SSAValue, b: SSAValue) -> SSAValue:
+    """One stored output of a quantised ADD/SUB (``AddParams``) or MUL from
+    two stored 8-bit elements of type ``t``."""
+    ops = IR(e)
+    x, y = load_q(e, a, t), load_q(e, b, t)
+    r = add_element(ops, p, x, y) if isinstance(p, AddParams) else mul_element(ops, p, x, y)
+    return store_q(e, r, t, saturate=False)  # already within the activation range
 
 
 @dataclass(frozen=True)

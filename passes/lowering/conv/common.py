@@ -257,6 +257,18 @@ def q8_gemm_operands(
     return GemmOperands(xq, panel, b, q8.GemmForm.PAIR, narrow=narrow)
 
 
+def q8_residual_add(ctx: LoweringContext) -> q8.ResidualAdd | None:
+    """The quantised ADD fused into this operation (``nnc-fuse-epilogues``),
+    taken for the int8 GEMM to compute in its epilogue; None when there is
+    none."""
+    ep = ctx.epilogue
+    if ep is None or ep.quant is None or ep.residual is None:
+        return None
+    ctx.take_epilogue()
+    table = ctx.packed_constant(q8.add_table(ep.quant.params), i32)
+    return q8.ResidualAdd(ctx.flat(ep.residual), table, q8.AddForm.of(ep.quant.params, is_unsigned(ep.quant.type)))
+
+
 def q8_input(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None = None) -> Value:
     """The int16 input the quantised kernels read: ``x - input_zp``, inside
     the zero padding ``g`` asks for (0 contributes nothing, like the
