@@ -408,7 +408,7 @@ def coalesced(out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]) -> t
     return new_out, new_ins
 
 
-def _plain(v: Value) -> bool:
+def plain(v: Value) -> bool:
     """A buffer in the default (contiguous, row-major) layout, which
     :meth:`LoweringContext.reshaped` may view with another shape."""
     t = v.type
@@ -783,7 +783,7 @@ class LoweringContext:
     def _lookup(self, x: Value, out: Value, values: Any) -> None:
         """``out = values[x]``: with the target's byte shuffle on contiguous
         buffers (:attr:`byte_lookup`), else a load from the table per element."""
-        if self.byte_lookup is not None and self.byte_shuffle_bits and _plain(x) and _plain(out):
+        if self.byte_lookup is not None and self.byte_shuffle_bits and plain(x) and plain(out):
             n = pymath.prod(self.shape(out))
             self.byte_lookup(self, self.flat(x), self.flat(out), values, n, self.byte_shuffle_bits)
             return
@@ -799,7 +799,7 @@ class LoweringContext:
         vectorises with a remainder and runtime checks each."""
         oshape = self.shape(out)
         shapes = coalesced(oshape, [self.shape(b) for b in ins])
-        if shapes is not None and all(_plain(v) for v in (out, *ins)):
+        if shapes is not None and all(plain(v) for v in (out, *ins)):
             new_out, new_ins = shapes
             out, ins = self.reshaped(out, new_out), [self.reshaped(b, t) for b, t in zip(ins, new_ins)]
             oshape = tuple(new_out)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from math import prod
 
 import numpy as np
 from xdsl.dialects import arith, math
@@ -37,8 +38,9 @@ from nnc.dialects.rules.base import OpCall
 from nnc.enums import FuseCode
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
+from nnc.passes.kernels import q8_binary
 from nnc.passes.lowering import quant as q
-from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value
+from nnc.passes.lowering.base import QUANT8, Emitter, LoweringContext, Value, coalesced, plain
 
 
 def _qp(info) -> tuple[float, int]:
@@ -67,14 +69,49 @@ def check_binary(call: OpCall) -> str | None:
 
 
 def binary(ctx: LoweringContext) -> None:
-    """Quantised ADD/SUB/MUL with broadcasting."""
+    """Quantised ADD/SUB/MUL with broadcasting: the vector kernels of
+    :mod:`~nnc.passes.kernels.q8_binary` where the shapes are rows of
+    elements, each input whole or one row broadcast, else a loop of the
+    scalar arithmetic."""
     p = binary_params(ctx.call)
     t = ctx.info(0).type
+    if _vector_binary(ctx, p, t):
+        return
 
     def body(e: Emitter, a: list[Value]) -> Value:
         return q.binary_stored(e, p, t, a[0], a[1])
 
     ctx.elementwise(ctx.output(), [ctx.input(0), ctx.input(1)], body)
+
+
+def _vector_binary(ctx: LoweringContext, p: q.AddParams | q.MulParams, t: T) -> bool:
+    """:func:`~nnc.passes.kernels.q8_binary.binary` of the operation, when
+    its arithmetic has the vector form, it has at least
+    :data:`~nnc.passes.kernels.q8_binary.MIN_ELEMENTS` elements and its
+    shapes merge into ``[n]`` (both inputs whole) or ``[rows, cols]`` with
+    each input whole or one row; False (nothing emitted) otherwise."""
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output()
+    if not q8_binary.vector_form(p) or not all(plain(v) for v in (a, b, out)):
+        return False
+    oshape = ctx.shape(out)
+    shapes = coalesced(oshape, [ctx.shape(a), ctx.shape(b)])
+    if shapes is None:
+        kept = [k for k, d in enumerate(oshape) if d != 1]
+        padded = [[1] * (len(oshape) - len(s)) + list(s) for s in (ctx.shape(a), ctx.shape(b))]
+        shapes = ([oshape[k] for k in kept] or [1], [[s[k] for k in kept] or [1] for s in padded])
+    new_out, new_ins = shapes
+    if prod(new_out) < q8_binary.MIN_ELEMENTS:
+        return False
+    if len(new_out) == 1 and all(s == new_out for s in new_ins):
+        rows, cols, strides = 1, new_out[0], [new_out[0], new_out[0]]
+    elif len(new_out) == 2 and all(s in (new_out, [1, new_out[1]]) for s in new_ins):
+        rows, cols = new_out
+        strides = [cols if s == new_out else 0 for s in new_ins]
+    else:
+        return False
+    unsigned = t == T.TENSOR_QUANT8_ASYMM
+    q8_binary.binary(ctx, p, unsigned, ctx.flat(a), ctx.flat(b), ctx.flat(out), rows, cols, *strides)
+    return True
 
 
 # -- RELU* / LOGISTIC / TANH ------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from xdsl.ir import Block, Operation
 from xdsl.rewriter import InsertPoint
 
 from nnc.passes.kernels.vector import IndexOrInt, Vec, each, parallel_each
-from nnc.passes.lowering.base import ElementwiseBody, Emitter, LoweringContext, Value, _plain
+from nnc.passes.lowering.base import ElementwiseBody, Emitter, LoweringContext, Value, plain
 from nnc.passes.outline_parallel import MIN_PARALLEL_WORK
 from nnc.passes.parallel_generics import WIDEST_LANES
 
@@ -95,7 +95,7 @@ def flat_elements(ctx: LoweringContext, out: Value, outside: Sequence[Value]) ->
     output with as many elements have its shape up to leading ones) or one;
     else None."""
     n = pymath.prod(ctx.shape(out))
-    if not all(_plain(v) for v in (out, *outside)):
+    if not all(plain(v) for v in (out, *outside)):
         return None
     if any(pymath.prod(ctx.shape(v)) not in (n, 1) for v in outside):
         return None
