@@ -19,6 +19,8 @@ One model per int8 type holding every case, compiled once per form.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -174,10 +176,27 @@ def _model(t: T, producers: list[Producer]) -> Built:
     return Built(m, values, refs)
 
 
+#: the pass marking every quantised pair, however small (these models' are)
+FUSE_ALL = "nnc-fuse-epilogues{quant-add-min-elements=0}"
+
+
+@contextmanager
+def fusing_small_adds() -> Iterator[None]:
+    """The default pipeline with :data:`FUSE_ALL` for its nnc-fuse-epilogues."""
+    saved = passes_pipeline.DEFAULT_PIPELINE
+    passes_pipeline.DEFAULT_PIPELINE = tuple(FUSE_ALL if p == "nnc-fuse-epilogues" else p for p in saved)
+    try:
+        yield
+    finally:
+        passes_pipeline.DEFAULT_PIPELINE = saved
+
+
 @pytest.fixture(scope="module", params=[SIGNED, UNSIGNED], ids=["int8", "uint8"])
 def built(request) -> tuple[Built, nnc.Compilation, nnc.Compilation]:
     b = _model(request.param, [*PRODUCERS, FALLBACK])
-    return b, compile_without(b.model), compile_without(b.model, "nnc-fuse-epilogues")
+    with fusing_small_adds():
+        fused = compile_without(b.model)
+    return b, fused, compile_without(b.model, "nnc-fuse-epilogues")
 
 
 def test_fused_add_bit_identical_to_unfused(built) -> None:
@@ -200,13 +219,24 @@ def test_every_pair_is_marked_and_the_gemm_computes_the_add(built) -> None:
     runs off the GEMM."""
     b, _, _ = built
     module, _ = driver.shaped_module(b.model, driver.static_input_infos(b.model))
-    passes_pipeline.run_passes(module, ["nnc-fuse-epilogues"])
+    passes_pipeline.run_passes(module, [FUSE_ALL])
     text = str(module)
     n = len(PRODUCERS) + 1
     assert text.count(f"{{{PRODUCER_ATTR}}}") == n and text.count(f"{{{CONSUMER_ATTR}}}") == n
-    kernels = set(re.findall(r"define [^@]*@\"?(nnc_q8_\w*gemm\w*)", driver.lower(b.model, driver.static_input_infos(b.model)).llvm_ir))
+    with fusing_small_adds():
+        ir = driver.lower(b.model, driver.static_input_infos(b.model)).llvm_ir
+    kernels = set(re.findall(r"define [^@]*@\"?(nnc_q8_\w*gemm\w*)", ir))
     signed = b.model.operands[b.model.inputs[0]].type == SIGNED
     assert any(re.search(f"_add_{'s' if signed else 'u'}(_p1?2?)?$", k) for k in kernels)
+
+
+def test_small_pairs_stay_apart_by_default(built) -> None:
+    """Below ``QUANT_ADD_MIN_ELEMENTS`` (these models' pairs all are) the
+    default pass marks nothing: the standalone vector ADD runs them."""
+    b, _, _ = built
+    module, _ = driver.shaped_module(b.model, driver.static_input_infos(b.model))
+    passes_pipeline.run_passes(module, ["nnc-fuse-epilogues"])
+    assert PRODUCER_ATTR not in str(module)
 
 
 def _input_cases() -> list[tuple[int, int]]:

@@ -5,8 +5,9 @@
 // kernels of passes/kernels/q8_binary.py: Android's integer arithmetic in
 // int32 lanes, the operation's numbers read from a table at run time, so
 // every such operation of a model shares one kernel per kind and 8-bit
-// type.  The default target (AVX-512F) has 16 float32 lanes; a row's last
-// elements go through the same arithmetic one lane at a time.  A SUB (its
+// type.  The default target (AVX-512F) has 16 float32 lanes, and a step
+// takes 32 elements; a row's last elements take at most one step of each
+// narrower power of two (16, 8, 4, 2, 1).  A SUB (its
 // input multiplier negated) keeps the scalar loop, as do small tensors
 // (elementwise_q8.mlir).
 builtin.module {
@@ -18,11 +19,15 @@ builtin.module {
   // CHECK:           builtin.unrealized_conversion_cast %{{.*}}, %{{.*}}, %{{.*}}, %[[T]],
   // CHECK:           scf.for
   // CHECK:             scf.for
-  // CHECK:               vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
+  // CHECK:               vector.load %{{.*}} : memref<?xi8>, vector<32xi8>
+  // CHECK:               vector.load %{{.*}} : memref<?xi8>, vector<32xi8>
+  // CHECK:             scf.for
   // CHECK:               vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
   // CHECK:             scf.for
+  // CHECK:               vector.load %{{.*}} : memref<?xi8>, vector<8xi8>
+  // CHECK:             scf.for
   // CHECK:               vector.load %{{.*}} : memref<?xi8>, vector<1xi8>
-  // CHECK:         }{nnc.kernel = "nnc_q8_add_s_p1_16"}
+  // CHECK:         }{nnc.kernel = "nnc_q8_add_s_p1_32"}
   func.func @add_whole(%a: tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>, %b: tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.000000e-02 : f64, #builtin.int<-7>>>) -> tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 7.000000e-02 : f64, #builtin.int<-1>>> {
     %act = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
     %r = "nnapi.add"(%a, %b, %act) : (tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-02 : f64, #builtin.int<3>>>, tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.000000e-02 : f64, #builtin.int<-7>>>, i32) -> tensor<16x64x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 7.000000e-02 : f64, #builtin.int<-1>>>
@@ -37,8 +42,8 @@ builtin.module {
   // CHECK:         %[[COLS:.*]] = arith.constant 37 : index
   // CHECK:         scf.execute_region {
   // CHECK:           builtin.unrealized_conversion_cast %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ROWS]], %[[COLS]], %[[COLS]], %[[ZERO]] :
-  // CHECK:               arith.muli %{{.*}}, %{{.*}} : vector<16xi32>
-  // CHECK:         }{nnc.kernel = "nnc_q8_mul_u_16"}
+  // CHECK:               arith.muli %{{.*}}, %{{.*}} : vector<32xi32>
+  // CHECK:         }{nnc.kernel = "nnc_q8_mul_u_32"}
   func.func @mul_channels(%a: tensor<1x10x10x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>, %b: tensor<1x1x1x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>) -> tensor<1x10x10x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>> {
     %act = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
     %r = "nnapi.mul"(%a, %b, %act) : (tensor<1x10x10x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>, tensor<1x1x1x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>, i32) -> tensor<1x10x10x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>

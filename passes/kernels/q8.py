@@ -283,6 +283,20 @@ def rescale_params(iv: IVec, m: Value, right: Value) -> Rescale:
     return replace(p, m_even=even, m_odd=odd, half_word=half_word, one=iv.const(1, i64, h))
 
 
+def uniform_rescale_params(iv: IVec, m: Value, right: Value, w: int) -> Rescale:
+    """:func:`rescale_params` of one int32 multiplier ``m`` and shift
+    ``right`` (scalars) in all ``w`` lanes.  The even and odd lanes'
+    int64 multiplier is ``m`` sign-extended, then splat: LLVM then knows it
+    is a sign-extended 32-bit value and multiplies with ``vpmuldq``, where
+    from the halves of a splat of int32 lanes it multiplied the odd lanes
+    in full 64 bits (three ``vpmuludq`` and their shifts)."""
+    p = rescale_params(iv, iv.splat(m, w), iv.splat(right, w))
+    if p.m_even is None:
+        return p
+    m64 = iv.splat(iv.e.op(arith.ExtSIOp(m, i64)), w // 2)
+    return replace(p, m_even=m64, m_odd=m64)
+
+
 def _halves(iv: IVec, x: Value, half_word: Value) -> tuple[Value, Value]:
     """The even and odd int32 lanes of ``x`` sign-extended to int64, in
     place (each pair of lanes read as one int64): what ``vpmuldq``
@@ -463,10 +477,12 @@ class AddLanes:
 def add_params_of(iv: IVec, table: Value, w: int) -> AddLanes:
     """The parameters of :func:`add_table` at ``table``, each splat to ``w`` lanes."""
     e = iv.e
-    s = [iv.splat(e.load(table, [e.index(k)]), w) for k in range(21)]
+    scalars = [e.load(table, [e.index(k)]) for k in range(21)]
+    s = [iv.splat(v, w) for v in scalars]
     sign = iv.const(31, i32, w)
-    mo, ro, zo, lo, hi = s[16:]
-    return AddLanes(_input_of(s[:8], sign), _input_of(s[8:16], sign), rescale_params(iv, mo, ro), zo, lo, hi)
+    zo, lo, hi = s[18:]
+    out_scale = uniform_rescale_params(iv, scalars[16], scalars[17], w)
+    return AddLanes(_input_of(s[:8], sign), _input_of(s[8:16], sign), out_scale, zo, lo, hi)
 
 
 def _input_of(row: list[Value], sign: Value) -> InputLanes:

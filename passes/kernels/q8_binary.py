@@ -17,9 +17,9 @@ A call computes ``rows`` rows of ``cols`` elements: row ``r`` of the output
 at ``o_base + r * cols``, of the inputs at ``a_base + r * a_rs`` and
 ``b_base + r * b_rs``.  A row stride of 0 broadcasts one row (a per-channel
 operand, as in squeeze-and-excitation's MUL); equal shapes are one row.
-The vector lanes are the float32 lanes of the target; a row's last
-``cols mod lanes`` elements go through the same arithmetic one lane at a
-time.
+A step takes twice the target's float32 lanes (two registers' worth of
+independent work per step); a row's last ``cols mod lanes`` elements take
+at most one step of each narrower power of two.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from nnc.passes.kernels.q8 import (
     add_params_of,
     add_table,
     rescale,
-    rescale_params,
+    uniform_rescale_params,
     value_lanes,
 )
 from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, kernel, parallel_each
@@ -86,8 +86,9 @@ class MulLanes:
 def mul_params_of(iv: IVec, table: Value, w: int) -> MulLanes:
     """:func:`mul_table`'s entries at ``table``, each splat to ``w`` lanes."""
     e = iv.e
-    off1, off2, m, right, zp, lo, hi = (iv.splat(e.load(table, [e.index(k)]), w) for k in range(7))
-    return MulLanes(off1, off2, rescale_params(iv, m, right), zp, lo, hi)
+    scalars = [e.load(table, [e.index(k)]) for k in range(7)]
+    off1, off2, _, _, zp, lo, hi = (iv.splat(v, w) for v in scalars)
+    return MulLanes(off1, off2, uniform_rescale_params(iv, scalars[2], scalars[3], w), zp, lo, hi)
 
 
 def mul_lanes(iv: IVec, a: Value, b: Value, p: MulLanes) -> Value:
@@ -119,24 +120,27 @@ def binary_kernel(p: AddParams | MulParams, unsigned: bool, lanes: int) -> tuple
     def body(e: Emitter, args: list[Value]) -> None:
         a, b, out, table, a_base, b_base, o_base, rows, cols, a_rs, b_rs = args
         iv = IVec(e)
-        wide, one = params(iv, table, lanes), params(iv, table, 1)
-        full = e.sub(cols, e.rem(cols, e.index(lanes)))
+        steps = [lanes >> k for k in range(lanes.bit_length()) if lanes >> k]  # lanes, lanes / 2, ..., 1
+        lanes_of = {w: params(iv, table, w) for w in steps}
+        ends = [e.sub(cols, e.rem(cols, e.index(w))) for w in steps]  # each step's last element
 
         def row(e2: Emitter, r: IndexOrInt) -> None:
             v = Vec(e2)
             at = (v.ix(a_base, (r, a_rs)), v.ix(b_base, (r, b_rs)), v.ix(o_base, (r, cols)))
 
-            def step(w: int, q: AddLanes | MulLanes) -> Callable[[Emitter, IndexOrInt], None]:
+            def step(w: int) -> Callable[[Emitter, IndexOrInt], None]:
                 def go(e3: Emitter, i: IndexOrInt) -> None:
                     iv3, v3 = IVec(e3), Vec(e3)
                     x = value_lanes(iv3, iv3.load(a, v3.ix(at[0], i), i8, w), unsigned)
                     y = value_lanes(iv3, iv3.load(b, v3.ix(at[1], i), i8, w), unsigned)
-                    iv3.store(iv3.trunc(compute(iv3, x, y, q), i8), out, v3.ix(at[2], i))
+                    iv3.store(iv3.trunc(compute(iv3, x, y, lanes_of[w]), i8), out, v3.ix(at[2], i))
 
                 return go
 
-            each(e2, 0, full, lanes, step(lanes, wide))
-            each(e2, full, cols, 1, step(1, one))
+            start: IndexOrInt = 0
+            for w, end in zip(steps, ends):  # after the whole vectors at most one of each narrower width
+                each(e2, start, end, w, step(w))
+                start = end
 
         each(e, 0, rows, 1, row)
 
@@ -149,7 +153,7 @@ def binary(ctx: LoweringContext, p: AddParams | MulParams, unsigned: bool, a: Va
     (see the module doc): rows in parallel, in pieces of about
     :data:`CHUNK` elements; a single long row (both inputs whole) is cut
     into rows of :data:`CHUNK` and the rest."""
-    name, body = binary_kernel(p, unsigned, ctx.tiles.lanes)
+    name, body = binary_kernel(p, unsigned, 2 * ctx.tiles.lanes)
     table = ctx.flat(ctx.packed_constant(add_table(p) if isinstance(p, AddParams) else mul_table(p), i32))
     bufs = (a, b, out, table)
     if rows == 1 and cols > CHUNK:
