@@ -6,8 +6,9 @@ From an nnapi module with static input shapes to the llvm dialect:
 2. ``nnc-fold-quantize-pairs``  DEQUANTIZE -> QUANTIZE of one scale -> the
                                 quantised values (identity or zero-point shift)
 3. ``nnc-fuse-epilogues``       marks element-wise consumers (residual ADD,
-                                float32 and int8; RELU) that FULLY_CONNECTED /
-                                CONV_2D compute in their kernels' epilogue
+                                RELU; the int8 residual ADD with an option) that
+                                FULLY_CONNECTED / CONV_2D compute in their
+                                kernels' epilogue
 4. ``nnc-fuse-elementwise``     marks groups of float32 element-wise operations
                                 lowered as one loop (no intermediate tensors)
 5. ``nnc-concat-in-place``      marks CONCATENATION inputs whose producers write

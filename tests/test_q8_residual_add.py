@@ -176,8 +176,8 @@ def _model(t: T, producers: list[Producer]) -> Built:
     return Built(m, values, refs)
 
 
-#: the pass marking every quantised pair, however small (these models' are)
-FUSE_ALL = "nnc-fuse-epilogues{quant-add-min-elements=0}"
+#: the pass with its quantised rule (off by default)
+FUSE_ALL = "nnc-fuse-epilogues{fuse-quant-adds=true}"
 
 
 @contextmanager
@@ -230,9 +230,9 @@ def test_every_pair_is_marked_and_the_gemm_computes_the_add(built) -> None:
     assert any(re.search(f"_add_{'s' if signed else 'u'}(_p1?2?)?$", k) for k in kernels)
 
 
-def test_small_pairs_stay_apart_by_default(built) -> None:
-    """Below ``QUANT_ADD_MIN_ELEMENTS`` (these models' pairs all are) the
-    default pass marks nothing: the standalone vector ADD runs them."""
+def test_quantised_pairs_stay_apart_by_default(built) -> None:
+    """Without ``fuse-quant-adds`` the pass marks no quantised pair: the
+    standalone vector ADD runs them."""
     b, _, _ = built
     module, _ = driver.shaped_module(b.model, driver.static_input_infos(b.model))
     passes_pipeline.run_passes(module, ["nnc-fuse-epilogues"])

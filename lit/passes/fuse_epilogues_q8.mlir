@@ -1,10 +1,10 @@
-// RUN: nnc-opt %s -p 'nnc-fuse-epilogues{quant-add-min-elements=0}' | filecheck %s
+// RUN: nnc-opt %s -p 'nnc-fuse-epilogues{fuse-quant-adds=true}' | filecheck %s
 
 // nnc-fuse-epilogues marks a quantised CONV_2D / FULLY_CONNECTED with a
 // constant filter (the int8 GEMM's) and the ADD of a residual reading its
 // result: the input, the output, the residual and the sum of one 8-bit type
-// and shape, their scales and zero points free.  (The option marks these
-// small pairs, which the default leaves apart: fuse_epilogues_q8_small.mlir.)
+// and shape, their scales and zero points free, with the option
+// fuse-quant-adds (the default leaves them apart: fuse_epilogues_q8_default.mlir).
 builtin.module {
   // A 1x1 CONV_2D (RELU6) -> ADD(residual, ., RELU), int8: fused.
   func.func @conv_residual(%x: tensor<1x4x4x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>, %r: tensor<1x4x4x16x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.500000e-01 : f64, #builtin.int<4>>>) -> tensor<1x4x4x16x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 7.500000e-01 : f64, #builtin.int<-3>>> {

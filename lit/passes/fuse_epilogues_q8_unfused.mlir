@@ -1,4 +1,4 @@
-// RUN: nnc-opt %s -p 'nnc-fuse-epilogues{quant-add-min-elements=0}' | filecheck %s
+// RUN: nnc-opt %s -p 'nnc-fuse-epilogues{fuse-quant-adds=true}' | filecheck %s
 
 // Quantised pairs nnc-fuse-epilogues leaves apart: an ADD that broadcasts
 // the residual, a residual computed after the producer, a producer whose
