@@ -131,3 +131,52 @@ def test_other_operations_keep_the_scalar_loop() -> None:
         m, _ = _model(op, t, SCALES[0], sa, sb, FuseCode.NONE)
         ir = driver.lower(m, driver.static_input_infos(m)).llvm_ir
         assert "nnc_q8_add_" not in ir and "nnc_q8_mul_" not in ir and "nnc_q8_sub" not in ir, op
+
+
+# -- quantised SOFTMAX of short rows ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("t", list(TYPES))
+@pytest.mark.parametrize("shape", [[1, 16, 16, 4], [3, 7], [5, 2], [6, 8]])
+def test_short_softmax_rows_match_the_reduction_loops(t: T, shape: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quantised SOFTMAX along rows of at most ``SHORT_ROW`` elements is one
+    loop over the rows (``normalization._softmax_q8_short_rows``): the same
+    bits as the reduction loops it replaces (``SHORT_ROW`` 0), on random
+    values and on rows of one repeated value and of the extremes."""
+    from nnc.passes.lowering import normalization
+
+    dtype = TYPES[t]
+    info = np.iinfo(dtype)
+    m = nnc.Model()
+    x = m.add_operand(t, shape, 0.07, 3 if dtype is np.int8 else 131)
+    beta = m.add_operand(T.FLOAT32)
+    m.set_operand_value(beta, np.float32(1.3))
+    out = m.add_operand(t, shape, 1 / 256, -128 if dtype is np.int8 else 0)
+    m.add_operation(Op.SOFTMAX, [x, beta], [out])
+    m.identify_inputs_and_outputs([x], [out])
+    m.finish()
+    rng = np.random.default_rng(11)
+    data = rng.integers(info.min, info.max + 1, shape, dtype=dtype)
+    flat = data.reshape(-1, shape[-1])
+    flat[0] = info.min
+    flat[1 % len(flat)] = info.max
+    flat[-1, ::2] = info.min
+    flat[-1, 1::2] = info.max
+    lowered = driver.lower(m, driver.static_input_infos(m)).llvm_ir
+    short = _run_one(m, data, dtype)
+    monkeypatch.setattr(normalization, "SHORT_ROW", 0)
+    driver._CACHE.clear()
+    assert driver.lower(m, driver.static_input_infos(m)).llvm_ir != lowered  # the other path
+    np.testing.assert_array_equal(short, _run_one(m, data, dtype))
+    driver._CACHE.clear()
+
+
+def _run_one(m: nnc.Model, x: np.ndarray, dtype: type) -> np.ndarray:
+    c = nnc.Compilation(m)
+    c.finish()
+    ex = nnc.Execution(c)
+    out = np.zeros(x.shape, dtype)
+    ex.set_input(0, x)
+    ex.set_output(0, out)
+    ex.compute()
+    return out

@@ -38,7 +38,13 @@ builtin.module {
   // is exp(0) = INT32_MAX), the row max, the sum of the entries rescaled to
   // Q12.19, the per-row reciprocal and exponent, then one generic writing
   // RoundingDivideByPOT(reciprocal * exp, exponent) clamped to [0, 255].
-  func.func @softmax_q8(%x: tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>) -> tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>> {
+  func.func @softmax_q8(%x: tensor<2x9x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>) -> tensor<2x9x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>> {
+    %beta = "nnapi.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> f32
+    %r = "nnapi.softmax"(%x, %beta) : (tensor<2x9x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>, f32) -> tensor<2x9x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>
+    func.return %r : tensor<2x9x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>
+  }
+
+  func.func @softmax_q8_short(%x: tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>) -> tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>> {
     %beta = "nnapi.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> f32
     %r = "nnapi.softmax"(%x, %beta) : (tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<128>>>, f32) -> tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>
     func.return %r : tensor<2x5x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>
@@ -119,14 +125,14 @@ builtin.module {
 // The table is a constant: entry 0 is 2147483647 (little-endian 0xFFFFFF7F).
 // CHECK:       "memref.global"() <{sym_name = "[[TABLE_SYM:__nnc_const_softmax_q8_[0-9]+]]", type = memref<256xi32>, initial_value = dense<"0xFFFFFF7F{{[0-9A-F]*}}"> : tensor<256xi32>
 // CHECK-LABEL: func.func @softmax_q8(
-// CHECK-SAME:    %[[X:.*]]: memref<2x5xi8>, %[[OUT:.*]]: memref<2x5xi8>
+// CHECK-SAME:    %[[X:.*]]: memref<2x9xi8>, %[[OUT:.*]]: memref<2x9xi8>
 // CHECK:         %[[TABLE:.*]] = memref.get_global @[[TABLE_SYM]] : memref<256xi32>
 // CHECK:         %[[MAX:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : memref<2x5xi8>) outs(%[[MAX]] : memref<2x1xi32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : memref<2x9xi8>) outs(%[[MAX]] : memref<2x1xi32>)
 // CHECK:           arith.extui %{{.*}} : i8 to i32
 // CHECK:           arith.maxsi
 // CHECK:         %[[SUM:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MAX]] : memref<2x5xi8>, memref<2x1xi32>) outs(%[[SUM]] : memref<2x1xi32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MAX]] : memref<2x9xi8>, memref<2x1xi32>) outs(%[[SUM]] : memref<2x1xi32>)
 // CHECK:           memref.load %[[TABLE]]
 // CHECK:           arith.shrsi %{{.*}}, %{{.*}} : i32
 // CHECK:         %[[SCALE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1xi32>
@@ -134,11 +140,24 @@ builtin.module {
 // CHECK:         linalg.generic {{.*}} ins(%[[SUM]] : memref<2x1xi32>) outs(%[[SCALE]], %[[EXP]] : memref<2x1xi32>, memref<2x1xi32>)
 // CHECK:           arith.cmpi ult
 // CHECK:           arith.shli
-// CHECK:         linalg.generic {{.*}} ins(%[[X]], %[[MAX]], %[[SCALE]], %[[EXP]] : memref<2x5xi8>, memref<2x1xi32>, memref<2x1xi32>, memref<2x1xi32>) outs(%[[OUT]] : memref<2x5xi8>)
+// CHECK:         linalg.generic {{.*}} ins(%[[X]], %[[MAX]], %[[SCALE]], %[[EXP]] : memref<2x9xi8>, memref<2x1xi32>, memref<2x1xi32>, memref<2x1xi32>) outs(%[[OUT]] : memref<2x9xi8>)
 // CHECK:           memref.load %[[TABLE]]
 // CHECK:           arith.shrsi %{{.*}}, %{{.*}} : i64
 // CHECK:           arith.constant 255 : i32
 // CHECK:           arith.trunci %{{.*}} : i32 to i8
+
+// Rows of at most 8 (SHORT_ROW): one loop over the rows, each row's five
+// elements separate operands of the same buffers; the maximum, the exps,
+// their sum, the row's reciprocal and the five outputs in one body.
+// CHECK-LABEL: func.func @softmax_q8_short(
+// CHECK-SAME:    %[[X:.*]]: memref<2x5xi8>, %[[OUT:.*]]: memref<2x5xi8>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0, 0)>, affine_map<(d0) -> (d0, 1)>, affine_map<(d0) -> (d0, 2)>, affine_map<(d0) -> (d0, 3)>, affine_map<(d0) -> (d0, 4)>, affine_map<(d0) -> (d0, 0)>, affine_map<(d0) -> (d0, 1)>, affine_map<(d0) -> (d0, 2)>, affine_map<(d0) -> (d0, 3)>, affine_map<(d0) -> (d0, 4)>], iterator_types = ["parallel"]} ins(%[[X]], %[[X]], %[[X]], %[[X]], %[[X]] : {{.*}}) outs(%[[OUT]], %[[OUT]], %[[OUT]], %[[OUT]], %[[OUT]] : {{.*}})
+// CHECK-COUNT-5:   arith.maxsi
+// CHECK-COUNT-5:   memref.load %{{.*}} : memref<256xi32>
+// CHECK:           arith.cmpi ult
+// CHECK-COUNT-5:   arith.trunci %{{.*}} : i32 to i8
+// CHECK-NEXT:      linalg.yield
 
 // CHECK-LABEL: func.func @l2_q8(
 // CHECK-SAME:    %[[X:.*]]: memref<2x3xi8>, %[[OUT:.*]]: memref<2x3xi8>

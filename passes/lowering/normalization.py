@@ -29,7 +29,9 @@ fixed point, see :mod:`nnc.passes.lowering.quant`):
   after normalising by the leading zeros, then per element
   ``RoundingDivideByPOT(reciprocal * exp, num_bits_over_unit + 23)``
   (minus 128 for int8).  The output quantisation is fixed at 1/256 and 0
-  (-128 signed).
+  (-128 signed).  Along the last axis, rows of at most :data:`SHORT_ROW`
+  elements (a segmentation's classes) are one loop over the rows doing all
+  of that per row (:func:`_softmax_q8_short_rows`).
 * L2_NORMALIZATION: per row the sum of squared centred values and tflite's
   ``GetInvSqrtQuantizedMultiplierExp`` (Newton-Raphson in Q3.28), then
   ``MultiplyByQuantizedMultiplierSmallerThanOneExp(128 * v, m, shift)``
@@ -53,7 +55,7 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32, i32, i64
 from xdsl.ir import Attribute
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap
 
 from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.operands import normalize_axis
@@ -69,6 +71,7 @@ from nnc.passes.lowering.base import (
     affine_map,
     identity_map,
     lowering,
+    plain,
 )
 
 #: Android's L2_NORMALIZATION lower bound on the norm
@@ -274,6 +277,8 @@ def local_response_normalization(ctx: LoweringContext) -> None:
 
 # -- quantised SOFTMAX and L2_NORMALIZATION ------------------------------------------------------
 
+#: the longest rows of quantised SOFTMAX lowered row by row (:func:`_softmax_q8_short_rows`)
+SHORT_ROW = 8
 #: Q5.26 input of exp() and Q12.19 accumulator of softmaxQuant8Impl
 _SCALED_DIFF_INTEGER_BITS = 5
 _ACCUMULATION_INTEGER_BITS = 12
@@ -343,13 +348,14 @@ def softmax_quant(ctx: LoweringContext) -> None:
     shape = ctx.shape(x)
     rank = len(shape)
     qmin, qmax = q.QRANGE[t]
-    out_offset = 0 if t == T.TENSOR_QUANT8_ASYMM else -128
     multiplier, left_shift, diff_min = softmax_quant_params(ctx.call)
     full, red = identity_map(rank), reduced_map(rank, axis)
     rshape = reduced_shape(shape, axis)
 
     # exp table, indexed by max - q: a constant (not 256 stores to compile)
     table = ctx.constant(np.array(softmax_exp_table(multiplier, left_shift, diff_min), np.int32), i32)
+    if _softmax_q8_short_rows(ctx, table, t):
+        return
 
     mx = reduce_axis(ctx, x, axis, qmin, lambda e, acc, v: e.max(acc, q.load_q(e, v, t)), elem=i32)
 
@@ -370,27 +376,70 @@ def softmax_quant(ctx: LoweringContext) -> None:
     # per row: shifted_scale = 1 / (1 + shifted_sum_minus_one) and the final exponent
     scale_buf = ctx.alloc(rshape, i32)
     exp_buf = ctx.alloc(rshape, i32)
-
-    def row(e: Emitter, a: Sequence[Value], idx) -> list[Value]:
-        s = a[0]
-        headroom_plus_one = _clz32(e, s)
-        num_bits_over_unit = e.sub(e.i32(_ACCUMULATION_INTEGER_BITS), headroom_plus_one)
-        # (uint32(s) << headroom_plus_one) - (1u << 31), as int32
-        shifted_sum_minus_one = e.add(_shl_var(e, s, headroom_plus_one), e.i32(q.INT32_MIN))
-        shifted_scale = q.ssa(q.one_over_one_plus_x_for_x_in_0_1(q.IR(e), shifted_sum_minus_one))
-        return [shifted_scale, e.add(num_bits_over_unit, e.i32(31 - 8))]
-
     ident = identity_map(rank)
-    ctx.generic(rshape, [(total, ident)], [(scale_buf, ident), (exp_buf, ident)], row)
+    ctx.generic(rshape, [(total, ident)], [(scale_buf, ident), (exp_buf, ident)], lambda e, a, idx: list(_row_scale(e, a[0])))
 
     def body(e: Emitter, a: Sequence[Value], idx) -> list[Value]:
         v, m, shifted_scale, exponent = a[:4]
-        r = _rdbpot_var(e, q.IR(e).srdhm(shifted_scale, lookup(e, v, m)), exponent)
-        if out_offset:
-            r = e.add(r, e.i32(out_offset))
-        return [q.store_q(e, r, t, qmin, qmax)]
+        return [_softmax_q8_output(e, lookup(e, v, m), shifted_scale, exponent, t)]
 
     ctx.generic(shape, [(x, full), (mx, red), (scale_buf, red), (exp_buf, red)], [(out, full)], body)
+
+
+def _row_scale(e: Emitter, s: Value) -> tuple[Value, Value]:
+    """A row's ``(shifted_scale, exponent)`` from its sum of exps (Q12.19):
+    ``1 / (1 + shifted_sum_minus_one)`` after normalising by the leading
+    zeros, and the final rounding division's exponent."""
+    headroom_plus_one = _clz32(e, s)
+    num_bits_over_unit = e.sub(e.i32(_ACCUMULATION_INTEGER_BITS), headroom_plus_one)
+    # (uint32(s) << headroom_plus_one) - (1u << 31), as int32
+    shifted_sum_minus_one = e.add(_shl_var(e, s, headroom_plus_one), e.i32(q.INT32_MIN))
+    shifted_scale = q.ssa(q.one_over_one_plus_x_for_x_in_0_1(q.IR(e), shifted_sum_minus_one))
+    return shifted_scale, e.add(num_bits_over_unit, e.i32(31 - 8))
+
+
+def _softmax_q8_output(e: Emitter, exp: Value, shifted_scale: Value, exponent: Value, t: T) -> Value:
+    """One stored output of quantised SOFTMAX from its exp (Q0.31) and its
+    row's :func:`_row_scale`."""
+    qmin, qmax = q.QRANGE[t]
+    r = _rdbpot_var(e, q.IR(e).srdhm(shifted_scale, exp), exponent)
+    if t != T.TENSOR_QUANT8_ASYMM:
+        r = e.add(r, e.i32(-128))
+    return q.store_q(e, r, t, qmin, qmax)
+
+
+def _softmax_q8_short_rows(ctx: LoweringContext, table: Value, t: T) -> bool:
+    """Quantised SOFTMAX along the last axis of at most
+    :data:`SHORT_ROW` elements (a segmentation's classes) as one loop over
+    the rows, each row's elements read and written as separate operands:
+    the same operations per row as the reduction loops, so the same
+    results, but with the rows, not a handful of elements, as the loop LLVM
+    vectorises (the per-row reciprocal, dozens of operations, then runs
+    lane by lane across rows).  False (nothing emitted) for other shapes."""
+    x, out = ctx.input(0), ctx.output()
+    shape = ctx.shape(x)
+    n = shape[-1]
+    if axis_param(ctx, 2) != len(shape) - 1 or not 2 <= n <= SHORT_ROW or not plain(x) or not plain(out):
+        return False
+    rows = prod(shape) // n
+    xv, ov = ctx.reshaped(x, [rows, n]), ctx.reshaped(out, [rows, n])
+    column = [AffineMap(1, 0, (AffineExpr.dimension(0), AffineExpr.constant(c))) for c in range(n)]
+    qmin = q.QRANGE[t][0]
+
+    def body(e: Emitter, a: Sequence[Value], idx) -> list[Value]:
+        vals = [q.load_q(e, v, t) for v in a[:n]]
+        m = e.i32(qmin)
+        for v in vals:
+            m = e.max(m, v)
+        exps = [e.load(table, [e.index_cast(e.sub(m, v))]) for v in vals]
+        total = e.i32(0)
+        for x_exp in exps:
+            total = e.add(total, q.IR(e).rdbpot(x_exp, _ACCUMULATION_INTEGER_BITS))
+        shifted_scale, exponent = _row_scale(e, total)
+        return [_softmax_q8_output(e, x_exp, shifted_scale, exponent, t) for x_exp in exps]
+
+    ctx.generic([rows], [(xv, cmap) for cmap in column], [(ov, cmap) for cmap in column], body)
+    return True
 
 
 def _inv_sqrt_quantized_multiplier_exp(e: Emitter, x: Value) -> tuple[Value, Value]:
