@@ -1,7 +1,10 @@
 """Lowerings of RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
 
-Both compute their source coordinates in float32 in the body of a generic over
-the output and read with ``memref.load`` (a gather).
+RESIZE_NEAREST_NEIGHBOR computes its source coordinates in float32 in the
+body of a generic over the output; RESIZE_BILINEAR reads them from tables
+made at compile time with the same float32 arithmetic
+(:func:`source_coords`).  Both read the input with ``memref.load`` (a
+gather).
 RESIZE_NEAREST_NEIGHBOR copies the element tflite's ``GetNearestNeighbor``
 picks.  RESIZE_BILINEAR interpolates in float32; for quantised tensors it
 interpolates the stored integers and rounds to nearest, halves up: the
@@ -80,21 +83,21 @@ def _resize_scale(in_size: int, out_size: int, align_corners: bool) -> float:
     return float(np.float32(in_size) / np.float32(out_size))
 
 
-def _source_coord(e: Emitter, i: Value, scale: float, half_pixel: bool, size: int):
-    """Android's (tflite's) ComputeInterpolationValues for output index ``i``:
-    the float source coordinate, its clamped floor and ceil (as indices) and the
-    fraction ``coord - floor``."""
-    v = e.to_float(i, f32)
+def source_coords(out_size: int, in_size: int, scale: float, half_pixel: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Android's (tflite's) ComputeInterpolationValues for every output
+    index, in float32 as the reference computes it: the clamped floor and
+    ceil of the source coordinate and the fraction ``coord - floor`` (each
+    operation one IEEE single rounding, as the code would do it per
+    element)."""
+    f = np.float32
+    v = np.arange(out_size, dtype=f)
     if half_pixel:
-        v = e.sub(e.mul(e.add(v, e.f32(0.5)), e.f32(scale)), e.f32(0.5))
+        v = (v + f(0.5)) * f(scale) - f(0.5)
     else:
-        v = e.mul(v, e.f32(scale))
-    lo = e.max(e.to_int(e.floor(v), i32), e.i32(0))
-    lo = e.min(lo, e.i32(size - 1))  # never taken for valid shapes; keeps the load in bounds
-    hi = e.min(e.to_int(e.op(math.CeilOp(v)), i32), e.i32(size - 1))
-    hi = e.max(hi, e.i32(0))
-    frac = e.sub(v, e.to_float(lo, f32))
-    return e.index_cast(lo), e.index_cast(hi), frac
+        v = v * f(scale)
+    lo = np.minimum(np.maximum(np.floor(v).astype(np.int32), 0), in_size - 1)
+    hi = np.maximum(np.minimum(np.ceil(v).astype(np.int32), in_size - 1), 0)
+    return lo, hi, (v - lo.astype(f)).astype(f)
 
 
 @lowering(Op.RESIZE_BILINEAR)
@@ -118,10 +121,21 @@ def resize_bilinear(ctx: LoweringContext) -> None:
     t = ctx.info(0).type
     quantised = t in QUANT8
 
+    # The source rows and columns of every output row and column (their
+    # indices and fractions) as constant tables, made at compile time with
+    # the reference's float32 arithmetic: the loop body reads them instead
+    # of recomputing them for every element.
+    rows = [ctx.constant(a, i32 if a.dtype == np.int32 else f32) for a in source_coords(out_h, in_h, h_scale, half_pixel)]
+    cols = [ctx.constant(a, i32 if a.dtype == np.int32 else f32) for a in source_coords(out_w, in_w, w_scale, half_pixel)]
+
+    def coords(e: Emitter, tables: list[Value], i: Value) -> tuple[Value, Value, Value]:
+        lo, hi, frac = (e.load(tab, [i]) for tab in tables)
+        return e.index_cast(lo), e.index_cast(hi), frac
+
     def body(e: Emitter, args: Sequence[Value], idx: Sequence[Value]) -> list[Value]:
         b, oy, ox, c = split_nhwc(idx, nchw)
-        y0, y1, dy = _source_coord(e, oy, h_scale, half_pixel, in_h)
-        x0, x1, dx = _source_coord(e, ox, w_scale, half_pixel, in_w)
+        y0, y1, dy = coords(e, rows, oy)
+        x0, x1, dx = coords(e, cols, ox)
         one = e.f32(1.0)
         ry, rx = e.sub(one, dy), e.sub(one, dx)
 
