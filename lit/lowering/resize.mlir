@@ -3,7 +3,9 @@
 // The resize operations (passes/lowering/resize.py).
 builtin.module {
   // RESIZE_BILINEAR with half-pixel centers: (y + 0.5) * scale - 0.5, with
-  // scale = 2/3 in float32, floor/ceil clamped to the input, four loads.
+  // scale = 2/3 in float32, floor/ceil clamped to the input, computed at
+  // compile time for every output row and column (one set of tables here:
+  // both axes resize 2 -> 3), read by the loop body; four loads.
   func.func @resize_bilinear(%a: tensor<1x2x2x1xf32>) -> tensor<1x3x3x1xf32> {
     %w = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
     %h = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
@@ -31,18 +33,20 @@ builtin.module {
   }
 }
 
+// CHECK:       "memref.global"() <{sym_name = "[[LO:__nnc_const_resize_bilinear_[0-9]+]]", type = memref<3xi32>, initial_value = dense<[0, 0, 1]>
+// CHECK-NEXT:  "memref.global"() <{sym_name = "[[HI:__nnc_const_resize_bilinear_[0-9]+]]", type = memref<3xi32>, initial_value = dense<[0, 1, 1]>
+// CHECK-NEXT:  "memref.global"() <{sym_name = "[[FRAC:__nnc_const_resize_bilinear_[0-9]+]]", type = memref<3xf32>, initial_value = dense<[-0.166666657, 5.000000e-01, 0.166666746]>
 // CHECK-LABEL: func.func @resize_bilinear(
 // CHECK-SAME:    %[[IN:[0-9]+]]: memref<1x2x2x1xf32>, %[[OUT:[0-9]+]]: memref<1x3x3x1xf32>
+// CHECK:         %[[TLO:.*]] = memref.get_global @[[LO]]
+// CHECK:         %[[THI:.*]] = memref.get_global @[[HI]]
+// CHECK:         %[[TFRAC:.*]] = memref.get_global @[[FRAC]]
+// CHECK-NOT:     memref.get_global
 // CHECK:         linalg.generic {{.*}} outs(%[[OUT]] : memref<1x3x3x1xf32>)
-// CHECK:           arith.constant 5.000000e-01 : f32
-// CHECK:           arith.addf
-// CHECK:           arith.constant 0.666666687 : f32
-// CHECK:           arith.mulf
-// CHECK:           arith.subf
-// CHECK:           math.floor
-// CHECK:           arith.maxsi
-// CHECK:           math.ceil
-// CHECK:           arith.minsi
+// CHECK:           memref.load %[[TLO]]
+// CHECK:           memref.load %[[THI]]
+// CHECK:           memref.load %[[TFRAC]]
+// CHECK-NOT:       math.floor
 // CHECK-COUNT-4:   memref.load %[[IN]]
 // CHECK:           linalg.yield
 
