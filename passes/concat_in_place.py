@@ -46,13 +46,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
-from nnc.dialects.nnapi import SUBGRAPH_ATTR
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.passes.fold_quantize_pairs import ELIDED_ATTR
+from nnc.passes.graph import graph_functions, require_static_shapes
 
 #: the positions of a CONCATENATION's inputs their producers write in place
 IN_PLACE_ATTR = "nnc.concat_in_place"
@@ -89,17 +88,6 @@ def _axis(concat: nnapi.NNAPIOperation) -> int | None:
     if len(values) != 1 or not -rank <= int(values[0]) < rank:
         return None
     return int(values[0]) % rank
-
-
-def _check_static(op: nnapi.NNAPIOperation) -> None:
-    """The rule compares shapes: they must all be known."""
-    for v in (*op.args, *op.outs):
-        t = v.type
-        if isinstance(t, TensorType) and not all(d >= 0 for d in t.get_shape()):
-            raise PassFailedException(
-                f"nnc-concat-in-place: {op.SPEC.type.name} has a tensor of unknown shape {t} "
-                "(run nnapi-shape-inference first)"
-            )
 
 
 def contiguous(concat: nnapi.NNAPIOperation) -> bool:
@@ -165,13 +153,11 @@ class ConcatInPlacePass(ModulePass):
     name = "nnc-concat-in-place"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if not isinstance(fn, func.FuncOp) or fn.is_declaration or SUBGRAPH_ATTR in fn.attributes:
-                continue
+        for fn in graph_functions(op):
             for concat in fn.body.block.ops:
                 if not isinstance(concat, nnapi.NNAPIOperation) or concat.SPEC.type != Op.CONCATENATION:
                     continue
-                _check_static(concat)
+                require_static_shapes(concat, self.name)
                 positions = in_place_inputs(concat)
                 if positions:
                     concat.attributes[IN_PLACE_ATTR] = DenseArrayBase.from_list(i64, positions)

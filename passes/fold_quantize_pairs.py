@@ -50,18 +50,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
-from nnc.dialects.nnapi import SUBGRAPH_ATTR
 from nnc.enums import OperandType as T
 from nnc.enums import OperationType as Op
 from nnc.operand_types import OperandInfo
+from nnc.passes.graph import graph_functions, require_static_shapes
 
 #: unit attribute of an operation left computing nothing: its inputs are
 #: ``nnapi.no_value``, its results are read by nothing; lowered as nothing
@@ -117,17 +115,6 @@ def _info(v: SSAValue) -> OperandInfo | None:
     if not all(d >= 0 for d in t.get_shape()):
         return None
     return nnapi.from_xdsl_type(t)
-
-
-def _check_static(op: nnapi.NNAPIOperation) -> None:
-    """The rule compares types and shapes: they must all be known."""
-    for v in (*op.args, *op.outs):
-        t = v.type
-        if isinstance(t, TensorType) and not all(d >= 0 for d in t.get_shape()):
-            raise PassFailedException(
-                f"nnc-fold-quantize-pairs: {op.SPEC.type.name} has a tensor of unknown shape {t} "
-                "(run nnapi-shape-inference first)"
-            )
 
 
 def quantize_pair(dequantize: nnapi.NNAPIOperation) -> QuantizePair | None:
@@ -204,14 +191,12 @@ class FoldQuantizePairsPass(ModulePass):
     name = "nnc-fold-quantize-pairs"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if not isinstance(fn, func.FuncOp) or fn.is_declaration or SUBGRAPH_ATTR in fn.attributes:
-                continue
+        for fn in graph_functions(op):
             for d in list(fn.body.block.ops):
                 if _kind(d) != Op.DEQUANTIZE:
                     continue
                 assert isinstance(d, nnapi.NNAPIOperation)
-                _check_static(d)
+                require_static_shapes(d, self.name)
                 pair = quantize_pair(d)
                 if pair is not None:
                     fold(pair)

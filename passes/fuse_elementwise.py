@@ -46,16 +46,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import IntAttr, ModuleOp, TensorType, UnitAttr, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
-from nnc.dialects.nnapi import SUBGRAPH_ATTR
 from nnc.enums import OperationType as Op
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR
+from nnc.passes.graph import graph_functions, require_static_shapes
 
 #: the group number of every member of a fused group
 GROUP_ATTR = "nnc.fused_group"
@@ -79,21 +78,10 @@ def _float32_static(v: SSAValue) -> tuple[int, ...] | None:
     return None
 
 
-def _check_static(op: nnapi.NNAPIOperation) -> None:
-    """The rule compares shapes: a candidate's tensors must all be known."""
-    for v in (*op.args, *op.outs):
-        t = v.type
-        if isinstance(t, TensorType) and not all(d >= 0 for d in t.get_shape()):
-            raise PassFailedException(
-                f"nnc-fuse-elementwise: {op.SPEC.type.name} has a tensor of unknown shape {t} "
-                "(run nnapi-shape-inference first)"
-            )
-
-
 def _fusable(op: Operation) -> bool:
     if not isinstance(op, nnapi.NNAPIOperation) or op.SPEC.type not in FUSABLE:
         return False
-    _check_static(op)
+    require_static_shapes(op, FuseElementwisePass.name)
     if CONSUMER_ATTR in op.attributes or PRODUCER_ATTR in op.attributes or len(op.outs) != 1:
         return False
     tensors = [a for a in op.args if isinstance(a.type, TensorType)]
@@ -182,9 +170,8 @@ class FuseElementwisePass(ModulePass):
                 f"nnc-fuse-elementwise: max-group-ops must be at least 2 (a group has two members), got {self.max_group_ops}"
             )
         number = 0
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and SUBGRAPH_ATTR not in fn.attributes and not fn.is_declaration:
-                number = _mark(list(fn.body.block.ops), number, self.max_group_ops)
+        for fn in graph_functions(op):
+            number = _mark(list(fn.body.block.ops), number, self.max_group_ops)
 
 
 def _mark(block_ops: list[Operation], number: int, limit: int = MAX_GROUP_OPS) -> int:

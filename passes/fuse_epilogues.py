@@ -66,15 +66,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, UnitAttr, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
-from nnc.dialects.nnapi import SUBGRAPH_ATTR
 from nnc.enums import FuseCode, OperandType, OperationType
+from nnc.passes.graph import graph_functions, require_static_shapes
 from nnc.passes.lowering.elementwise_q8 import binary_params
 from nnc.passes.lowering.quant import AddParams, QuantError, add_inputs_normal
 
@@ -160,18 +158,6 @@ def _end_of_chain(producer: nnapi.NNAPIOperation) -> tuple[SSAValue, Operation |
         v = user.results[0]
         user = _single_user(v)
     return v, user
-
-
-def _check_static(op: nnapi.NNAPIOperation) -> None:
-    """The rule compares shapes: a producer's tensors must all be known."""
-    for v in (*op.args, *op.outs):
-        t = v.type
-        if not isinstance(t, TensorType) or all(d >= 0 for d in t.get_shape()):
-            continue
-        raise PassFailedException(
-            f"nnc-fuse-epilogues: {op.SPEC.type.name} has a tensor of unknown shape {t} "
-            "(run nnapi-shape-inference first)"
-        )
 
 
 def fused_consumer(producer: nnapi.NNAPIOperation) -> FusedConsumer | None:
@@ -277,14 +263,12 @@ class FuseEpiloguesPass(ModulePass):
     fuse_quant_adds: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if not isinstance(fn, func.FuncOp) or fn.is_declaration or SUBGRAPH_ATTR in fn.attributes:
-                continue
+        for fn in graph_functions(op):
             for producer in list(fn.body.block.ops):
                 if _kind(producer) not in PRODUCERS or PRODUCER_ATTR in producer.attributes:
                     continue
                 assert isinstance(producer, nnapi.NNAPIOperation)
-                _check_static(producer)
+                require_static_shapes(producer, self.name)
                 fused = fused_consumer(producer)
                 if fused is None or CONSUMER_ATTR in fused.consumer.attributes:
                     continue

@@ -73,12 +73,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from nnc.dialects import nnapi
-from nnc.dialects.nnapi import SUBGRAPH_ATTR, UNROLLED_ATTR
+from nnc.dialects.nnapi import UNROLLED_ATTR
 from nnc.dialects.rules import OperandInfo, RuleError, Unsupported, infer
 from nnc.dialects.rules.dynamic import propagate
 from nnc.enums import OperandType, OperationType
 from nnc.operand_types import DimensionMismatch, unify_bounded
 from nnc.passes.evaluate import EVALUATORS, NotEvaluable, evaluate
+from nnc.passes.graph import graph_functions
 from nnc.passes.lowering import unsupported_reason
 
 _CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
@@ -150,9 +151,8 @@ class _Inference:
         return self.counts - 1
 
     def run(self) -> None:
-        for fn in list(self.module.ops):
-            if isinstance(fn, func.FuncOp) and not fn.is_declaration and SUBGRAPH_ATTR not in fn.attributes:
-                self.infer_function(fn)
+        for fn in graph_functions(self.module):
+            self.infer_function(fn)
 
     def infer_function(self, fn: func.FuncOp, outer: tuple[int, str, str] | None = None) -> None:
         """Infer ``fn``'s ops in order.  ``outer`` = (index, op name, which

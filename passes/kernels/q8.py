@@ -474,10 +474,14 @@ class AddLanes:
     hi: Value
 
 
+def table_scalars(e: Emitter, table: Value, n: int) -> list[Value]:
+    """The first ``n`` entries of a parameter table, as scalars."""
+    return [e.load(table, [e.index(k)]) for k in range(n)]
+
+
 def add_params_of(iv: IVec, table: Value, w: int) -> AddLanes:
     """The parameters of :func:`add_table` at ``table``, each splat to ``w`` lanes."""
-    e = iv.e
-    scalars = [e.load(table, [e.index(k)]) for k in range(21)]
+    scalars = table_scalars(iv.e, table, 21)
     s = [iv.splat(v, w) for v in scalars]
     sign = iv.const(31, i32, w)
     zo, lo, hi = s[18:]

@@ -38,6 +38,7 @@ from nnc.passes.kernels.q8 import (
     add_params_of,
     add_table,
     rescale,
+    table_scalars,
     uniform_rescale_params,
     value_lanes,
 )
@@ -85,8 +86,7 @@ class MulLanes:
 
 def mul_params_of(iv: IVec, table: Value, w: int) -> MulLanes:
     """:func:`mul_table`'s entries at ``table``, each splat to ``w`` lanes."""
-    e = iv.e
-    scalars = [e.load(table, [e.index(k)]) for k in range(7)]
+    scalars = table_scalars(iv.e, table, 7)
     off1, off2, _, _, zp, lo, hi = (iv.splat(v, w) for v in scalars)
     return MulLanes(off1, off2, uniform_rescale_params(iv, scalars[2], scalars[3], w), zp, lo, hi)
 
