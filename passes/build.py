@@ -33,7 +33,7 @@ from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, IntegerAttr, i32
+from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, IntegerAttr, VectorType, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import (
     EffectInstance,
@@ -46,6 +46,7 @@ from xdsl.traits import (
 from nnc.passes.xdsl_compat import is_recursive_memory_effect
 
 OpT = TypeVar("OpT", bound=Operation)
+AttrT = TypeVar("AttrT", bound=Attribute)
 
 _NO_ATTRS: Mapping[str, Attribute] = {}
 
@@ -104,6 +105,15 @@ def integer_cast(cls: type[OpT], v: SSAValue, to: Attribute) -> OpT:
 def integer_attr(value: int, type: Attribute | int) -> IntegerAttr:
     """``IntegerAttr(value, type)``, one instance per (value, type)."""
     return IntegerAttr(value, type)  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=1024)
+def vector_type(element_type: AttrT, lanes: int) -> VectorType[AttrT]:
+    """``VectorType(element_type, [lanes])``, one instance per (type, lanes):
+    a vector type's construction builds and verifies its shape and
+    scalable-dimension arrays, about 50 us, and the kernel builders ask for
+    the same few types thousands of times per model."""
+    return VectorType(element_type, [lanes])
 
 
 @functools.lru_cache(maxsize=1024)

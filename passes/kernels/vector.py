@@ -48,7 +48,7 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 from nnc.enums import FuseCode
-from nnc.passes.build import arith_binary, integer_cast, new_op
+from nnc.passes.build import arith_binary, integer_cast, new_op, vector_type
 from nnc.passes.lowering.base import ConstScope, Emitter, LoweringContext, Value, memref_of
 from nnc.passes.outline_kernels import KERNEL_ATTR
 from nnc.passes.outline_parallel import PARALLEL_ATTR
@@ -181,13 +181,13 @@ class Vec:
         return acc if const == 0 else self.e.add(acc, self.e.index(const))
 
     def load(self, buf: Value, off: IndexOrInt, width: int) -> Value:
-        return self.e.op(new_op(vector.LoadOp, (buf, self.e.index(off)), (VectorType(f32, [width]),)))
+        return self.e.op(new_op(vector.LoadOp, (buf, self.e.index(off)), (vector_type(f32, width),)))
 
     def store(self, v: Value, buf: Value, off: IndexOrInt) -> None:
         self.e.op(new_op(vector.StoreOp, (v, buf, self.e.index(off))))
 
     def splat(self, s: Value, width: int) -> Value:
-        return self.e.op(new_op(vector.BroadcastOp, (s,), (VectorType(f32, [width]),)))
+        return self.e.op(new_op(vector.BroadcastOp, (s,), (vector_type(f32, width),)))
 
     def fma(self, a: Value, b: Value, acc: Value) -> Value:
         """``acc + a * b`` that LLVM may contract into one fused multiply-add:
@@ -198,7 +198,7 @@ class Vec:
         return self.e.op(arith_binary(arith.AddfOp, acc, prod, _CONTRACT))
 
     def const(self, value: float, width: int) -> Value:
-        t = VectorType(f32, [width])
+        t = vector_type(f32, width)
         attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [float(value)] * width), t)
         return self.e.constant((t, repr(float(value))), attr)
 
@@ -214,7 +214,7 @@ class Vec:
         return v
 
     def shuffle(self, a: Value, b: Value, mask: Sequence[int]) -> Value:
-        t = VectorType(f32, [len(mask)])
+        t = vector_type(f32, len(mask))
         return self.e.op(vector.ShuffleOp(a, b, DenseArrayBase.from_list(i64, list(mask)), result_type=t))
 
     def hsum(self, v: Value) -> Value:
@@ -255,28 +255,28 @@ class IVec:
         return vector_width(v)
 
     def load(self, buf: Value, off: IndexOrInt, elem: IntegerType, width: int) -> Value:
-        return self.e.op(new_op(vector.LoadOp, (buf, self.e.index(off)), (VectorType(elem, [width]),)))
+        return self.e.op(new_op(vector.LoadOp, (buf, self.e.index(off)), (vector_type(elem, width),)))
 
     def store(self, v: Value, buf: Value, off: IndexOrInt) -> None:
         self.e.op(new_op(vector.StoreOp, (v, buf, self.e.index(off))))
 
     def const(self, value: int, elem: IntegerType, width: int) -> Value:
-        t = VectorType(elem, [width])
+        t = vector_type(elem, width)
         attr = lambda: arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [int(value)] * width), t)
         return self.e.constant((t, repr(int(value))), attr)
 
     def splat(self, s: Value, width: int) -> Value:
-        return self.e.op(new_op(vector.BroadcastOp, (s,), (VectorType(s.type, [width]),)))
+        return self.e.op(new_op(vector.BroadcastOp, (s,), (vector_type(s.type, width),)))
 
     def sext(self, v: Value, elem: IntegerType) -> Value:
-        return self.e.op(integer_cast(llvm.SExtOp, v, VectorType(elem, [self.width(v)])))
+        return self.e.op(integer_cast(llvm.SExtOp, v, vector_type(elem, self.width(v))))
 
     def bitcast(self, v: Value, elem: IntegerType, width: int) -> Value:
         """The same bits as ``width`` lanes of ``elem`` (``llvm.bitcast``)."""
-        return self.e.op(llvm.BitcastOp(v, VectorType(elem, [width])))
+        return self.e.op(llvm.BitcastOp(v, vector_type(elem, width)))
 
     def zext(self, v: Value, elem: IntegerType) -> Value:
-        return self.e.op(integer_cast(llvm.ZExtOp, v, VectorType(elem, [self.width(v)])))
+        return self.e.op(integer_cast(llvm.ZExtOp, v, vector_type(elem, self.width(v))))
 
     def sdot(self, acc: Value, a: Value, b: Value) -> Value:
         """AArch64 ``sdot`` (FEAT_DotProd): int32 lane ``i`` of ``acc`` plus
@@ -324,11 +324,11 @@ class IVec:
         return self.add(acc, quads)
 
     def trunc(self, v: Value, elem: IntegerType) -> Value:
-        return self.e.op(integer_cast(llvm.TruncOp, v, VectorType(elem, [self.width(v)])))
+        return self.e.op(integer_cast(llvm.TruncOp, v, vector_type(elem, self.width(v))))
 
     def shuffle(self, a: Value, b: Value, mask: Sequence[int]) -> Value:
         assert isinstance(a.type, VectorType)
-        t = VectorType(a.type.element_type, [len(mask)])
+        t = vector_type(a.type.element_type, len(mask))
         return self.e.op(vector.ShuffleOp(a, b, DenseArrayBase.from_list(i64, list(mask)), result_type=t))
 
     def add(self, a: Value, b: Value) -> Value:

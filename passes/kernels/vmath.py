@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from nnc.passes.build import new_op
+from nnc.passes.build import new_op, vector_type
 
 Value = SSAValue
 
@@ -125,9 +125,9 @@ class _Lanes:
         self.e = e
         t = like.type
         self.width = t.get_shape()[0] if isinstance(t, VectorType) else 0
-        self.ft: Attribute = VectorType(f32, [self.width]) if self.width else f32
-        self.it: Attribute = VectorType(i32, [self.width]) if self.width else i32
-        self.bt: Attribute = VectorType(i1, [self.width]) if self.width else i1
+        self.ft: Attribute = vector_type(f32, self.width) if self.width else f32
+        self.it: Attribute = vector_type(i32, self.width) if self.width else i32
+        self.bt: Attribute = vector_type(i1, self.width) if self.width else i1
 
     def _const(self, value: float | int, t: Attribute, elem: Attribute) -> Value:
         if isinstance(t, VectorType):

@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.utils.exceptions import PassFailedException
 
-from nnc.passes.build import i32_array, integer_attr, new_op, segment_sizes
+from nnc.passes.build import i32_array, integer_attr, new_op, segment_sizes, vector_type
 
 PTR = llvm.LLVMPointerType()
 
@@ -169,7 +169,10 @@ def llvm_call_intrinsic(name: str | StringAttr, args: Sequence[SSAValue], result
 
 def llvm_icmp(pred: str, a: SSAValue, b: SSAValue) -> Operation:
     t = a.type
-    result = VectorType(i1, t.shape) if isinstance(t, VectorType) else i1
+    if isinstance(t, VectorType):
+        result: Attribute = vector_type(i1, t.get_shape()[0]) if t.get_num_dims() == 1 else VectorType(i1, t.shape)
+    else:
+        result = i1
     return new_op(llvm.ICmpOp, (a, b), (result,), {"predicate": _ICMP_PREDICATES[pred]})
 
 

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from nnc.passes.build import integer_attr, new_op
+from nnc.passes.build import integer_attr, new_op, vector_type
 from nnc.passes.to_llvm.builders import (
     llvm_cast,
     llvm_constant,
@@ -33,7 +33,7 @@ def _elem_bytes(t: Attribute) -> int:
 
 def _shuffle(c: FuncConverter, v1: SSAValue, v2: SSAValue, mask: list[int]) -> SSAValue:
     assert isinstance(v1.type, VectorType)
-    vt = VectorType(v1.type.element_type, [len(mask)])
+    vt = vector_type(v1.type.element_type, len(mask))
     return c.emit(llvm_shuffle(v1, v2, tuple(mask), vt)).results[0]
 
 
