@@ -19,7 +19,13 @@ options, else the module's ``nnc.target``, as the lowering reads it), or
 the ``int8-form`` and ``dw-form`` options for every operation of the kind
 (to compare forms bit for bit: ``quad`` runs the quad layout in widening
 arithmetic on any target, ``pair`` the depthwise tap pairs).
-An operation that already carries the attribute keeps it.  The quad forms
+For a quantised DEPTHWISE_CONV_2D it also records, as ``nnc.dw_strides``,
+whether the interior kernel takes the layer's strides as constants (one
+kernel per layer shape, for the large layers where that pays) or as
+parameters (one kernel shared by the layers of a window shape):
+:func:`~nnc.passes.kernels.tiles.depthwise_strides` of the output size, or
+what the ``dw-strides`` option says for every such operation.
+An operation that already carries an attribute keeps it.  The quad forms
 need the filter's ``w - zero_point`` in int8 and a constant bias; where
 they are not (uint8 filters with an off-centre zero point), the lowering
 multiplies in pairs, which its kernels' names say
@@ -40,7 +46,16 @@ from nnc.dialects import nnapi
 from nnc.enums import OperandType, OperationType
 from nnc.passes.build import walk_ops
 from nnc.passes.convert_nnapi_to_linalg import module_target
-from nnc.passes.kernels.tiles import FORM_ATTR, DepthwiseForm, GemmForm, target_depthwise_form, target_form
+from nnc.passes.kernels.tiles import (
+    FORM_ATTR,
+    STRIDES_ATTR,
+    DepthwiseForm,
+    DepthwiseStrides,
+    GemmForm,
+    depthwise_strides,
+    target_depthwise_form,
+    target_form,
+)
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
 
 #: operations whose quantised form runs on the int8 GEMM
@@ -48,8 +63,8 @@ GEMM_OPERATIONS = (OperationType.CONV_2D, OperationType.FULLY_CONNECTED)
 #: and on the int8 depthwise kernel
 DEPTHWISE_OPERATIONS = (OperationType.DEPTHWISE_CONV_2D,)
 
-#: a kind of kernel form
-F = TypeVar("F", GemmForm, DepthwiseForm)
+#: a kind of kernel choice
+F = TypeVar("F", GemmForm, DepthwiseForm, DepthwiseStrides)
 
 #: the 8-bit input types of the int8 GEMM
 QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
@@ -76,8 +91,9 @@ class ChooseKernelsPass(ModulePass):
     DEPTHWISE_CONV_2D (see the module's docstring).  Options:
     ``target-triple``, ``target-cpu``, ``target-features`` as
     ``convert-nnapi-to-linalg`` takes them, ``int8-form`` (``pair``,
-    ``quad``, ``vpdpbusd``, ``sdot``) and ``dw-form`` (``widen``, ``pair``);
-    empty: the target's."""
+    ``quad``, ``vpdpbusd``, ``sdot``) and ``dw-form`` (``widen``, ``pair``),
+    empty: the target's; ``dw-strides`` (``constant``, ``parameters``),
+    empty: by each layer's size."""
 
     name = "nnc-choose-kernels"
 
@@ -86,6 +102,7 @@ class ChooseKernelsPass(ModulePass):
     target_features: str = ""
     int8_form: str = ""
     dw_form: str = ""
+    dw_strides: str = ""
 
     @staticmethod
     def for_target(target: TargetDescription) -> ChooseKernelsPass:
@@ -117,8 +134,9 @@ class ChooseKernelsPass(ModulePass):
             form = kind(value)
         except ValueError:
             known = ", ".join(f.value for f in kind)
-            raise PassFailedException(f"{self.name}: {option}={value!r} is not a form ({known})") from None
-        self._check_instruction(option, form.value, NEEDS.get(form), self.target(module))
+            raise PassFailedException(f"{self.name}: {option}={value!r} is not one of {known}") from None
+        if not isinstance(form, DepthwiseStrides):  # any target takes either
+            self._check_instruction(option, form.value, NEEDS.get(form), self.target(module))
         return form
 
     def _check_instruction(self, option: str, value: str, needs: tuple[Int8Dot, ...] | None, target: TargetDescription) -> None:
@@ -134,6 +152,21 @@ class ChooseKernelsPass(ModulePass):
             **dict.fromkeys(GEMM_OPERATIONS, StringAttr(self.form(op).value)),
             **dict.fromkeys(DEPTHWISE_OPERATIONS, StringAttr(self.depthwise_form(op).value)),
         }
+        strides = self._option("dw-strides", self.dw_strides, DepthwiseStrides, op)
         for o in walk_ops(op):
             if isinstance(o, nnapi.NNAPIOperation) and o.SPEC.type in forms and quant8_input(o):
                 o.attributes.setdefault(FORM_ATTR, forms[o.SPEC.type])
+                if o.SPEC.type in DEPTHWISE_OPERATIONS:
+                    chosen = strides or depthwise_strides(output_pixels(o))
+                    o.attributes.setdefault(STRIDES_ATTR, StringAttr(chosen.value))
+
+
+def output_pixels(op: nnapi.NNAPIOperation) -> int:
+    """Pixels per image of ``op``'s NHWC output (height x width of its 4-D
+    result; the int8 depthwise kernel runs NHWC layers only); 0 when the
+    shape is not known."""
+    t = op.results[0].type
+    if not isinstance(t, TensorType) or t.get_num_dims() != 4:
+        return 0
+    _, h, w, _ = t.get_shape()
+    return max(h, 0) * max(w, 0)

@@ -48,6 +48,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 from xdsl.builder import Builder
@@ -96,7 +97,9 @@ from nnc.passes.fuse_elementwise import GROUP_ATTR, ROOT_ATTR
 from nnc.passes.fuse_epilogues import CONSUMER_ATTR, PRODUCER_ATTR, FusedConsumer, fused_consumer
 from nnc.passes.kernels.tiles import (
     FORM_ATTR,
+    STRIDES_ATTR,
     DepthwiseForm,
+    DepthwiseStrides,
     GemmForm,
     TilePolicy,
     target_depthwise_form,
@@ -585,24 +588,15 @@ class FunctionLowering:
 
     def _apply_forms(self, ctx: LoweringContext, op: nnapi.NNAPIOperation, index: int) -> None:
         """The kernel form ``nnc-choose-kernels`` recorded on ``op``
-        (:data:`FORM_ATTR`), else the target's, into ``ctx``."""
-        attr = op.attributes.get(FORM_ATTR)
-        depthwise = op.SPEC.type == OperationType.DEPTHWISE_CONV_2D
-        if attr is None:
-            ctx.gemm_form, ctx.dw_form = self.gemm_form, self.dw_form
-            return
-        kind: type[GemmForm] | type[DepthwiseForm] = DepthwiseForm if depthwise else GemmForm
-        try:
-            form = kind(attr.data if isinstance(attr, StringAttr) else None)
-        except ValueError:
-            raise PassFailedException(
-                f"convert-nnapi-to-linalg: operation {index} ({op.SPEC.type.name}) has {FORM_ATTR} = {attr}, "
-                f"not one of {', '.join(repr(f.value) for f in kind)}"
-            ) from None
-        if isinstance(form, DepthwiseForm):
-            ctx.gemm_form, ctx.dw_form = self.gemm_form, form
+        (:data:`FORM_ATTR`), else the target's, and a depthwise
+        convolution's strides (:data:`STRIDES_ATTR`, else the lowering's
+        rule), into ``ctx``."""
+        ctx.gemm_form, ctx.dw_form, ctx.dw_strides = self.gemm_form, self.dw_form, None
+        if op.SPEC.type == OperationType.DEPTHWISE_CONV_2D:
+            ctx.dw_form = _recorded(op, index, FORM_ATTR, DepthwiseForm) or self.dw_form
+            ctx.dw_strides = _recorded(op, index, STRIDES_ATTR, DepthwiseStrides)
         else:
-            ctx.gemm_form, ctx.dw_form = form, self.dw_form
+            ctx.gemm_form = _recorded(op, index, FORM_ATTR, GemmForm) or self.gemm_form
 
     def _lower_fused(self, members: list[tuple[nnapi.NNAPIOperation, int]]) -> None:
         """A group of ``nnc-fuse-elementwise`` as one ``linalg.generic`` at its
@@ -779,6 +773,24 @@ def module_target(module: ModuleOp) -> TargetDescription | None:
         )
     triple, cpu, features = (fields[k].data for k in _TARGET_KEYS)  # type: ignore[attr-defined]
     return TargetDescription.parse(triple, cpu, features)
+
+
+E = TypeVar("E", GemmForm, DepthwiseForm, DepthwiseStrides)
+
+
+def _recorded(op: nnapi.NNAPIOperation, index: int, name: str, kind: type[E]) -> E | None:
+    """The ``kind`` value ``nnc-choose-kernels`` recorded on ``op`` as
+    attribute ``name`` (None: none), refused when it is not one."""
+    attr = op.attributes.get(name)
+    if attr is None:
+        return None
+    try:
+        return kind(attr.data if isinstance(attr, StringAttr) else None)
+    except ValueError:
+        raise PassFailedException(
+            f"convert-nnapi-to-linalg: operation {index} ({op.SPEC.type.name}) has {name} = {attr}, "
+            f"not one of {', '.join(repr(f.value) for f in kind)}"
+        ) from None
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,7 @@ FORMS = [None, "quad", pytest.param("vpdpbusd", marks=pytest.mark.skipif(
 
 def _forced(m: nnc.Model, x: np.ndarray, **forms: str) -> tuple[np.ndarray, str]:
     """``m`` compiled with the forms ``nnc-choose-kernels`` is told
-    (``int8_form``, ``dw_form``) and run on ``x``: (output, LLVM IR)."""
+    (``int8_form``, ``dw_form``, ``dw_strides``) and run on ``x``: (output, LLVM IR)."""
     infos = static_input_infos(m)
     module, weights = driver.shaped_module(m, infos)
     replace(ChooseKernelsPass.for_target(HOST), **forms).apply(context(), module)
@@ -191,11 +191,13 @@ DW_CASES = [
 ]
 
 
-@pytest.mark.parametrize("form", [None, "widen", "pair"])
+@pytest.mark.parametrize("form,strides", [(None, None), ("widen", "constant"), ("widen", "parameters"),
+                                          ("pair", "constant"), ("pair", "parameters")])  # fmt: skip
 @pytest.mark.parametrize("case", DW_CASES)
-def test_depthwise_conv_2d(case, form) -> None:
+def test_depthwise_conv_2d(case, form, strides) -> None:
     """Every depthwise form (the target's through the public API, each tap
-    alone, tap pairs) against the reference, bit for bit."""
+    alone, tap pairs), with the interior kernel's strides as constants and
+    as parameters, against the reference, bit for bit."""
     t, pc, h, w, ch, fh, fw, stride, pad, act = case
     rng = np.random.default_rng(2)
     c = Case(t, pc, ch, act, rng)
@@ -220,8 +222,11 @@ def test_depthwise_conv_2d(case, form) -> None:
     if form is None:
         got = nnc.compile(m).run(x)[0]
     else:
-        got, llvm_ir = _forced(m, x, dw_form=form)
+        got, llvm_ir = _forced(m, x, dw_form=form, dw_strides=strides)
         assert ("_pair_" in llvm_ir) == (form == "pair")
+        # the interior kernel's name ends in the layer's geometry when specialised to it
+        interior = re.findall(r'define [^@]*@"(nnc_q8_dw_\d+p_\d+x\d+_\w+)"', llvm_ir)
+        assert interior and all(("_g" in n) == (strides == "constant") for n in interior), interior
     xv, wv = x.astype(np.int64) - c.in_zp, wt.astype(np.int64)[0] - c.w_zp
     xp = np.zeros((h + pad[2] + pad[3] + fh, w + pad[0] + pad[1] + fw, ch), np.int64)
     xp[pad[2] : pad[2] + h, pad[0] : pad[0] + w] = xv[0]
@@ -378,9 +383,10 @@ def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
     assert any(widest)  # the full blocks on the widest vectors, the tail narrower
 
 
+@pytest.mark.parametrize("strides", ["constant", "parameters"])
 @pytest.mark.parametrize("cpu,instruction,registers", [("znver4", "vpdpwssd", 32), ("sapphirerapids", "vpdpwssd", 32),
                                                        ("alderlake", "{vex}\tvpdpwssd", 16), ("haswell", "vpmulld", 16)])  # fmt: skip
-def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction: str, registers: int) -> None:
+def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction: str, registers: int, strides: str) -> None:
     """The interior int8 depthwise kernel (3x3, 32 channels on a 10 x 10
     image) multiplies tap pairs with VNNI's ``vpdpwssd`` (product and sum
     in one) on VNNI targets, each tap with ``vpmulld`` elsewhere, in its
@@ -388,7 +394,8 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
     vector touches the stack in that loop; with 16 (AVX2, AVX-VNNI) LLVM
     keeps the requantisation's loop-invariant splats and some partial sums
     on the stack (the loop holds a whole window of taps and the
-    requantisation: reloads, not a spill per tap)."""
+    requantisation: reloads, not a spill per tap).  The same with the
+    layer's strides as constants and as parameters."""
     rng = np.random.default_rng(8)
     c = Case(SIGNED, True, 32, FuseCode.RELU6, rng)
     m = nnc.Model()
@@ -401,8 +408,12 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
     m.identify_inputs_and_outputs([xi], [out])
     m.finish()
     target = x86_target(cpu)
-    asm = emit_assembly(optimize(lower(m, static_input_infos(m), target=target).llvm_ir, target), target)
+    infos = static_input_infos(m)
+    module, weights = driver.shaped_module(m, infos)
+    replace(ChooseKernelsPass.for_target(target_description(target)), dw_strides=strides).apply(context(), module)
+    asm = emit_assembly(optimize(driver.lower_shaped(module, weights, infos, target).llvm_ir, target), target)
     kernels = re.findall(r"\n(nnc_q8_dw_\d+p_3x3_\w+):(.*?)\.Lfunc_end", asm, re.S)
+    assert all(("_g" in name) == (strides == "constant") for name, _ in kernels), [name for name, _ in kernels]
     assert kernels, asm[:2000]
     for name, body in kernels:
         assert ("_vpdpwssd_" in name) == (instruction != "vpmulld"), name

@@ -22,4 +22,4 @@ builtin.module {
 }
 // CHECK:      "nnapi.conv_2d"({{.*}}) {nnc.int8_form = "vpdpbusd"}
 // CHECK:      "nnapi.fully_connected"({{.*}}) {nnc.int8_form = "vpdpbusd"}
-// CHECK:      "nnapi.depthwise_conv_2d"({{.*}}) {nnc.int8_form = "vpdpwssd"}
+// CHECK:      "nnapi.depthwise_conv_2d"({{.*}}) {nnc.int8_form = "vpdpwssd", nnc.dw_strides = "parameters"}

@@ -21,4 +21,4 @@ builtin.module {
 }
 // CHECK:      "nnapi.conv_2d"({{.*}}) {nnc.int8_form = "sdot"}
 // CHECK:      "nnapi.fully_connected"({{.*}}) {nnc.int8_form = "sdot"}
-// CHECK:      "nnapi.depthwise_conv_2d"({{.*}}) {nnc.int8_form = "widen"}
+// CHECK:      "nnapi.depthwise_conv_2d"({{.*}}) {nnc.int8_form = "widen", nnc.dw_strides = "parameters"}

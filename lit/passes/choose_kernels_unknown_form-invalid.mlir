@@ -19,4 +19,4 @@ builtin.module {
     func.return %r, %f : tensor<1x2x2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>, tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<120>>>
   }
 }
-// CHECK: nnc-opt: error: nnc-choose-kernels: int8-form='int4' is not a form (pair, vpdpbusd, sdot, quad)
+// CHECK: nnc-opt: error: nnc-choose-kernels: int8-form='int4' is not one of pair, vpdpbusd, sdot, quad

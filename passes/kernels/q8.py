@@ -66,8 +66,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import IntegerType, VectorType, i8, i16, i32, i64
+from xdsl.dialects.builtin import IntegerType, i8, i16, i32, i64
 
+from nnc.passes.build import vector_type
 from nnc.passes.kernels.f32 import Case, RunAt, col_block_tiles, parallel_cases, row_blocks, series
 from nnc.passes.kernels.tiles import DepthwiseForm, GemmForm, TilePolicy
 from nnc.passes.kernels.vector import (
@@ -194,7 +195,7 @@ def widen_kernel(unsigned: bool, lanes: int):
         def vec(e: Emitter, i: IndexOrInt) -> None:
             iv = IVec(e)
             x = iv.load(src, e.add(src_off, e.index(i)), i8, lanes)
-            x = e.op(ext_vec(x, VectorType(i16, [lanes])))
+            x = e.op(ext_vec(x, vector_type(i16, lanes)))
             iv.store(iv.sub(x, zv), dst, e.add(dst_off, e.index(i)))
 
         def scalar(e: Emitter, i: IndexOrInt) -> None:

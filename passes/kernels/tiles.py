@@ -28,7 +28,7 @@ from enum import Enum
 
 from nnc.passes.target import Int8Dot, TargetDescription, VectorTarget
 
-__all__ = ["AVX512", "FORM_ATTR", "DepthwiseForm", "GemmForm", "TilePolicy", "VectorTarget", "live_vectors", "target_depthwise_form", "target_form", "tile_policy"]
+__all__ = ["AVX512", "FORM_ATTR", "STRIDES_ATTR", "DepthwiseForm", "DepthwiseStrides", "GemmForm", "TilePolicy", "VectorTarget", "depthwise_strides", "live_vectors", "target_depthwise_form", "target_form", "tile_policy"]
 
 
 #: x86-64 with AVX-512F: 512-bit vectors, 32 registers, FMA
@@ -168,6 +168,42 @@ class DepthwiseForm(Enum):
     @property
     def pairs(self) -> bool:
         return self is not DepthwiseForm.WIDEN
+
+
+#: the operation attribute where ``nnc-choose-kernels`` records how the
+#: int8 depthwise interior kernel of a DEPTHWISE_CONV_2D gets the layer's
+#: strides: a :class:`DepthwiseStrides` value
+STRIDES_ATTR = "nnc.dw_strides"
+
+
+class DepthwiseStrides(Enum):
+    """How the interior int8 depthwise kernel (the whole window unrolled)
+    gets the layer's strides (:func:`nnc.passes.kernels.q8.dw_kernel`'s
+    ``geometry``)."""
+
+    #: as constants: every load's address is a base register and a
+    #: displacement; one kernel per layer shape
+    CONSTANT = "constant"
+    #: as parameters: one kernel per window shape and channel tail, shared
+    #: by the layers that have them
+    PARAMETERS = "parameters"
+
+
+#: output pixels per image from which a depthwise layer's interior kernel
+#: takes its strides as constants.  Measured on Zen 3 (AVX2, 16 vector
+#: registers; MobileNetV2 int8): constant strides made the 64x64x16,
+#: 32x32x48 and 32x32x96 layers 8-15% faster, the 16x16x96 layers 3-5%,
+#: and the 8x8 and smaller ones no faster; each specialised kernel costs
+#: 50-80 ms of LLVM at compile time, which a few microseconds per run do
+#: not repay.
+CONSTANT_STRIDES_MIN_PIXELS = 1024
+
+
+def depthwise_strides(out_pixels: int) -> DepthwiseStrides:
+    """The strides of the interior kernel of a depthwise layer with
+    ``out_pixels`` output pixels per image (see
+    :data:`CONSTANT_STRIDES_MIN_PIXELS`)."""
+    return DepthwiseStrides.CONSTANT if out_pixels >= CONSTANT_STRIDES_MIN_PIXELS else DepthwiseStrides.PARAMETERS
 
 
 def target_depthwise_form(dot: Int8Dot) -> DepthwiseForm:

@@ -56,7 +56,7 @@ from nnc.enums import FuseCode, OperandType, OperationType
 from nnc.operand_types import FLOAT16_COMPUTE_TYPES, QUANT8_ASYMM_TYPES, in_float32
 from nnc.passes.build import integer_attr, new_op
 from nnc.passes.kernels import vmath
-from nnc.passes.kernels.tiles import AVX512, DepthwiseForm, GemmForm, TilePolicy, tile_policy
+from nnc.passes.kernels.tiles import AVX512, DepthwiseForm, DepthwiseStrides, GemmForm, TilePolicy, tile_policy
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.byte_table import NotTabulable, byte_table
 
@@ -537,6 +537,11 @@ class LoweringContext:
     #: how this operation's int8 depthwise kernel multiplies
     #: (:class:`~nnc.passes.kernels.tiles.DepthwiseForm`, as ``gemm_form``)
     dw_form: DepthwiseForm = DepthwiseForm.WIDEN
+    #: how this operation's int8 depthwise interior kernel gets the strides
+    #: (:class:`~nnc.passes.kernels.tiles.DepthwiseStrides`) as
+    #: ``nnc-choose-kernels`` recorded it; None: by the lowering's rule
+    #: (:func:`~nnc.passes.kernels.tiles.depthwise_strides`)
+    dw_strides: DepthwiseStrides | None = None
     #: the model's compile-time constants (None: none are known)
     constants: ConstantSource | None = None
     #: the fused consumer this operation computes, if any: a lowering that

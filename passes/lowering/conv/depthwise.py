@@ -15,7 +15,7 @@ from nnc.dialects.rules.conv.window import conv_window
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels import q8
 from nnc.passes.kernels.f32 import Case, dw_kernel, parallel_cases
-from nnc.passes.kernels.tiles import DepthwiseForm
+from nnc.passes.kernels.tiles import DepthwiseForm, DepthwiseStrides, depthwise_strides
 from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, widths
 from nnc.passes.lowering.base import (
     Emitter,
@@ -194,8 +194,10 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
     trip count per layer would be vectorised and fully unrolled by LLVM:
     thousands of instructions of the entry function to optimise and run
     every time), else at run time (it may be a run-time input).  The
-    interior kernel is specialised to the layer's strides, and with
-    ``ctx.dw_pairs`` (``nnc-choose-kernels``) and a constant filter it
+    interior kernel takes the layer's strides as constants or as
+    parameters (``ctx.dw_strides``, else by the size of the layer:
+    :func:`~nnc.passes.kernels.tiles.depthwise_strides`), and with a pair
+    ``ctx.dw_form`` (``nnc-choose-kernels``) and a constant filter it
     multiplies tap pairs."""
     taps = g.filter_h * g.filter_w
     value = ctx.constant_value(w)
@@ -220,15 +222,16 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
     cfull = C // lanes * lanes
     tails = tuple(widths(C - cfull, lanes))
     unsigned = is_unsigned(qc.in_type)
+    constant_strides = (ctx.dw_strides or depthwise_strides(g.out_h * g.out_w)) is DepthwiseStrides.CONSTANT
 
     def call(e: Emitter, x_row: IndexOrInt, o_row: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int], tail: bool) -> None:
         v = Vec(e)
         whole = _whole(g, kh, kw, tail)
-        # the interior kernel: the layer's strides as constants (the loads'
-        # addresses are then a base and a displacement each, not a register
-        # per tap and pixel), the zero point's share in its bias, tap pairs
-        # where the form says so
-        geo = None if whole is None else (C, g.stride_w * C, g.dilation_h * g.in_w * C, g.dilation_w * C)
+        # the interior kernel: the layer's strides as constants where chosen
+        # (the loads' addresses are then a base and a displacement each, not
+        # a register per tap and pixel), the zero point's share in its bias,
+        # tap pairs where the form says so
+        geo = (C, g.stride_w * C, g.dilation_h * g.in_w * C, g.dilation_w * C) if whole is not None and constant_strides else None
         form = ctx.dw_form if whole is not None and pairs is not None else DepthwiseForm.WIDEN
         fixed = whole is not None and corrected is not None
         name, body = q8.dw_kernel(npix, whole, tails, lanes, unsigned, form, geo, fixed)
