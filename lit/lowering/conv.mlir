@@ -25,12 +25,12 @@ builtin.module {
     func.return %r : tensor<1x3x3x3xf32>
   }
 
-  func.func @depthwise(%x: tensor<1x4x4x16xf32>, %w: tensor<1x3x3x16xf32>, %b: tensor<16xf32>) -> tensor<1x4x4x16xf32> {
+  func.func @depthwise(%x: tensor<1x4x9x16xf32>, %w: tensor<1x3x3x16xf32>, %b: tensor<16xf32>) -> tensor<1x4x9x16xf32> {
     %same = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
     %one = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
     %relu6 = "nnapi.constant"() <{value = dense<3> : tensor<i32>}> : () -> i32
-    %r = "nnapi.depthwise_conv_2d"(%x, %w, %b, %same, %one, %one, %one, %relu6) : (tensor<1x4x4x16xf32>, tensor<1x3x3x16xf32>, tensor<16xf32>, i32, i32, i32, i32, i32) -> tensor<1x4x4x16xf32>
-    func.return %r : tensor<1x4x4x16xf32>
+    %r = "nnapi.depthwise_conv_2d"(%x, %w, %b, %same, %one, %one, %one, %relu6) : (tensor<1x4x9x16xf32>, tensor<1x3x3x16xf32>, tensor<16xf32>, i32, i32, i32, i32, i32) -> tensor<1x4x9x16xf32>
+    func.return %r : tensor<1x4x9x16xf32>
   }
   func.func @fully_connected(%x: tensor<1x20xf32>, %w: tensor<5x20xf32>, %b: tensor<5xf32>) -> tensor<1x5xf32> {
     %none = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
@@ -93,12 +93,12 @@ builtin.module {
 // CHECK-NOT:    linalg.generic
 // CHECK:        func.return
 
-// DEPTHWISE_CONV_2D 3x3, SAME, stride 1, RELU6 on 4x4x16 (float32, NHWC):
+// DEPTHWISE_CONV_2D 3x3, SAME, stride 1, RELU6 on 4x9x16 (float32, NHWC):
 // no padded copy; the top and bottom output rows and the left and right
 // columns see a clipped window and use the kernel that loops over the taps
-// given at run time ("clip"), the interior 2x2 pixels the kernel with the
-// 3x3 window unrolled; each keeps one accumulator per pixel for a vector of
-// 16 channels.  The rows of all three runs (top border, interior, bottom
+// given at run time ("clip"), the interior 2x7 pixels (a block of 7 per
+// row) the kernel with the 3x3 window unrolled; each keeps one accumulator
+// per pixel for a vector of 16 channels.  The rows of all three runs (top border, interior, bottom
 // border) are one loop marked parallel (each iteration writes its own output
 // row), a chain of scf.if choosing the run.
 // CHECK-LABEL: func.func @depthwise(
@@ -106,18 +106,18 @@ builtin.module {
 // CHECK:        scf.for
 // CHECK:          scf.if
 // CHECK:          }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
-// CHECK:          }{nnc.kernel = "nnc_dw_2p_clip_t0_relu6"}
+// CHECK:          }{nnc.kernel = "nnc_dw_7p_clip_t0_relu6"}
 // CHECK:          }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
 // CHECK:          scf.if
 // CHECK:            }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
 // CHECK:            scf.execute_region {
-// CHECK-COUNT-18:     arith.addf {{.*}} fastmath<contract> : vector<16xf32>
+// CHECK-COUNT-63:     arith.addf {{.*}} fastmath<contract> : vector<16xf32>
 // CHECK-NOT:          arith.addf
 // CHECK:              arith.minnumf
-// CHECK:            }{nnc.kernel = "nnc_dw_2p_3x3_t0_relu6"}
+// CHECK:            }{nnc.kernel = "nnc_dw_7p_3x3_t0_relu6"}
 // CHECK:            }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
 // CHECK:            }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
-// CHECK:            }{nnc.kernel = "nnc_dw_2p_clip_t0_relu6"}
+// CHECK:            }{nnc.kernel = "nnc_dw_7p_clip_t0_relu6"}
 // CHECK:            }{nnc.kernel = "nnc_dw_1p_clip_t0_relu6"}
 // CHECK:        } {nnc.parallel}
 // CHECK:        func.return
