@@ -714,6 +714,11 @@ def gemm(
     for lv in levels:
         depth *= lv.size
     segments: list[Case] = []
+    # Every column block takes the rows of the widest: a channel tail of one
+    # vector could hold twice the rows, but each of its rows costs a
+    # broadcast and a product per step whatever their number, and its own
+    # row counts would be more kernels for LLVM to compile.
+    rows = ctx.tiles.gemm_rows(max(len(ws) for _, _, ws in blocks))
     for c0, c1, ws in blocks:
         width = sum(ws)
         lv_args = []
@@ -729,7 +734,7 @@ def gemm(
             args += [] if add is None else [add.residual, add.table]
             kernel(ctx, e, name, args, body)
 
-        rblocks = row_blocks(run_len, ctx.tiles.gemm_rows(len(ws)))
+        rblocks = row_blocks(run_len, rows)
         segments.append(col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, ldo, call, (groups, cols, a_gstride)))
     parallel_cases(e, segments)
 
