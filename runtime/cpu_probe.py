@@ -13,7 +13,7 @@ It also finds the features a CPU name implies (:func:`implied_features`):
 LLVM has no API that lists them, but it knows them when it generates code, so
 a child process compiles a few probe functions for the CPU and the features
 are read off the instructions chosen (zmm/ymm/xmm registers, ``vfmadd``,
-``vpdpbusd``, ``pcmpgtq``, AArch64 ``sdot``).  This works for any CPU LLVM
+``vpdpbusd``, ``pcmpgtq``, ``vcvtph2ps``, AArch64 ``sdot``).  This works for any CPU LLVM
 knows, including ones newer than this code; the result, in LLVM's spelling,
 feeds the target description (:mod:`nnc.passes.target`) the lowering uses.
 """
@@ -166,7 +166,8 @@ def target_for(triple: str | None, cpu: str | None = None, features: str | None 
 #: Probe functions (target-independent IR) whose instruction selection shows
 #: the vector features: register width for float32 (``fadd``) and int32
 #: (``mul``, AVX2 on x86), FMA (``llvm.fma`` without it is a libcall), SSE4.2
-#: (``pcmpgtq``) and the int8 dot products LLVM matches from a reduction of
+#: (``pcmpgtq``), x86's float16 conversions (F16C: ``vcvtph2ps``, else a
+#: libcall per half) and the int8 dot products LLVM matches from a reduction of
 #: widened products (u8 x s8: x86 VNNI ``vpdpbusd``; s8 x s8: AArch64 ``sdot``).
 _PROBE_IR = r"""
 define void @nnc_probe_f32(ptr %p) {
@@ -199,6 +200,12 @@ define <2 x i64> @nnc_probe_cmp(<2 x i64> %a, <2 x i64> %b) {
   %c = icmp sgt <2 x i64> %a, %b
   %r = sext <2 x i1> %c to <2 x i64>
   ret <2 x i64> %r
+}
+define void @nnc_probe_half(ptr %p, ptr %q) {
+  %a = load <8 x half>, ptr %p
+  %b = fpext <8 x half> %a to <8 x float>
+  store <8 x float> %b, ptr %q
+  ret void
 }
 define i32 @nnc_probe_dot_us(ptr %x, ptr %w, i32 %acc) {
   %a = load <32 x i8>, ptr %x
@@ -257,6 +264,8 @@ def features_from_probe(triple: str, asm: str) -> str:
             found.append("sse4.2")
         if "pmulld" in i32:
             found.append("sse4.1")
+        if "vcvtph2ps" in fn.get("nnc_probe_half", ""):
+            found.append("f16c")
         if "vpdpbusd" in fn.get("nnc_probe_dot_us", ""):
             found.append("avx512vnni" if "avx512f" in found else "avxvnni")
     elif triple.startswith(("aarch64", "arm64")):

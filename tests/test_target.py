@@ -67,12 +67,12 @@ def test_description_round_trips_through_the_pass_option() -> None:
 @pytest.mark.parametrize(
     ("cpu", "present", "absent"),
     [
-        ("skylake-avx512", {"avx512f", "avx2", "fma", "sse4.2"}, {"avx512vnni", "avxvnni"}),
+        ("skylake-avx512", {"avx512f", "avx2", "fma", "sse4.2", "f16c"}, {"avx512vnni", "avxvnni"}),
         ("cascadelake", {"avx512f", "avx512vnni"}, set()),
         ("alderlake", {"avx2", "fma", "avxvnni"}, {"avx512f"}),
-        ("haswell", {"avx2", "fma", "sse4.2"}, {"avx512f", "avxvnni"}),
-        ("x86-64-v2", {"sse4.2"}, {"avx", "fma"}),
-        ("x86-64", {"sse2"}, {"sse4.1", "avx"}),
+        ("haswell", {"avx2", "fma", "sse4.2", "f16c"}, {"avx512f", "avxvnni"}),
+        ("x86-64-v2", {"sse4.2"}, {"avx", "fma", "f16c"}),
+        ("x86-64", {"sse2"}, {"sse4.1", "avx", "f16c"}),
     ],
 )
 def test_features_implied_by_a_cpu_name(cpu, present, absent) -> None:
