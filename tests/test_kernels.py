@@ -47,7 +47,7 @@ def test_avx512_policy_fits_the_register_file() -> None:
     """Accumulators + operands of every kernel fit in AVX-512's 32 registers
     (the GEMM's channel tail, 8 + 4 + 2 + 1 lanes, uses all 32)."""
     live = live_vectors(tile_policy(AVX512))
-    assert live == {"gemm": 29, "gemm_tail": 32, "dot": 19, "depthwise": 10, "transpose": 18}
+    assert live == {"gemm": 29, "gemm_tail": 32, "dot": 25, "depthwise": 10, "transpose": 18}
     assert max(live.values()) <= AVX512.registers
 
 

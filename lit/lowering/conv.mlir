@@ -122,17 +122,20 @@ builtin.module {
 // CHECK:        } {nnc.parallel}
 // CHECK:        func.return
 
+// FULLY_CONNECTED of one row (20 inputs, 5 units): the dot-product kernel,
+// one block of all 5 units (one row may keep the accumulators of three), a
+// vector of 16 inputs per step and the 4 after it as the tail.
 // CHECK-LABEL: func.func @fully_connected(
 // CHECK-NOT:    memref.alloc
 // CHECK:        scf.execute_region {
-// CHECK:          scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK-COUNT-4:    arith.addf {{.*}} fastmath<contract>
+// CHECK:          scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-5:    arith.addf {{.*}} fastmath<contract>
 // CHECK:          vector.shuffle {{.*}} [8, 9, 10, 11, 12, 13, 14, 15]
 // CHECK:          vector.load {{.*}} vector<4xf32>
 // CHECK:          arith.mulf {{.*}} : vector<4xf32>
 // CHECK:          memref.store
-// CHECK:        }{nnc.kernel = "nnc_dot_1x4_t4_none"}
-// CHECK:        }{nnc.kernel = "nnc_dot_1x1_t4_none"}
+// CHECK:        }{nnc.kernel = "nnc_dot_1x5_t4_none"}
+// CHECK-NOT:    nnc.kernel
 // CHECK:        func.return
 
 

@@ -103,8 +103,8 @@ builtin.module {
 // vector kernels: before the loop, per gate, one GEMM over all 4 time steps
 // (a weight panel transposition, then the 4-row GEMM kernel from the bias) into
 // PRE [gate, time * batch, units]; in the loop, per gate, dot products of h
-// with R_g starting from the step's input products, written into the gate
-// block of G.
+// with R_g starting from the step's input products (a block of 12 units and
+// one of 4), written into the gate block of G.
 // CHECK:      func.func @kernels(%[[KX:[^:]*]]: memref<4x1x16xf32>,
 // CHECK:        %[[KG:.*]] = memref.alloc() {{.*}} : memref<4x1x16xf32>
 // CHECK:        %[[KPRE:.*]] = memref.alloc() {{.*}} : memref<4x4x16xf32>
@@ -127,11 +127,11 @@ builtin.module {
 // CHECK:          %[[KXPB:.*]] = builtin.unrealized_conversion_cast %[[KXP0]] : memref<1x16xf32> to memref<64xi8>
 // CHECK-NEXT:     %[[KZ2:.*]] = arith.constant 0 : index
 // CHECK-NEXT:     %[[KBIAS:.*]] = memref.view %[[KXPB]][%[[KZ2]]][] : memref<64xi8> to memref<16xf32>
-// CHECK:          scf.for
-// CHECK-NEXT:       scf.execute_region {
-// CHECK-NEXT:         builtin.unrealized_conversion_cast %{{.*}}, %{{.*}}, %[[KBIAS]], %{{.*}} :
+// CHECK:          scf.execute_region {
+// CHECK-NEXT:       builtin.unrealized_conversion_cast %{{.*}}, %{{.*}}, %[[KBIAS]], %{{.*}} :
+// CHECK:            }{nnc.kernel = "nnc_dot_1x12_t0_none"}
 // CHECK:            }{nnc.kernel = "nnc_dot_1x4_t0_none"}
-// CHECK-COUNT-3:    }{nnc.kernel = "nnc_dot_1x4_t0_none"}
+// CHECK-COUNT-3:    }{nnc.kernel = "nnc_dot_1x12_t0_none"}
 // The cell's element-wise part on G as before, then the step's output.
 // CHECK:          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d0, d1)>], {{.*}} outs(%[[KG]] : memref<4x1x16xf32>)
 // CHECK:        func.return

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import MemRefType, f16, f32
 
 from nnc.passes.kernels import vmath
 from nnc.passes.kernels.vector import (
@@ -455,12 +455,13 @@ def batch_gemm(
 # -- dot products: out[m, n] = act(bias[n] + sum_i a[m, i] * w[n, i]) --------------------------
 
 
-def dot_kernel(rows: int, units: int, tails: tuple[int, ...], act: int, lanes: int):
+def dot_kernel(rows: int, units: int, tails: tuple[int, ...], act: int, lanes: int, half: bool = False):
     """Dot products of ``rows`` input rows (at ``a_base + r * a_rstride``)
     with ``units`` weight rows (``n0 + j``, ``depth`` apart) over ``kfull``
     elements in vectors of ``lanes`` plus the ``tails`` widths, lanes added
-    up at the end; outputs at ``out_base + r * cols + n0 + j``."""
-    name = f"nnc_dot_{rows}x{units}_t{tag(tails)}_{act_tag(act)}"
+    up at the end; outputs at ``out_base + r * cols + n0 + j``.  ``half``:
+    the weights are float16, widened as loaded (:meth:`Vec.load_half`)."""
+    name = f"nnc_dot_{rows}x{units}_t{tag(tails)}_{act_tag(act)}{'_h' if half else ''}"
 
     def body(e: Emitter, p: list[Value]) -> None:
         a, w, bias, out, a_base, a_rstride, n0, depth, kfull, out_base, cols = p
@@ -469,10 +470,13 @@ def dot_kernel(rows: int, units: int, tails: tuple[int, ...], act: int, lanes: i
         wrows = [v.ix(0, (v.ix(n0, j), depth)) for j in range(units)]
         pairs = [(r, j) for r in range(rows) for j in range(units)]
 
+        def wload(v: Vec, off: IndexOrInt, width: int) -> Value:
+            return v.load_half(w, off, width) if half else v.load(w, off, width)
+
         def step(e: Emitter, i0: IndexOrInt, accs: list[Value]) -> list[Value]:
             v = Vec(e)
             xs = [v.load(a, v.ix(bases[r], i0), lanes) for r in range(rows)]
-            ws = [v.load(w, v.ix(wrows[j], i0), lanes) for j in range(units)]
+            ws = [wload(v, v.ix(wrows[j], i0), lanes) for j in range(units)]
             return [v.fma(xs[r], ws[j], acc) for (r, j), acc in zip(pairs, accs)]
 
         accs = e.for_(0, kfull, lambda e2, i, args: step(e2, i, list(args)), [v.const(0.0, lanes) for _ in pairs], lanes)
@@ -480,7 +484,7 @@ def dot_kernel(rows: int, units: int, tails: tuple[int, ...], act: int, lanes: i
         for o, tw in zip(offsets(tails), tails):
             i = v.ix(kfull, o)
             xs = [v.load(a, v.ix(bases[r], i), tw) for r in range(rows)]
-            ws = [v.load(w, v.ix(wrows[j], i), tw) for j in range(units)]
+            ws = [wload(v, v.ix(wrows[j], i), tw) for j in range(units)]
             for k, (r, j) in enumerate(pairs):
                 sums[k] = e.add(sums[k], v.hsum(e.op(arith.MulfOp(xs[r], ws[j]))))
         for (r, j), s in zip(pairs, sums):
@@ -498,15 +502,18 @@ def dot(
     """``out[m, n] = act(bias[n] + sum_i a[m * a_rstride + i] * w[n, i])``
     with ``w`` in its original ``[cols, depth]`` layout: for few rows (a
     FULLY_CONNECTED of batch 1), where transposing the weights would cost as
-    much as the product.  Blocks of the policy's ``dot_units`` output
-    channels share the input vector loads."""  # fmt: skip
-    lanes, units_per_block = ctx.tiles.lanes, ctx.tiles.dot_units
+    much as the product.  Blocks of output channels
+    (:meth:`~nnc.passes.kernels.tiles.TilePolicy.dot_block_units`) share the
+    input vector loads.  ``w`` may be float16
+    (:func:`half_weights`)."""  # fmt: skip
+    lanes, units_per_block = ctx.tiles.lanes, ctx.tiles.dot_block_units(rows)
     e = ctx.shared_e()
     kfull = depth // lanes * lanes
     tails = tuple(widths(depth - kfull, lanes))
+    half = isinstance(w.type, MemRefType) and w.type.element_type == f16
 
     def call(e: Emitter, n0: IndexOrInt, units: int) -> None:
-        name, body = dot_kernel(rows, units, tails, act, lanes)
+        name, body = dot_kernel(rows, units, tails, act, lanes, half)
         kernel(ctx, e, name, [a, w, bias, out, 0, a_rstride, n0, depth, kfull, 0, cols], body)
 
     full = cols // units_per_block * units_per_block
@@ -514,6 +521,33 @@ def dot(
     parallel_each(e, 0, full, units_per_block, lambda e2, n0: call(e2, n0, units_per_block))
     if cols > full:
         call(e, full, cols - full)
+
+
+#: float32 weight bytes from which a dot product's constant weights are
+#: stored as float16 when they all are float16 values (:func:`half_weights`)
+HALF_WEIGHTS_MIN_BYTES = 256 * 1024
+
+
+def half_weights(ctx: LoweringContext, w: Value) -> Value | None:
+    """The constant weights ``w`` of a dot product (:func:`dot`) as a
+    float16 buffer, when every one is exactly a float16 value (a model
+    whose weights were stored as float16, e.g. TFLite's float16
+    quantisation), they take at least :data:`HALF_WEIGHTS_MIN_BYTES` as
+    float32, and the target converts halves in one instruction; else None.
+    A dot product of one row reads each weight once, so its speed is that
+    of reading them: half the bytes, and the same products (the widening
+    is exact).  Smaller weights stay in the caches between inferences."""
+    value = ctx.constant_value(w)
+    if value is None or not ctx.half_conversions:
+        return None
+    wide = np.ascontiguousarray(value, np.float32).reshape(-1)
+    if wide.nbytes < HALF_WEIGHTS_MIN_BYTES:
+        return None
+    with np.errstate(over="ignore"):
+        narrow = wide.astype(np.float16)
+    if not np.array_equal(narrow.astype(np.float32).view(np.uint32), wide.view(np.uint32)):
+        return None
+    return ctx.packed_constant(narrow, f16)
 
 
 # -- transposition (weight panels for the GEMM) ---------------------------------------------

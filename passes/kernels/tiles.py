@@ -68,6 +68,16 @@ class TilePolicy:
         AVX-512, with 7 it does not."""
         return max(1, self.dw_pixels - 1)
 
+    def dot_block_units(self, rows: int) -> int:
+        """Output channels per dot-product block of ``rows`` input rows: the
+        accumulators the most rows have (``(dot_max_rows - 1) x
+        dot_units``), spent on more units when there are fewer rows.  Each
+        accumulator is a chain of dependent multiply-adds, and one row's
+        ``dot_units`` chains wait on their latency: on Zen 3 a 1280 x 1000
+        FULLY_CONNECTED of one row took about 120 us with 2 units per block
+        and 100 us with 6 (then reading the weights sets the pace)."""
+        return self.dot_units * max(1, (self.dot_max_rows - 1) // rows)
+
     def gemm_rows(self, vectors: int) -> int:
         """Output pixels per GEMM block whose columns are ``vectors`` vectors:
         at most ``accumulators`` accumulators, and room left for the step's
@@ -126,8 +136,9 @@ def live_vectors(policy: TilePolicy) -> dict[str, int]:
       full block has ``max_col_vectors`` vectors of one width; the channel
       tail (fewer than ``lanes`` channels) has one vector of each halving
       width (16 lanes: 8, 4, 2, 1), whatever ``max_col_vectors`` is.
-    * dot products: ``(dot_max_rows - 1) x dot_units`` accumulators, one
-      input vector per row and one weight vector per unit.
+    * dot products: ``rows x`` :meth:`TilePolicy.dot_block_units` accumulators,
+      one input vector per row and one weight vector per unit, for the
+      worst number of rows below ``dot_max_rows``.
     * depthwise: one accumulator per pixel, one weight and one input vector
       (when LLVM shares the inputs of a row of 3 taps, ``dw_pixels + 2``
       inputs instead of one: :func:`tile_policy` leaves room for that).
@@ -136,11 +147,11 @@ def live_vectors(policy: TilePolicy) -> dict[str, int]:
     """
     full = policy.max_col_vectors
     tail = max(1, policy.lanes.bit_length() - 1)
-    dot_rows = policy.dot_max_rows - 1
+    dot = max(r * policy.dot_block_units(r) + r + policy.dot_block_units(r) for r in range(1, policy.dot_max_rows))
     return {
         "gemm": policy.gemm_rows(full) * full + full + 1,
         "gemm_tail": policy.gemm_rows(tail) * tail + tail + tail,
-        "dot": dot_rows * policy.dot_units + dot_rows + policy.dot_units,
+        "dot": dot,
         "depthwise": policy.dw_pixels + 2,
         "transpose": policy.lanes + 2,
     }

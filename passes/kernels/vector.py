@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
+    f16,
     f32,
     i32,
     i64,
@@ -182,6 +183,13 @@ class Vec:
 
     def load(self, buf: Value, off: IndexOrInt, width: int) -> Value:
         return self.e.op(new_op(vector.LoadOp, (buf, self.e.index(off)), (vector_type(f32, width),)))
+
+    def load_half(self, buf: Value, off: IndexOrInt, width: int) -> Value:
+        """``width`` float16 values of ``buf`` at ``off`` as float32 lanes
+        (exact; one ``vcvtph2ps`` from memory with F16C, ``fcvtl`` on
+        AArch64: only for targets with half conversions)."""
+        h = self.e.op(new_op(vector.LoadOp, (buf, self.e.index(off)), (vector_type(f16, width),)))
+        return self.e.op(arith.ExtFOp(h, vector_type(f32, width)))
 
     def store(self, v: Value, buf: Value, off: IndexOrInt) -> None:
         self.e.op(new_op(vector.StoreOp, (v, buf, self.e.index(off))))

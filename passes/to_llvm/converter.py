@@ -279,12 +279,22 @@ class FuncConverter:
         self.vmap[op.results[0]] = res if t == f32 else self.fcast(res, t)
 
     def fcast(self, v: SSAValue, to: Attribute) -> SSAValue:
-        fw: dict[Attribute, int] = {builtin.f16: 16, builtin.f32: 32, builtin.f64: 64}
-        if fw[v.type] < fw[to]:
+        """``v`` (a float or a vector of floats) extended or truncated to ``to``."""
+        have, want = _float_width(v.type), _float_width(to)
+        if have < want:
             return self.emit(llvm_cast(llvm.FPExtOp, v, to)).results[0]
-        if fw[v.type] > fw[to]:
+        if have > want:
             return self.emit(llvm_cast(llvm.FPTruncOp, v, to)).results[0]
         return v
+
+
+#: bits of the float types, for :meth:`FuncConverter.fcast`
+_FLOAT_WIDTHS: dict[Attribute, int] = {builtin.f16: 16, builtin.f32: 32, builtin.f64: 64}
+
+
+def _float_width(t: Attribute) -> int:
+    """The bits of the float type ``t`` or of its vector's elements."""
+    return _FLOAT_WIDTHS[t.element_type if isinstance(t, builtin.VectorType) else t]
 
 
 def _constant_index(value: SSAValue) -> int | None:

@@ -10,7 +10,7 @@ from typing import Any
 from nnc.dialects.rules.base import OpCall
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels import q8
-from nnc.passes.kernels.f32 import Level, dot, gemm
+from nnc.passes.kernels.f32 import Level, dot, gemm, half_weights
 from nnc.passes.lowering.base import (
     LoweringContext,
     Value,
@@ -103,7 +103,7 @@ def fully_connected_f32(
     the GEMM's tiles on the calling thread)."""
     xf, of = ctx.flat(x), ctx.flat(out)
     if batch < ctx.tiles.dot_max_rows:
-        dot(ctx, xf, ctx.flat(w), bias, of, batch, size, units, size, act)
+        dot(ctx, xf, half_weights(ctx, w) or ctx.flat(w), bias, of, batch, size, units, size, act)
         return
     w_value = ctx.constant_value(w)
     wf = ctx.flat(w) if w_value is None else w
