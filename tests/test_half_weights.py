@@ -90,3 +90,22 @@ def test_only_targets_that_convert_halves(cpu: str, half: bool) -> None:
     m = _model(*_weights(np.random.default_rng(14)))
     ir = lower(m, static_input_infos(m), target=x86_target(cpu)).llvm_ir
     assert bool(re.search(r"nnc_dot_\w+_h\b", ir)) == half
+
+
+def test_aarch64_widens_halves_under_qemu(tmp_path) -> None:
+    """AArch64 converts halves in one instruction (``fcvtl``) as well: the
+    library cross-compiled for it, run under qemu, reads float16 weights
+    and computes the host's outputs (within the float tolerance of the
+    AArch64 tests: its vectors are narrower, so its lanes add up in
+    another order)."""
+    from test_aarch64 import TRIPLE, Emulated, _assert_matches_host, _require_tools
+
+    _require_tools()
+    rng = np.random.default_rng(15)
+    w, b = _weights(rng)
+    x = rng.standard_normal((1, SIZE)).astype(np.float32)
+    m = _model(w, b)
+    ir = lower(m, static_input_infos(m), target=Target(TRIPLE, "generic", "")).llvm_ir
+    assert re.search(r"nnc_dot_\w+_h\b", ir) and "fpext <4 x half>" in ir
+    got = Emulated("fc_half", m, str(tmp_path)).run([x], threads=2)
+    _assert_matches_host("fc_half", got, [_run(m, x)[0]])
