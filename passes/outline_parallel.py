@@ -53,10 +53,10 @@ without a loop worth outlining never references it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
@@ -105,20 +105,59 @@ EXTERNAL_CALL_WORK = 16
 Known = dict[SSAValue, int]
 
 
-def const_index(v: SSAValue, known: Known | None = None) -> int | None:
+#: integer arithmetic the work estimate evaluates on known operands: a
+#: kernel's loop bounds are often computed from its size parameters (the
+#: whole vectors of ``n`` elements end at ``n - n % lanes``), and an
+#: unknown bound counts only :data:`UNKNOWN_TRIP` iterations.  Division and
+#: remainder by zero stay unknown.
+_FOLDS: dict[type[Operation], Callable[[int, int], int | None]] = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+    arith.DivSIOp: lambda a, b: None if b == 0 else abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),
+    arith.FloorDivSIOp: lambda a, b: None if b == 0 else a // b,
+    arith.CeilDivSIOp: lambda a, b: None if b == 0 else -(-a // b),
+    arith.RemSIOp: lambda a, b: None if b == 0 else abs(a) % abs(b) * (1 if a >= 0 else -1),
+}
+#: how deep :func:`const_index` follows operands (a bound is a few operations)
+_FOLD_DEPTH = 8
+
+
+def const_index(v: SSAValue, known: Known | None = None, upper: bool = False, depth: int = _FOLD_DEPTH) -> int | None:
     """The value of an ``arith.constant`` index or integer (or of a value in
-    ``known``), else None."""
+    ``known``), or of :data:`_FOLDS` arithmetic and index casts of such
+    values, else None.  ``upper``: a bound for the work estimate, not the
+    value: the minimum of a known and an unknown value is the known one (a
+    piece of a kernel's range cut for the thread pool, ``min(size, n -
+    start)``, counts as ``size``)."""
     if known and v in known:
         return known[v]
     op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
+    if isinstance(op, arith.ConstantOp):
+        return op.value.value.data if isinstance(op.value, IntegerAttr) else None
+    if depth == 0 or not isinstance(op, Operation):
+        return None
+    if isinstance(op, arith.IndexCastOp):
+        return const_index(op.input, known, upper, depth - 1)
+    fold = _FOLDS.get(type(op))
+    if fold is None:
+        return None
+    a, b = (const_index(x, known, upper, depth - 1) for x in op.operands[:2])
+    if upper and isinstance(op, arith.MinSIOp) and (a is None) != (b is None):
+        return a if b is None else b
+    r = None if a is None or b is None else fold(a, b)
+    bits = 64 if isinstance(v.type, IndexType) else getattr(v.type, "bitwidth", 0)
+    # (a result that would wrap is left unknown rather than wrapped)
+    if r is None or bits < 1 or not -(1 << (bits - 1)) <= r < (1 << (bits - 1)):
+        return None
+    return r
 
 
-def trip_count(loop: scf.ForOp, known: Known | None = None) -> int | None:
-    """Iterations of ``loop`` if its bounds are known."""
-    lo, hi, step = (const_index(v, known) for v in (loop.lb, loop.ub, loop.step))
+def trip_count(loop: scf.ForOp, known: Known | None = None, upper: bool = False) -> int | None:
+    """Iterations of ``loop`` if its bounds are known (``upper``: at most, see :func:`const_index`)."""
+    lo, hi, step = (const_index(v, known, upper) for v in (loop.lb, loop.ub, loop.step))
     if lo is None or hi is None or step is None or step <= 0:
         return None
     return max(0, -(-(hi - lo) // step))
@@ -139,10 +178,10 @@ class _Work:
         for op in ops:
             total += 1
             if isinstance(op, scf.ForOp):
-                n = trip_count(op, known)
+                n = trip_count(op, known, upper=True)
                 total += (UNKNOWN_TRIP if n is None else n) * self.of_ops(iter(op.body.block.ops), known)
             elif isinstance(op, func.CallOp):
-                args = tuple(const_index(a, known) for a in op.arguments)
+                args = tuple(const_index(a, known, upper=True) for a in op.arguments)
                 total += self.of_call(op.callee.root_reference.data, args)
             else:
                 for region in op.regions:
@@ -201,7 +240,25 @@ def captures(loop: scf.ForOp) -> list[SSAValue]:
 
 
 def _is_constant(v: SSAValue) -> bool:
-    return isinstance(v.owner, arith.ConstantOp)
+    """Whether the body gets its own copy of ``v`` rather than a capture: a
+    constant, or the address of a global table (more than one element).
+    A table read through a capture is a pointer LLVM knows nothing about,
+    so the loop's stores might change it, and a loop that gathers from it
+    is not vectorised (there is no run-time check of data-dependent
+    addresses).  A global scalar stays a capture, so that bodies that
+    differ only in such numbers still share one function (:func:`share_bodies`)."""
+    if isinstance(v.owner, arith.ConstantOp):
+        return True
+    t = v.type
+    return isinstance(v.owner, memref.GetGlobalOp) and isinstance(t, MemRefType) and _elements(t) > 1
+
+
+def _elements(t: MemRefType) -> int:
+    """Elements of a static memref type (a dynamic one counts as many)."""
+    n = 1
+    for d in t.get_shape():
+        n *= d if d >= 0 else 2
+    return n
 
 
 def outline(loop: scf.ForOp, name: str) -> tuple[func.FuncOp, func.CallOp]:

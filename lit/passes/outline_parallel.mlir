@@ -76,6 +76,82 @@ builtin.module {
     func.return
   }
 
+  // A kernel whose loop ends at a bound computed from its size parameter
+  // (its whole vectors: n - n % 16): the estimate folds the arithmetic on
+  // the constant each call passes (8 x 4096 stores), and the loop is
+  // outlined.  In @clipped the size is min(4096, unknown): the estimate
+  // counts it as at most 4096, so the pieces are outlined too.
+  func.func private @fill(%buf: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %z = arith.constant 0.0 : f32
+    %r = arith.remsi %n, %c16 : index
+    %full = arith.subi %n, %r : index
+    scf.for %i = %c0 to %full step %c1 {
+      memref.store %z, %buf[%i] : memref<?xf32>
+    }
+    func.return
+  }
+  func.func @folded(%a: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c4096 = arith.constant 4096 : index
+    scf.for %i = %c0 to %c8 step %c1 {
+      func.call @fill(%a, %c4096) : (memref<?xf32>, index) -> ()
+    } {nnc.parallel}
+    func.return
+  }
+  func.func @clipped(%a: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c4096 = arith.constant 4096 : index
+    scf.for %i = %c0 to %c8 step %c1 {
+      %left = arith.subi %n, %i : index
+      %len = arith.minsi %c4096, %left : index
+      func.call @fill(%a, %len) : (memref<?xf32>, index) -> ()
+    } {nnc.parallel}
+    func.return
+  }
+  // The same calls with the size unknown (a loop of 16 iterations assumed):
+  // too little work, stays a loop.
+  func.func @unknown(%a: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    scf.for %i = %c0 to %c8 step %c1 {
+      func.call @fill(%a, %n) : (memref<?xf32>, index) -> ()
+    } {nnc.parallel}
+    func.return
+  }
+
+  // A lookup table read at data-dependent indices (a quantised SOFTMAX's
+  // exps) is fetched again inside the body, so that LLVM sees the global
+  // (it cannot alias the stores) and vectorises the gathers; a scalar
+  // global stays a capture (bodies differing only in such numbers share a
+  // function).
+  "memref.global"() <{sym_name = "table", type = memref<256xi32>, initial_value = dense<1> : tensor<256xi32>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "offset", type = memref<i32>, initial_value = dense<3> : tensor<i32>, sym_visibility = "private", constant}> : () -> ()
+  func.func @tables(%a: memref<4096xi8>, %out: memref<4096xi32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4096 = arith.constant 4096 : index
+    %t = memref.get_global @table : memref<256xi32>
+    %o = memref.get_global @offset : memref<i32>
+    scf.for %i = %c0 to %c4096 step %c1 {
+      %x = memref.load %a[%i] : memref<4096xi8>
+      %w = arith.extui %x : i8 to i32
+      %k = arith.index_cast %w : i32 to index
+      %v = memref.load %t[%k] : memref<256xi32>
+      %d = memref.load %o[] : memref<i32>
+      %r = arith.addi %v, %d : i32
+      memref.store %r, %out[%i] : memref<4096xi32>
+    } {nnc.parallel}
+    func.return
+  }
+
   // Too little work for a dispatch: stays a loop.
   func.func @small(%a: memref<64xf32>) {
     %c0 = arith.constant 0 : index
@@ -114,6 +190,24 @@ builtin.module {
 // CHECK-NEXT:      func.call @nnc_par_3(%[[Z]], %[[N]], %a) {nnc.parallel_dispatch}
 // CHECK-NEXT:    }
 
+// CHECK-LABEL: func.func @folded(
+// CHECK-NOT:     scf.for
+// CHECK:         func.call @nnc_par_{{[0-9]+}}(%{{.*}}, %{{.*}}, %a) {nnc.parallel_dispatch}
+
+// CHECK-LABEL: func.func @clipped(
+// CHECK-NOT:     scf.for
+// CHECK:         func.call @nnc_par_{{[0-9]+}}(%{{.*}}, %{{.*}}, %n, %a) {nnc.parallel_dispatch}
+
+// CHECK-LABEL: func.func @unknown(
+// CHECK:         scf.for
+// CHECK:           func.call @fill(%a, %n)
+// CHECK:         } {nnc.parallel}
+
+// CHECK-LABEL: func.func @tables(
+// CHECK:         %o = memref.get_global @offset : memref<i32>
+// CHECK-NOT:     scf.for
+// CHECK:         func.call @nnc_par_{{[0-9]+}}(%{{.*}}, %{{.*}}, %a, %o, %out) {nnc.parallel_dispatch}
+
 // CHECK-LABEL: func.func @small(
 // CHECK:         scf.for
 // CHECK:         } {nnc.parallel}
@@ -137,3 +231,8 @@ builtin.module {
 // CHECK-LABEL: func.func private @nnc_par_2(%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<64x1024xf32>, %{{.*}}: index) attributes {nnc.parallel_body} {
 // CHECK:         scf.for %[[K:.*]] = %0 to %1 step %{{.*}} {
 // CHECK-NEXT:      %[[I:.*]] = arith.addi %[[K]], %3 : index
+
+// CHECK-LABEL: func.func private @nnc_par_{{[0-9]+}}(%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<4096xi8>, %{{.*}}: memref<i32>, %{{.*}}: memref<4096xi32>) attributes {nnc.parallel_body} {
+// CHECK:         %[[T:.*]] = memref.get_global @table : memref<256xi32>
+// CHECK:         scf.for
+// CHECK:           memref.load %[[T]][%{{.*}}] : memref<256xi32>
