@@ -37,8 +37,9 @@ from targets import X86_CPUS, description, runnable_cpus, runnable_target, x86_t
 
 #: every stored byte, repeated past the table threshold
 ALL_BYTES = np.tile(np.arange(256, dtype=np.uint8), 4)
-#: every byte in two chunks of the shuffle kernel, a few vectors and 37 single bytes
-CHUNKED = np.resize(np.arange(256, dtype=np.uint8), 2 * lut.CHUNK + 3 * 64 + 37)
+#: every byte over the shuffle kernel's pieces for the thread pool
+#: (vector.parallel_pieces), the last one ending in single bytes
+CHUNKED = np.resize(np.arange(256, dtype=np.uint8), 32768 + 3 * 64 + 37)
 #: (input scale, input zero point, output scale, output zero point) of QUANT8_ASYMM
 QUANTS = [(0.05, 128, 0.03, 120), (0.2, 30, 0.1, 200), (0.011, 250, 0.02, 3)]
 UNARY = [Op.HARD_SWISH, Op.RELU, Op.RELU1, Op.RELU6, Op.LOGISTIC, Op.TANH]

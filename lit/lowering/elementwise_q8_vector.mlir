@@ -50,6 +50,32 @@ builtin.module {
     func.return %r : tensor<1x10x10x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>
   }
 
+  // The same MUL over 1600 rows: cut into pieces for the thread pool, of
+  // at least 4096 elements (111 rows) each: 14 of 111 rows and the 46 left
+  // (min(111, 1600 - start)), in one marked loop.
+  // CHECK-LABEL: func.func @mul_pieces(
+  // CHECK:         %[[ZERO:.*]] = arith.constant 0 : index
+  // CHECK:         %[[COLS:.*]] = arith.constant 37 : index
+  // CHECK:         %[[PIECES:.*]] = arith.constant 15 : index
+  // CHECK:         scf.for %[[T:.*]] = %{{.*}} to %[[PIECES]] step %{{.*}} {
+  // CHECK-NEXT:      %[[SIZE:.*]] = arith.constant 111 : index
+  // CHECK-NEXT:      %[[START:.*]] = arith.muli %[[T]], %[[SIZE]] : index
+  // CHECK-NEXT:      %[[SIZE2:.*]] = arith.constant 111 : index
+  // CHECK-NEXT:      %[[N:.*]] = arith.constant 1600 : index
+  // CHECK-NEXT:      %[[LEFT:.*]] = arith.subi %[[N]], %[[START]] : index
+  // CHECK-NEXT:      %[[ROWS:.*]] = arith.minsi %[[SIZE2]], %[[LEFT]] : index
+  // CHECK:           %[[A:.*]] = arith.muli %[[START]], %{{.*}} : index
+  // CHECK:           %[[OUT:.*]] = arith.muli %[[START]], %{{.*}} : index
+  // CHECK:           scf.execute_region {
+  // CHECK:             builtin.unrealized_conversion_cast %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[A]], %[[ZERO]], %[[OUT]], %[[ROWS]], %[[COLS]], %[[COLS]], %[[ZERO]] :
+  // CHECK:           }{nnc.kernel = "nnc_q8_mul_u_32"}
+  // CHECK-NEXT:    } {nnc.parallel}
+  func.func @mul_pieces(%a: tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>, %b: tensor<1x1x1x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>) -> tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>> {
+    %act = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %r = "nnapi.mul"(%a, %b, %act) : (tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>, tensor<1x1x1x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>, i32) -> tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>
+    func.return %r : tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>
+  }
+
   // CHECK-LABEL: func.func @sub_stays(
   // CHECK-NOT:     nnc.kernel
   // CHECK:         linalg.generic

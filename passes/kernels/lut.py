@@ -25,12 +25,9 @@ import numpy as np
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import i8, i32
 
-from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, kernel, parallel_each
+from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, kernel, parallel_pieces
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 
-#: bytes per parallel iteration: a few microseconds of work, enough to
-#: outweigh a dispatch
-CHUNK = 16384
 #: the intrinsic of each shuffle width in bits
 _PSHUFB = {128: "llvm.x86.ssse3.pshuf.b.128", 256: "llvm.x86.avx2.pshuf.b", 512: "llvm.x86.avx512.pshuf.b.512"}
 
@@ -121,16 +118,15 @@ def _subs(e: Emitter, a: Value, b: Value) -> Value:
 
 def lookup(ctx: LoweringContext, x: Value, out: Value, table: np.ndarray, n: int, bits: int) -> None:
     """``out = table[x]`` over the ``n`` bytes of the flat buffers ``x`` and
-    ``out`` with the shuffle kernel of width ``bits``: chunks of
-    :data:`CHUNK` bytes in parallel, then the rest."""
+    ``out`` with the shuffle kernel of width ``bits``, in pieces for the
+    thread pool (:func:`~nnc.passes.kernels.vector.parallel_pieces`)."""
     lanes = bits // 8
     rows = np.repeat(shuffle_tables(table)[:, None, :], lanes // 16, axis=1).reshape(-1)
     tables = ctx.flat(ctx.packed_constant(np.concatenate([rows, np.asarray(table, np.uint8)]).view(np.int8), i8))
     name, body = lut_kernel(bits)
-    e = ctx.e
-    full = n // CHUNK * CHUNK
-    if full:
-        parallel_each(e, 0, full, CHUNK, lambda e2, c: kernel(ctx, e2, name, [x, out, tables, c, CHUNK, CHUNK], body))
-    if n > full:
-        rest = n - full
-        kernel(ctx, e, name, [x, out, tables, full, rest // lanes * lanes, rest], body)
+
+    def piece(e: Emitter, start: IndexOrInt, length: IndexOrInt) -> None:
+        nfull = length // lanes * lanes if isinstance(length, int) else e.sub(length, e.rem(length, e.index(lanes)))
+        kernel(ctx, e, name, [x, out, tables, start, nfull, length], body)
+
+    parallel_pieces(ctx.e, n, lanes, piece)

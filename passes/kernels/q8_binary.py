@@ -42,12 +42,10 @@ from nnc.passes.kernels.q8 import (
     uniform_rescale_params,
     value_lanes,
 )
-from nnc.passes.kernels.vector import IndexOrInt, IVec, Vec, each, kernel, parallel_each
+from nnc.passes.kernels.vector import MIN_PIECE, IndexOrInt, IVec, Vec, each, kernel, parallel_pieces
 from nnc.passes.lowering.base import Emitter, LoweringContext, Value
 from nnc.passes.lowering.quant import AddParams, MulParams, add_inputs_normal
 
-#: elements per parallel iteration: a few microseconds of work
-CHUNK = 16384
 #: smaller operations keep the inline loop: LLVM does not vectorise so
 #: short a loop (so it costs little to compile), and the kernel's call and
 #: parameter loads would cost more than its lanes save
@@ -150,35 +148,21 @@ def binary_kernel(p: AddParams | MulParams, unsigned: bool, lanes: int) -> tuple
 def binary(ctx: LoweringContext, p: AddParams | MulParams, unsigned: bool, a: Value, b: Value, out: Value,
            rows: int, cols: int, a_rs: int, b_rs: int) -> None:  # fmt: skip
     """``out = a op b`` over the flat 8-bit buffers, ``rows`` x ``cols``
-    (see the module doc): rows in parallel, in pieces of about
-    :data:`CHUNK` elements; a single long row (both inputs whole) is cut
-    into rows of :data:`CHUNK` and the rest."""
+    (see the module doc), in pieces for the thread pool
+    (:func:`~nnc.passes.kernels.vector.parallel_pieces`): of the elements
+    when there is one row (both inputs whole), else of the rows."""
     name, body = binary_kernel(p, unsigned, 2 * ctx.tiles.lanes)
     table = ctx.flat(ctx.packed_constant(add_table(p) if isinstance(p, AddParams) else mul_table(p), i32))
-    bufs = (a, b, out, table)
-    if rows == 1 and cols > CHUNK:
-        pieces, rest = divmod(cols, CHUNK)
-        _rows(ctx, name, body, bufs, 0, pieces, CHUNK, CHUNK, CHUNK)
-        if rest:
-            _rows(ctx, name, body, bufs, pieces * CHUNK, 1, rest, rest, rest)
+
+    def kernel_call(e: Emitter, bases: list[IndexOrInt], rows: IndexOrInt, cols: IndexOrInt) -> None:
+        kernel(ctx, e, name, [a, b, out, table, *bases, rows, cols, a_rs, b_rs], body)
+
+    if rows == 1:  # both inputs whole: a piece is a row of its own at its first element
+        parallel_pieces(ctx.e, cols, 2 * ctx.tiles.lanes, lambda e, start, n: kernel_call(e, [start] * 3, 1, n))
         return
-    _rows(ctx, name, body, bufs, 0, rows, cols, a_rs, b_rs)
 
-
-def _rows(ctx: LoweringContext, name: str, body: Callable[[Emitter, list[Value]], None],
-          bufs: tuple[Value, Value, Value, Value], start: int, rows: int, cols: int, a_rs: int, b_rs: int) -> None:  # fmt: skip
-    """Kernel calls over ``rows`` rows from element ``start`` of all three
-    buffers (where ``start`` is not 0, every input is whole), in parallel
-    groups of ``CHUNK // cols`` rows."""
-    per = max(1, CHUNK // cols)
-
-    def piece(e: Emitter, r0: IndexOrInt, n: int) -> None:
+    def row_piece(e: Emitter, r0: IndexOrInt, n: IndexOrInt) -> None:
         v = Vec(e)
-        bases = [v.ix(start, (r0, a_rs)), v.ix(start, (r0, b_rs)), v.ix(start, (r0, cols))]
-        kernel(ctx, e, name, [*bufs, *bases, n, cols, a_rs, b_rs], body)
+        kernel_call(e, [v.ix(0, (r0, a_rs)), v.ix(0, (r0, b_rs)), v.ix(0, (r0, cols))], n, cols)
 
-    full = rows // per * per
-    if full:
-        parallel_each(ctx.e, 0, full, per, lambda e, r0: piece(e, r0, per))
-    if rows > full:
-        piece(ctx.e, full, rows - full)
+    parallel_pieces(ctx.e, rows, 1, row_piece, -(-MIN_PIECE // cols))

@@ -460,3 +460,41 @@ def parallel_each(
     op = scf.ForOp(e.index(lo), e.index(hi), e.index(step), [], Region(block))
     op.attributes[PARALLEL_ATTR] = UnitAttr()
     e.b.insert(op)
+
+
+#: Pieces an element-wise kernel's range is cut into for the thread pool: at
+#: most this many of one size (the last shorter).  The pool gives each of
+#: ``T`` threads a contiguous run of ``count // T`` or one more, so any
+#: thread count up to this many gets shares within a piece of each other.
+PIECES = 16
+#: ... and pieces of at least this many elements: about a microsecond of
+#: work, against a few tens of nanoseconds per call of the kernel (its
+#: parameters read, its constants made), which a loop the thread pool does
+#: not take still pays per piece
+MIN_PIECE = 4096
+
+
+def parallel_pieces(e: Emitter, n: int, align: int, body: Callable[[Emitter, IndexOrInt, IndexOrInt], None],
+                    min_piece: int = MIN_PIECE) -> None:  # fmt: skip
+    """``body(e, start, length)`` over the pieces of ``[0, n)`` in one
+    :func:`parallel_each` loop: at most :data:`PIECES` of one size, at
+    least ``min_piece`` and a multiple of ``align`` (a vector's elements),
+    and ``length = min(size, n - start)``, so the last piece takes the rest
+    (``nnc-outline-parallel``'s work estimate counts every piece as
+    ``size``).  A range of one piece is one call, ``start`` and ``length``
+    the Python ints 0 and ``n``.  The pieces must be independent (see
+    :func:`parallel_each`)."""
+    per = max(-(-n // PIECES), min_piece, 1)
+    size = -(-per // align) * align
+    count = -(-n // size)
+    if count <= 1:
+        if n:
+            body(e, 0, n)
+        return
+
+    def piece(e2: Emitter, t: IndexOrInt) -> None:
+        start = Vec(e2).ix(0, (t, size))
+        length = e2.min(e2.index(size), e2.sub(e2.index(n), e2.index(start)))
+        body(e2, start, length)
+
+    parallel_each(e, 0, count, 1, piece)
