@@ -17,8 +17,11 @@ first dimension of extent above 1 with ``nnc.parallel`` when that is sound:
   reduction inside it in the serial order (bit-identical at any thread count);
 * no input may overlap an output unless it is that same buffer read through
   the same map (each element read then written by its own iteration), and
-  no two outputs may overlap; buffers are traced through views to their
-  root (a function argument, a global, an arena slice);
+  two outputs may overlap only when they are one buffer written through
+  maps that both index one position by that dimension alone (each
+  iteration writes its own slice: the columns of a row written as separate
+  outputs); buffers are traced through views to their root (a function
+  argument, a global, an arena slice);
 * the body is pure (no calls, no regions, no memory operations but loads
   of buffers that no output overlaps: a lookup table);
 * the nest is worth a dispatch even on the widest vectors
@@ -45,7 +48,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import AffineDimExpr
+from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -157,8 +160,10 @@ def split_dim(op: linalg.GenericOp) -> int | None:
     if not all(any(isinstance(r, AffineDimExpr) and r.position == dim for r in m.results) for m in out_maps):
         return None
     outs = [extent(v) for v in op.outputs]
-    if any(a.overlaps(b) for i, a in enumerate(outs) for b in outs[i + 1 :]):
-        return None
+    for i, (a, am) in enumerate(zip(outs, out_maps)):
+        for b, bm, w in zip(outs[i + 1 :], out_maps[i + 1 :], op.outputs[i + 1 :]):
+            if a.overlaps(b) and not (op.outputs[i] is w and _same_slice(am, bm, dim)):
+                return None
     for v, m in zip(op.inputs, maps[:n_in]):
         if not isinstance(v.type, MemRefType):
             continue
@@ -167,6 +172,21 @@ def split_dim(op: linalg.GenericOp) -> int | None:
             if e.overlaps(o) and not (v is w and m == om):
                 return None
     return dim
+
+
+def _same_slice(a: AffineMap, b: AffineMap, dim: int) -> bool:
+    """Whether two maps into one buffer both index a result position by
+    loop dimension ``dim`` alone: iteration ``i`` of ``dim`` then writes
+    through either only elements of slice ``i`` along that position (a row's
+    columns as separate outputs, as a short-row SOFTMAX writes them), so
+    different iterations write disjoint elements."""
+    return len(a.results) == len(b.results) and any(
+        _is_dim(x, dim) and _is_dim(y, dim) for x, y in zip(a.results, b.results)
+    )
+
+
+def _is_dim(r: object, dim: int) -> bool:
+    return isinstance(r, AffineDimExpr) and r.position == dim
 
 
 def _nth_loop(outer: scf.ForOp, depth: int) -> scf.ForOp | None:

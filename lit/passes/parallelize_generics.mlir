@@ -3,8 +3,9 @@
 // Top-level linalg.generic ops become the loop nests nnc-convert-linalg-to-loops
 // makes, with the loop of the first dimension of extent above 1 marked
 // {nnc.parallel} when that dimension is a parallel iterator indexing every
-// output and no input overlaps an output (unless it is that output read
-// through the same map).  nnc-outline-parallel then decides with its work
+// output, no input overlaps an output (unless it is that output read
+// through the same map) and no two outputs overlap (unless both are one
+// buffer whose maps index one position by that dimension).  nnc-outline-parallel then decides with its work
 // estimate whether a marked loop is worth a dispatch.
 
 builtin.module {
@@ -99,6 +100,24 @@ builtin.module {
     func.return
   }
 
+  // Two columns of each row written as separate outputs of one buffer (a
+  // short-row SOFTMAX): both maps index the rows by d0, so each iteration
+  // writes its own row (marked).  Outputs of one buffer whose maps put d0
+  // at different positions (element (i, j) of one, (j, i) of the other)
+  // could meet across iterations (not marked).
+  func.func @columns(%a: memref<65536x2xf32>, %out: memref<65536x2xf32>, %sq: memref<256x256x2xf32>) {
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0, 0)>, affine_map<(d0) -> (d0, 1)>, affine_map<(d0) -> (d0, 1)>, affine_map<(d0) -> (d0, 0)>], iterator_types = ["parallel"]} ins(%a, %a : memref<65536x2xf32>, memref<65536x2xf32>) outs(%out, %out : memref<65536x2xf32>, memref<65536x2xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32, %p: f32):
+      linalg.yield %x, %y : f32, f32
+    }
+    %z = arith.constant 0.0 : f32
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1, 0)>, affine_map<(d0, d1) -> (d1, d0, 1)>], iterator_types = ["parallel", "parallel"]} outs(%sq, %sq : memref<256x256x2xf32>, memref<256x256x2xf32>) {
+    ^bb0(%o: f32, %p: f32):
+      linalg.yield %z, %z : f32, f32
+    }
+    func.return
+  }
+
   // Too little work to be worth a dispatch even before vectorisation
   // (see WIDEST_LANES): left to nnc-convert-linalg-to-loops.
   func.func @small(%a: memref<64x64xf32>, %out: memref<64x64xf32>) {
@@ -150,6 +169,15 @@ builtin.module {
 // CHECK:         } {nnc.parallel}
 // CHECK:         linalg.generic
 // CHECK:           memref.load %out
+// CHECK-NOT:     nnc.parallel
+// CHECK:         func.return
+
+// CHECK-LABEL: func.func @columns(
+// CHECK:         memref.store %x, %out[%{{.*}}, %{{.*}}] : memref<65536x2xf32>
+// CHECK:         memref.store %y, %out[%{{.*}}, %{{.*}}] : memref<65536x2xf32>
+// CHECK-NEXT:    } {nnc.parallel}
+// CHECK-NEXT:    %z = arith.constant
+// CHECK-NEXT:    linalg.generic
 // CHECK-NOT:     nnc.parallel
 // CHECK:         func.return
 
