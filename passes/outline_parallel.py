@@ -84,6 +84,11 @@ PARALLEL_ATTR = "nnc.parallel"
 BODY_ATTR = "nnc.parallel_body"
 #: unit attribute on the call that runs an outlined body over [0, n)
 DISPATCH_ATTR = "nnc.parallel_dispatch"
+#: unit attribute on a marked loop (and then on its body function) whose
+#: integer constants are only sizes and offsets handed to kernel calls (an
+#: element-wise kernel over pieces): bodies that differ in them share one
+#: function too, those that differ passed as parameters (:func:`share_bodies`)
+SIZES_ATTR = "nnc.parallel_sizes"
 #: the thread pool's entry point (C ABI, provided by the runtime)
 PARALLEL_FOR = "nnc_parallel_for"
 #: prefix of the outlined functions' names
@@ -318,6 +323,8 @@ def _body_function(loop: scf.ForOp, name: str, caps: list[SSAValue], passed: lis
     block.add_op(func.ReturnOp())
     fn = func.FuncOp(name, ([index, index, *[v.type for v in passed]], []), Region(block), visibility="private")
     fn.attributes[BODY_ATTR] = UnitAttr()
+    if SIZES_ATTR in loop.attributes:
+        fn.attributes[SIZES_ATTR] = UnitAttr()
     return fn
 
 
@@ -400,16 +407,23 @@ def _value_constants(fn: func.FuncOp) -> list[arith.ConstantOp]:
     Integer constants stay: LLVM specialises integer code on them (a
     quantised multiplier's range lets it multiply in 16-bit pairs, the
     saturation test of a constant multiplier folds away), and MobileNetV3's
-    HARD_SWISH ran 40% slower with its multipliers as parameters.  A constant
+    HARD_SWISH ran 40% slower with its multipliers as parameters.  But a
+    body marked :data:`SIZES_ATTR` only hands its integers to kernel calls
+    as sizes and offsets, so they are taken too.  A constant
     the builder reused for several uses is copied first, so that the
     bodies' structure does not depend on which of their numbers happen to
     be equal."""
+    sizes = SIZES_ATTR in fn.attributes  # and every integer constant of such a body
     found = []
     for op in walk_ops(fn):
-        if not isinstance(op, arith.ConstantOp) or not isinstance(op.result.type, AnyFloat):
+        if not isinstance(op, arith.ConstantOp):
             continue
         uses = list(op.result.uses)
-        if uses and all(_parameter_use(u.operation, u.index) for u in uses):
+        if isinstance(op.result.type, AnyFloat):
+            shared = bool(uses) and all(_parameter_use(u.operation, u.index) for u in uses)
+        else:
+            shared = sizes and bool(uses) and isinstance(op.result.type, IndexType | IntegerType)
+        if shared:
             found.append(op)
             found += _one_per_use(op, uses[1:])
     return found

@@ -106,4 +106,4 @@ builtin.module {
 // CHECK-NEXT:       arith.subi %{{.*}} : vector<32xi16>
 // CHECK:            arith.extsi %{{.*}} : i8 to i16
 // CHECK:        }{nnc.kernel = "nnc_q8_widen_s32"}
-// CHECK-NEXT:   } {nnc.parallel}
+// CHECK-NEXT:   } {nnc.parallel, nnc.parallel_sizes}

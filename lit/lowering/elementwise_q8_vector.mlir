@@ -69,7 +69,7 @@ builtin.module {
   // CHECK:           scf.execute_region {
   // CHECK:             builtin.unrealized_conversion_cast %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[A]], %[[ZERO]], %[[OUT]], %[[ROWS]], %[[COLS]], %[[COLS]], %[[ZERO]] :
   // CHECK:           }{nnc.kernel = "nnc_q8_mul_u_32"}
-  // CHECK-NEXT:    } {nnc.parallel}
+  // CHECK-NEXT:    } {nnc.parallel, nnc.parallel_sizes}
   func.func @mul_pieces(%a: tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>, %b: tensor<1x1x1x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>) -> tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>> {
     %act = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
     %r = "nnapi.mul"(%a, %b, %act) : (tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>, tensor<1x1x1x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 3.906250e-03 : f64, #builtin.int<0>>>, i32) -> tensor<1x40x40x37x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-02 : f64, #builtin.int<128>>>

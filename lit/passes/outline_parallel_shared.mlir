@@ -9,7 +9,8 @@
 // the same function with the same offset.  @int_a and @int_b differ in an
 // integer constant, which stays a constant (LLVM specialises integer code
 // on it), so each keeps a function of its own; so does @rows2d, whose
-// two-dimensional buffers are not flat.
+// two-dimensional buffers are not flat.  Loops marked nnc.parallel_sizes
+// (their integers only sizes of kernel calls) share despite their integers.
 
 builtin.module {
   func.func @scale_a(%a: memref<40000xf32>, %out: memref<40000xf32>) {
@@ -103,6 +104,44 @@ builtin.module {
     } {nnc.parallel}
     func.return
   }
+
+  // Pieces of a kernel's range (nnc.parallel_sizes: the body's integers are
+  // only the sizes of its calls): @sizes_a and @sizes_b differ in the piece
+  // size, which becomes a parameter of one shared function.
+  func.func private @fill(%buf: memref<?xf32>, %start: index, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %z = arith.constant 0.0 : f32
+    scf.for %i = %c0 to %n step %c1 {
+      %k = arith.addi %start, %i : index
+      memref.store %z, %buf[%k] : memref<?xf32>
+    }
+    func.return
+  }
+
+  func.func @sizes_a(%a: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    scf.for %t = %c0 to %c8 step %c1 {
+      %size = arith.constant 4096 : index
+      %start = arith.muli %t, %size : index
+      func.call @fill(%a, %start, %size) : (memref<?xf32>, index, index) -> ()
+    } {nnc.parallel, nnc.parallel_sizes}
+    func.return
+  }
+
+  func.func @sizes_b(%a: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    scf.for %t = %c0 to %c8 step %c1 {
+      %size = arith.constant 5000 : index
+      %start = arith.muli %t, %size : index
+      func.call @fill(%a, %start, %size) : (memref<?xf32>, index, index) -> ()
+    } {nnc.parallel, nnc.parallel_sizes}
+    func.return
+  }
 }
 
 // CHECK-LABEL: func.func @scale_a(
@@ -126,6 +165,14 @@ builtin.module {
 // CHECK:         func.call @nnc_par_4(%{{.*}}, %{{.*}}, %a, %out) {nnc.parallel_dispatch}
 // CHECK-LABEL: func.func @rows2d(
 // CHECK:         func.call @nnc_par_5(%{{.*}}, %{{.*}}, %a, %out) {nnc.parallel_dispatch}
+// CHECK-LABEL: func.func @sizes_a(
+// CHECK:         %[[S:.*]] = arith.constant 4096 : index
+// CHECK-NEXT:    %[[S2:.*]] = arith.constant 4096 : index
+// CHECK-NEXT:    func.call @nnc_par_6(%{{.*}}, %{{.*}}, %a, %[[S]], %[[S2]]) {nnc.parallel_dispatch}
+// CHECK-LABEL: func.func @sizes_b(
+// CHECK:         %[[S:.*]] = arith.constant 5000 : index
+// CHECK-NEXT:    %[[S2:.*]] = arith.constant 5000 : index
+// CHECK-NEXT:    func.call @nnc_par_6(%{{.*}}, %{{.*}}, %a, %[[S]], %[[S2]]) {nnc.parallel_dispatch}
 
 // The shared function: the offset a parameter, the scale a constant.
 // CHECK:       func.func private @nnc_par_0(%{{.*}}: index, %{{.*}}: index, %[[A:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>, %[[ZP:.*]]: f32) attributes {nnc.parallel_body} {
@@ -140,3 +187,8 @@ builtin.module {
 // CHECK:       func.func private @nnc_par_4(%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<40000xi8>, %{{.*}}: memref<40000xi8>)
 // CHECK:         arith.constant 7 : i8
 // CHECK:       func.func private @nnc_par_5(%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<200x200xf32>, %{{.*}}: memref<200x200xf32>)
+
+// CHECK:       func.func private @nnc_par_6(%{{.*}}: index, %{{.*}}: index, %[[A:.*]]: memref<?xf32>, %[[SIZE:.*]]: index, %[[SIZE2:.*]]: index) attributes {nnc.parallel_body, nnc.parallel_sizes} {
+// CHECK:           %[[START:.*]] = arith.muli %{{.*}}, %[[SIZE2]] : index
+// CHECK-NEXT:      func.call @fill(%[[A]], %[[START]], %[[SIZE]])
+// CHECK-NOT:   func.func private @nnc_par_7(

@@ -235,7 +235,7 @@ def widen(
         d_off = v.ix(dst_off, (b, dst_rows[0]), (r, dst_rows[1]))
         kernel(ctx, e, name, [src, dst, row_len, s_off, d_off, zp], body)
 
-    each(e, 0, batches, 1, lambda e2, b: parallel_each(e2, 0, runs, 1, lambda e3, r: run(e3, b, r)))
+    each(e, 0, batches, 1, lambda e2, b: parallel_each(e2, 0, runs, 1, lambda e3, r: run(e3, b, r), sizes=True))
 
 
 # -- the requantisation epilogue ---------------------------------------------------------------

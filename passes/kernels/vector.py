@@ -52,7 +52,7 @@ from nnc.enums import FuseCode
 from nnc.passes.build import arith_binary, integer_cast, new_op, vector_type
 from nnc.passes.lowering.base import ConstScope, Emitter, LoweringContext, Value, memref_of
 from nnc.passes.outline_kernels import KERNEL_ATTR
-from nnc.passes.outline_parallel import PARALLEL_ATTR
+from nnc.passes.outline_parallel import PARALLEL_ATTR, SIZES_ATTR
 
 #: a float32 buffer inside a kernel: any length (kernels serve every layer)
 ANY_F32 = MemRefType(f32, [DYNAMIC_INDEX])
@@ -437,8 +437,9 @@ def each(e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[
 
 
 def parallel_each(
-    e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[Emitter, IndexOrInt], None]
-) -> None:
+    e: Emitter, lo: IndexOrInt, hi: IndexOrInt, step: int, body: Callable[[Emitter, IndexOrInt], None],
+    sizes: bool = False,
+) -> None:  # fmt: skip
     """:func:`each` over iterations that may run on several threads: the
     ``scf.for`` carries ``nnc.parallel``, and ``nnc-outline-parallel`` hands it
     to the thread pool when it is worth a dispatch.
@@ -449,7 +450,10 @@ def parallel_each(
     iteration, and the body writes no shared state (no status flag).  Any
     split of ``[lo, hi)`` into contiguous chunks, run in any order, then gives
     bit-identical results.  ``body``'s index follows :func:`for_range`'s
-    rule (a Python int when it runs once)."""
+    rule (a Python int when it runs once).  ``sizes``: the body's integer
+    constants are only sizes and offsets of kernel calls, so that loops
+    that differ in them may share one function
+    (:data:`~nnc.passes.outline_parallel.SIZES_ATTR`)."""
     if isinstance(lo, int) and isinstance(hi, int) and hi - lo <= step:
         each(e, lo, hi, step, body)  # nothing or one iteration: no loop
         return
@@ -459,6 +463,8 @@ def parallel_each(
     inner.op(scf.YieldOp())
     op = scf.ForOp(e.index(lo), e.index(hi), e.index(step), [], Region(block))
     op.attributes[PARALLEL_ATTR] = UnitAttr()
+    if sizes:
+        op.attributes[SIZES_ATTR] = UnitAttr()
     e.b.insert(op)
 
 
@@ -497,4 +503,4 @@ def parallel_pieces(e: Emitter, n: int, align: int, body: Callable[[Emitter, Ind
         length = e2.min(e2.index(size), e2.sub(e2.index(n), e2.index(start)))
         body(e2, start, length)
 
-    parallel_each(e, 0, count, 1, piece)
+    parallel_each(e, 0, count, 1, piece, sizes=True)
