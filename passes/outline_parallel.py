@@ -178,20 +178,29 @@ class _Work:
         self.funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
         self.memo: dict[tuple[str, tuple[int | None, ...]], int] = {}
 
-    def of_ops(self, ops: Iterator[Operation], known: Known) -> int:
+    def of_ops(self, ops: Iterator[Operation], known: Known, cap: int | None = None) -> int:
+        """The estimate of ``ops``; with ``cap``, counting stops once the
+        total reaches it (the result is then at least ``cap``, not exact):
+        a dispatch decision needs no more, and a layer's loop over
+        thousands of tiles is not walked to the end."""
         total = 0
         for op in ops:
+            if cap is not None and total >= cap:
+                return total
             total += 1
             if isinstance(op, scf.ForOp):
                 n = trip_count(op, known, upper=True)
-                total += (UNKNOWN_TRIP if n is None else n) * self.of_ops(iter(op.body.block.ops), known)
+                trips = UNKNOWN_TRIP if n is None else n
+                if trips:
+                    inner = None if cap is None else -(-(cap - total) // trips)
+                    total += trips * self.of_ops(iter(op.body.block.ops), known, inner)
             elif isinstance(op, func.CallOp):
                 args = tuple(const_index(a, known, upper=True) for a in op.arguments)
                 total += self.of_call(op.callee.root_reference.data, args)
             else:
                 for region in op.regions:
                     for block in region.blocks:
-                        total += self.of_ops(iter(block.ops), known)
+                        total += self.of_ops(iter(block.ops), known, None if cap is None else cap - total)
         return total
 
     def of_call(self, name: str, args: tuple[int | None, ...]) -> int:
@@ -212,8 +221,9 @@ def worth_parallel(loop: scf.ForOp, work: _Work) -> bool:
     n = trip_count(loop)
     if n is not None and n < 2:
         return False
-    per_iteration = work.of_ops(iter(loop.body.block.ops), {})
-    return (UNKNOWN_TRIP if n is None else n) * per_iteration >= MIN_PARALLEL_WORK
+    trips = UNKNOWN_TRIP if n is None else n
+    per_iteration = work.of_ops(iter(loop.body.block.ops), {}, cap=-(-MIN_PARALLEL_WORK // trips))
+    return trips * per_iteration >= MIN_PARALLEL_WORK
 
 
 def _check_capture_type(t: Attribute) -> None:
