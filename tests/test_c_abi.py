@@ -558,3 +558,23 @@ def test_thread_count_from_c(models, tmp_path):
     for k, want in enumerate(ref):
         got = np.fromfile(out_paths[k], dtype=want.dtype).reshape(want.shape)
         np.testing.assert_array_equal(got, want)
+
+
+def test_artifact_ab_benchmark(models, tmp_path):
+    """benchmarks/artifact_ab.py times two artifacts of one model in one
+    process at each thread count, and names a missing weights file."""
+    libs = []
+    for side in ("a", "b"):
+        (tmp_path / side).mkdir()
+        libs.append(str(tmp_path / side / "conv.so"))
+        compile_in_process(models["conv"], "-o", libs[-1])
+    script = os.path.join(ROOT, "benchmarks", "artifact_ab.py")
+    run = [sys.executable, script, *libs, "--rounds", "2", "--runs", "2", "--threads", "1", "2"]
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["1 thread(s)", "2 thread(s)"] and all("B/A min" in x for x in lines)
+    os.remove(libs[1] + ".weights")
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "conv.so.weights: no such file" in proc.stderr
+
