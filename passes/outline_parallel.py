@@ -145,16 +145,17 @@ def const_index(v: SSAValue, known: Known | None = None, upper: bool = False, de
     if depth == 0 or not isinstance(op, Operation):
         return None
     if isinstance(op, arith.IndexCastOp):
-        return const_index(op.input, known, upper, depth - 1)
-    fold = _FOLDS.get(type(op))
-    if fold is None:
-        return None
-    a, b = (const_index(x, known, upper, depth - 1) for x in op.operands[:2])
-    if upper and isinstance(op, arith.MinSIOp) and (a is None) != (b is None):
-        return a if b is None else b
-    r = None if a is None or b is None else fold(a, b)
+        r = const_index(op.input, known, upper, depth - 1)
+    else:
+        fold = _FOLDS.get(type(op))
+        if fold is None:
+            return None
+        a, b = (const_index(x, known, upper, depth - 1) for x in op.operands[:2])
+        if upper and isinstance(op, arith.MinSIOp) and (a is None) != (b is None):
+            return a if b is None else b
+        r = None if a is None or b is None else fold(a, b)
     bits = 64 if isinstance(v.type, IndexType) else getattr(v.type, "bitwidth", 0)
-    # (a result that would wrap is left unknown rather than wrapped)
+    # (a result that would wrap, or be truncated by a cast, is left unknown)
     if r is None or bits < 1 or not -(1 << (bits - 1)) <= r < (1 << (bits - 1)):
         return None
     return r

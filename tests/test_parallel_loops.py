@@ -20,6 +20,9 @@ from collections.abc import Iterator
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
+from xdsl.ir import Attribute, Block
 
 import nnc
 from nnc import OperandType as T
@@ -27,7 +30,7 @@ from nnc import OperationType as Op
 from nnc import driver
 from nnc.passes import pipeline as passes_pipeline
 from nnc.passes.lowering import recurrent_cells
-from nnc.passes.outline_parallel import PARALLEL_FOR
+from nnc.passes.outline_parallel import PARALLEL_FOR, const_index
 from nnc.runtime import threadpool
 from nnc.runtime.executable import Executable, generate_code
 from nnc.runtime.jit import Target
@@ -359,3 +362,30 @@ def run_model(model: nnc.Model, io, threads: int) -> list[np.ndarray]:  # type: 
     comp = nnc.Compilation(model)
     comp.finish()
     return execute(model, comp, zoo_inputs(model, io), threads)
+
+
+def _const(v: int, t: Attribute | None = None) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(v, IndexType() if t is None else t))
+
+
+def test_work_estimate_folds_bounds_exactly() -> None:
+    """The work estimate's constants (nnc-outline-parallel's const_index):
+    a kernel's whole-vector bound ``n - n % 16`` folds; signed division and
+    remainder round toward zero as arith's do; a division by zero, a result
+    that would wrap its type and unknown operands stay unknown; and only an
+    upper bound takes min(known, unknown) as the known value."""
+    n, lanes = _const(1000), _const(16)
+    rem = arith.RemSIOp(n, lanes)
+    assert const_index(arith.SubiOp(n, rem).result) == 992
+    assert const_index(arith.DivSIOp(_const(-7), _const(2)).result) == -3
+    assert const_index(arith.RemSIOp(_const(-7), _const(2)).result) == -1
+    assert const_index(arith.FloorDivSIOp(_const(-7), _const(2)).result) == -4
+    assert const_index(arith.CeilDivSIOp(_const(7), _const(2)).result) == 4
+    assert const_index(arith.DivSIOp(_const(7), _const(0)).result) is None
+    assert const_index(arith.MuliOp(_const(1 << 20, i32), _const(1 << 12, i32)).result) is None  # wraps i32
+    assert const_index(arith.IndexCastOp(_const(1 << 40), i32).result) is None  # truncated
+    unknown = Block(arg_types=[IndexType()]).args[0]
+    clipped = arith.MinSIOp(_const(4096), arith.SubiOp(unknown, _const(3)))
+    assert const_index(clipped.result) is None
+    assert const_index(clipped.result, upper=True) == 4096
+    assert const_index(arith.AddiOp(unknown, _const(1)).result, {unknown: 41}) == 42
