@@ -397,6 +397,49 @@ def col_block_tiles(
     return groups * ncb * run_count * nb, tile
 
 
+#: A tile's kernel: ``call(e, rows, n0, a_off, o_off, run)`` (see :func:`col_block_tiles`).
+TileCall = Callable[[Emitter, int, IndexOrInt, IndexOrInt, IndexOrInt, IndexOrInt], None]
+
+
+def pixel_tiles(
+    blocks: Sequence[tuple[int, int, int, TileCall]], run_count: int, run_at: RunAt,
+    rblocks: Sequence[tuple[int, int, int]], a_rstride: int, ldo: int,
+) -> Case:  # fmt: skip
+    """The output tiles of a GEMM as :func:`col_block_tiles` makes them, but
+    one iteration per block of pixels (run x ``rblocks``), which computes
+    the tiles of every channel block of ``blocks`` (``(c0, c1, width,
+    call)``, each run of blocks with its kernel) one after the other.  The
+    thread pool then splits the pixels, not the channels: where a pixel's
+    outputs share a cache line (64 int8 channels), threads that split the
+    channels would write the same lines at once; each thread also reads
+    only its own pixels' inputs.  Every thread then reads every weight
+    panel, which suits small panels (see the caller)."""
+    per_run = [((r1 - r0) // size, r0, size) for r0, r1, size in rblocks]
+    nb = sum(n for n, _, _ in per_run)
+
+    def tile(e: Emitter, t: IndexOrInt) -> None:
+        run, j = _divmod(e, t, nb, run_count)
+        a_run, o_run = run_at(e, run)
+
+        def rows(r0: int, size: int) -> Callable[[Emitter, IndexOrInt], None]:
+            def block(e: Emitter, i: IndexOrInt) -> None:
+                v = Vec(e)
+                m0 = v.ix(r0, (i, size))
+                a_off, o_off = v.ix(a_run, (m0, a_rstride)), v.ix(o_run, (m0, ldo))
+                for c0, c1, width, call in blocks:
+
+                    def channels(e2: Emitter, n0: IndexOrInt, call: TileCall = call) -> None:
+                        call(e2, size, n0, a_off, o_off, run)
+
+                    each(e, c0, c1, width, channels)
+
+            return block
+
+        _switch(e, j, [(n, rows(r0, size)) for n, r0, size in per_run])
+
+    return run_count * nb, tile
+
+
 def parallel_cases(e: Emitter, segments: Sequence[Case]) -> None:
     """One operation's outermost loop over all its pieces of work of every
     kind: ``segments`` (the GEMM's tiles per kind of channel block, the
