@@ -760,7 +760,7 @@ def gemm(
         calls.append((c0, c1, width, call))
         segments.append(col_block_tiles(c0, c1, width, run_count, run_at, rblocks, a_rstride, ldo, call, (groups, cols, a_gstride)))
     panel_bytes = depth * step * total * (2 if step == 2 and not narrow else 1)
-    if groups == 1 and len(segments) + sum((c1 - c0) // w for c0, c1, w, _ in calls) > 2 and panel_bytes <= PIXEL_MAJOR_PANEL_BYTES:
+    if groups == 1 and sum((c1 - c0) // w for c0, c1, w, _ in calls) > 1 and panel_bytes <= PIXEL_MAJOR_PANEL_BYTES:
         segments = [pixel_tiles(calls, run_count, run_at, rblocks, a_rstride, ldo)]
     parallel_cases(e, segments)
 
