@@ -28,6 +28,7 @@ from nnc import driver
 from nnc.driver import lower, static_input_infos, target_description
 from nnc.enums import FuseCode
 from nnc.passes.choose_kernels import ChooseKernelsPass
+from nnc.passes.kernels import q8 as q8_kernels
 from nnc.passes.lowering import quant as q
 from nnc.passes.lowering.conv_q8 import _conv_multiplier
 from nnc.passes.pipeline import context
@@ -335,9 +336,10 @@ def conv_then_depthwise(rng: np.random.Generator) -> tuple[nnc.Model, np.ndarray
 
 
 def test_results_do_not_depend_on_the_thread_count() -> None:
-    """The column blocks of the GEMM and the rows of the depthwise kernel run
-    on the thread pool: each output element is computed by one iteration,
-    so 1, 2 and 3 threads give the same bits."""
+    """The GEMM's tiles (blocks of pixels, its panel being small) and the
+    rows of the depthwise kernel run on the thread pool: each output
+    element is computed by one iteration, so 1, 2 and 3 threads give the
+    same bits."""
     m, x = conv_then_depthwise(np.random.default_rng(5))
     # both loops go to the pool (not vacuous): two outlined parallel bodies
     assert len(set(re.findall(r"nnc_par_\d+", lower(m, static_input_infos(m)).llvm_ir))) >= 2
@@ -353,6 +355,33 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
         ex.compute()
         results.append(y)
     assert all(np.array_equal(results[0], r) for r in results[1:])
+
+
+def test_tile_order_does_not_change_the_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The int8 GEMM's tiles by blocks of pixels (a small panel,
+    q8.PIXEL_MAJOR_PANEL_BYTES) and by channel blocks compute every output
+    with the same kernel call: the same bits, at 2 threads."""
+    m, x = conv_then_depthwise(np.random.default_rng(6))
+
+    def run() -> tuple[str, np.ndarray]:
+        driver._CACHE.clear()  # the in-process cache would return the first build
+        ir = lower(m, static_input_infos(m)).llvm_ir
+        comp = nnc.Compilation(m)
+        comp.finish()
+        y = np.zeros((1, 12, 12, 48), np.int8)
+        ex = nnc.Execution(comp)
+        ex.set_num_threads(2)
+        ex.set_input(0, x)
+        ex.set_output(0, y)
+        ex.compute()
+        return ir, y
+
+    by_pixels = run()
+    monkeypatch.setattr(q8_kernels, "PIXEL_MAJOR_PANEL_BYTES", 0)
+    by_channels = run()
+    driver._CACHE.clear()
+    assert by_pixels[0] != by_channels[0]  # two different loops (not vacuous)
+    assert np.array_equal(by_pixels[1], by_channels[1])
 
 
 #: a vector register moved to or from the stack frame: a spill or a reload
