@@ -311,24 +311,24 @@ def test_pair_products_become_the_targets_dot_instruction(cpu: str, instruction:
     assert "pmulld" not in loop.group(0)
 
 
-def conv_then_depthwise(rng: np.random.Generator) -> tuple[nnc.Model, np.ndarray]:
-    """A per-channel int8 1x1 CONV_2D (16 -> 48 channels) into a 3x3
+def conv_then_depthwise(rng: np.random.Generator, chans: int = 48) -> tuple[nnc.Model, np.ndarray]:
+    """A per-channel int8 1x1 CONV_2D (16 -> ``chans`` channels) into a 3x3
     DEPTHWISE_CONV_2D on a 12 x 12 image, and an input for it: the q8 GEMM
     and the q8 depthwise kernel, both on the thread pool."""
     t = SIGNED
-    c = Case(t, True, 48, FuseCode.RELU6, rng)
+    c = Case(t, True, chans, FuseCode.RELU6, rng)
     m = nnc.Model()
     xi = m.add_operand(t, [1, 12, 12, 16], c.in_scale, c.in_zp)
-    wt = _rand(rng, PER_CHANNEL, (48, 1, 1, 16))
+    wt = _rand(rng, PER_CHANNEL, (chans, 1, 1, 16))
     scalars = c.ints(m, 1, 1, 1, FuseCode.RELU6)
-    mid = m.add_operand(t, [1, 12, 12, 48], c.out_scale, c.out_zp)
-    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(48, np.int32)), *scalars], [mid])
-    dw = m.add_operand(PER_CHANNEL, [1, 3, 3, 48])
-    m.set_operand_symm_per_channel_quant_params(dw, [0.01] * 48, 3)
-    m.set_operand_value(dw, _rand(rng, PER_CHANNEL, (1, 3, 3, 48)))
-    db = m.add_operand(T.TENSOR_INT32, [48], 0.0, 0)
-    m.set_operand_value(db, np.zeros(48, np.int32))
-    out = m.add_operand(t, [1, 12, 12, 48], 0.3, 1)
+    mid = m.add_operand(t, [1, 12, 12, chans], c.out_scale, c.out_zp)
+    m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(chans, np.int32)), *scalars], [mid])
+    dw = m.add_operand(PER_CHANNEL, [1, 3, 3, chans])
+    m.set_operand_symm_per_channel_quant_params(dw, [0.01] * chans, 3)
+    m.set_operand_value(dw, _rand(rng, PER_CHANNEL, (1, 3, 3, chans)))
+    db = m.add_operand(T.TENSOR_INT32, [chans], 0.0, 0)
+    m.set_operand_value(db, np.zeros(chans, np.int32))
+    out = m.add_operand(t, [1, 12, 12, chans], 0.3, 1)
     m.add_operation(Op.DEPTHWISE_CONV_2D, [mid, dw, db, *c.ints(m, 1, 1, 1, 1, 0)], [out])
     m.identify_inputs_and_outputs([xi], [out])
     m.finish()
@@ -360,15 +360,17 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
 def test_tile_order_does_not_change_the_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The int8 GEMM's tiles by blocks of pixels (a small panel,
     q8.PIXEL_MAJOR_PANEL_BYTES) and by channel blocks compute every output
-    with the same kernel call: the same bits, at 2 threads."""
-    m, x = conv_then_depthwise(np.random.default_rng(6))
+    with the same kernel call: the same bits, at 2 threads.  160 output
+    channels are several channel blocks on every target (a single block
+    has one order only)."""
+    m, x = conv_then_depthwise(np.random.default_rng(6), chans=160)
 
     def run() -> tuple[str, np.ndarray]:
         driver._CACHE.clear()  # the in-process cache would return the first build
         ir = lower(m, static_input_infos(m)).llvm_ir
         comp = nnc.Compilation(m)
         comp.finish()
-        y = np.zeros((1, 12, 12, 48), np.int8)
+        y = np.zeros((1, 12, 12, 160), np.int8)
         ex = nnc.Execution(comp)
         ex.set_num_threads(2)
         ex.set_input(0, x)

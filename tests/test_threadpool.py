@@ -237,12 +237,16 @@ def test_pool_compiled_for_each_runnable_target(cpu: str) -> None:
 
 
 def test_workers_run_chunks_on_other_threads(kernel, threads):
-    """With 8 threads, 1000 elements, repeated: some chunks run on workers."""
+    """With 8 threads, repeated: some chunks run on workers.  The caller
+    takes chunks too, and may take all of them before a worker wakes (a
+    fast core, the other one busy with other tests): so the calls repeat,
+    on 100,000 elements, until a worker shows or 20 s have passed."""
     threads(8)
     seen: set[int] = set()
-    for _ in range(50):
-        out, counts, log = kernel.call(1000)
-        check(out, counts, 1000)
+    deadline = time.monotonic() + 20.0
+    while len(seen) < 2 and time.monotonic() < deadline:
+        out, counts, log = kernel.call(100_000)
+        check(out, counts, 100_000)
         seen |= {tid for _, _, tid in log}
     assert len(seen) > 1
 

@@ -107,12 +107,16 @@ def test_within_the_stated_ulp_bound(op: Op, cpu: str) -> None:
 
 @pytest.mark.parametrize("op", sorted(CASES), ids=lambda op: op.name)
 def test_special_values(op: Op) -> None:
-    """Signs of zero, infinities and NaN as the C library gives them."""
+    """Signs of zero and infinities as the C library gives them, NaN where it
+    gives NaN.  A NaN's sign is left out: neither NNAPI nor C defines it,
+    and numpy's own result differs between its SIMD paths (LOG(-inf) is -NaN
+    on AVX-512 hosts, +NaN on others)."""
     x = SPECIALS[:5]  # 0, -0, inf, -inf, nan
     got = _compute(op, x, runnable_cpus()[-1])
     with np.errstate(all="ignore"):
         want = CASES[op][0](x.astype(np.float64)).astype(np.float32)
-    np.testing.assert_array_equal(np.signbit(got[:4]), np.signbit(want[:4]))
+    number = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))
     np.testing.assert_array_equal(got, want)
 
 
