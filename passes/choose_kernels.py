@@ -74,6 +74,7 @@ NEEDS: dict[GemmForm | DepthwiseForm, tuple[Int8Dot, ...]] = {
     GemmForm.VPDPBUSD: (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI),
     GemmForm.SDOT: (Int8Dot.SDOT,),
     DepthwiseForm.VPDPWSSD: (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI),
+    DepthwiseForm.VPDPBUSD: (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI),
 }
 
 
@@ -91,7 +92,8 @@ class ChooseKernelsPass(ModulePass):
     DEPTHWISE_CONV_2D (see the module's docstring).  Options:
     ``target-triple``, ``target-cpu``, ``target-features`` as
     ``convert-nnapi-to-linalg`` takes them, ``int8-form`` (``pair``,
-    ``quad``, ``vpdpbusd``, ``sdot``) and ``dw-form`` (``widen``, ``pair``),
+    ``quad``, ``vpdpbusd``, ``sdot``) and ``dw-form`` (``widen``, ``pair``,
+    ``vpdpwssd``, ``vpdpbusd``),
     empty: the target's; ``dw-strides`` (``constant``, ``parameters``),
     empty: by each layer's size."""
 

@@ -193,13 +193,24 @@ DW_CASES = [
 ]
 
 
+def _vnni(form: str, strides: str) -> object:
+    """A depthwise form with VNNI instructions: run where the host has them."""
+    return pytest.param(form, strides, marks=pytest.mark.skipif(
+        HOST.int8_dot not in (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI),
+        reason=f"the host has no VNNI ({HOST.summary()}): {form} is checked in assembly only"))  # fmt: skip
+
+
 @pytest.mark.parametrize("form,strides", [(None, None), ("widen", "constant"), ("widen", "parameters"),
-                                          ("pair", "constant"), ("pair", "parameters")])  # fmt: skip
+                                          ("pair", "constant"), ("pair", "parameters"),
+                                          _vnni("vpdpwssd", "constant"), _vnni("vpdpbusd", "constant"),
+                                          _vnni("vpdpbusd", "parameters")])  # fmt: skip
 @pytest.mark.parametrize("case", DW_CASES)
 def test_depthwise_conv_2d(case, form, strides) -> None:
     """Every depthwise form (the target's through the public API, each tap
-    alone, tap pairs), with the interior kernel's strides as constants and
-    as parameters, against the reference, bit for bit."""
+    alone, tap pairs, VNNI's pairs and quads where the host has VNNI), with
+    the interior kernel's strides as constants and as parameters, against
+    the reference, bit for bit.  The quad form needs weights that fit int8:
+    the uint8 case's filter (zero point near 128) takes VNNI's pairs."""
     t, pc, h, w, ch, fh, fw, stride, pad, act = case
     rng = np.random.default_rng(2)
     c = Case(t, pc, ch, act, rng)
@@ -226,6 +237,9 @@ def test_depthwise_conv_2d(case, form, strides) -> None:
     else:
         got, llvm_ir = _forced(m, x, dw_form=form, dw_strides=strides)
         assert ("_pair_" in llvm_ir) == (form == "pair")
+        if form == "vpdpbusd":
+            fits = pc or np.abs(wt.astype(np.int64) - c.w_zp).max() <= 127
+            assert ("_vpdpbusd" in llvm_ir) == fits and ("_vpdpwssd" in llvm_ir) != fits
         # the interior kernel's name ends in the layer's geometry when specialised to it
         interior = re.findall(r'define [^@]*@"(nnc_q8_dw_\d+p_\d+x\d+_\w+)"', llvm_ir)
         assert interior and all(("_g" in n) == (strides == "constant") for n in interior), interior
@@ -416,13 +430,13 @@ def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
 
 
 @pytest.mark.parametrize("strides", ["constant", "parameters"])
-@pytest.mark.parametrize("cpu,instruction,registers", [("znver4", "vpdpwssd", 32), ("sapphirerapids", "vpdpwssd", 32),
-                                                       ("alderlake", "{vex}\tvpdpwssd", 16), ("haswell", "vpmulld", 16)])  # fmt: skip
+@pytest.mark.parametrize("cpu,instruction,registers", [("znver4", "vpdpbusd", 32), ("sapphirerapids", "vpdpbusd", 32),
+                                                       ("alderlake", "{vex}\tvpdpbusd", 16), ("haswell", "vpmulld", 16)])  # fmt: skip
 def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction: str, registers: int, strides: str) -> None:
     """The interior int8 depthwise kernel (3x3, 32 channels on a 10 x 10
-    image) multiplies tap pairs with VNNI's ``vpdpwssd`` (product and sum
-    in one) on VNNI targets, each tap with ``vpmulld`` elsewhere, in its
-    loop over channel vectors.  With 32 vector registers (AVX-512) no
+    image) multiplies tap quads with VNNI's ``vpdpbusd`` (four products
+    and their sum in one) on VNNI targets, each tap with ``vpmulld``
+    elsewhere, in its loop over channel vectors.  With 32 vector registers (AVX-512) no
     vector touches the stack in that loop; with 16 (AVX2, AVX-VNNI) LLVM
     keeps the requantisation's loop-invariant splats and some partial sums
     on the stack (the loop holds a whole window of taps and the
@@ -448,7 +462,7 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
     assert all(("_g" in name) == (strides == "constant") for name, _ in kernels), [name for name, _ in kernels]
     assert kernels, asm[:2000]
     for name, body in kernels:
-        assert ("_vpdpwssd_" in name) == (instruction != "vpmulld"), name
+        assert ("_vpdpbusd_" in name) == (instruction != "vpmulld"), name
         loop = _first_loop(body)
         code = loop.group(0) if loop else body
         assert instruction in code, (name, code[:3000])

@@ -1,7 +1,7 @@
 // RUN: nnc-opt %s -p 'nnc-choose-kernels{target-features="+avx512vnni"}' | filecheck %s
 
 // AVX512-VNNI: both quantised GEMMs get the byte-quad form with vpdpbusd, the
-// depthwise convolution tap pairs (vpdpwssd).
+// depthwise convolution tap quads (vpdpbusd).
 builtin.module {
   // a quantised 1x1 CONV_2D (int8) and a quantised FULLY_CONNECTED (uint8)
   func.func @main(%x: tensor<1x2x2x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>, %v: tensor<2x4x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>) -> (tensor<1x2x2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>, tensor<2x3x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<120>>>) {
@@ -22,4 +22,4 @@ builtin.module {
 }
 // CHECK:      "nnapi.conv_2d"({{.*}}) {nnc.int8_form = "vpdpbusd"}
 // CHECK:      "nnapi.fully_connected"({{.*}}) {nnc.int8_form = "vpdpbusd"}
-// CHECK:      "nnapi.depthwise_conv_2d"({{.*}}) {nnc.int8_form = "vpdpwssd", nnc.dw_strides = "parameters"}
+// CHECK:      "nnapi.depthwise_conv_2d"({{.*}}) {nnc.int8_form = "vpdpbusd", nnc.dw_strides = "parameters"}

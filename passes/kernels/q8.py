@@ -805,6 +805,12 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
     displacement, where run-time strides kept a register per tap and pixel
     and ran out of them.
 
+    ``form`` the quad form (with ``taps``): the taps four at a time, ``w``
+    the weights as :func:`dw_quad_weights` lays them out: per pixel the
+    four taps' input bytes interleaved (one byte shuffle, no widening; an
+    int8 input's top bit flipped, the bias holding the offset's share) and
+    VNNI's ``vpdpbusd`` (four products and their sum per int32 lane).
+
     ``form`` a pair form (with ``taps``): the taps two at a time, ``w`` the
     weights as :func:`dw_pair_weights` lays them out: per pixel the two
     taps' input bytes interleaved and widened to int16, one pair product
@@ -812,9 +818,10 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
     VNNI's ``vpdpwssd``) in place of two 32-bit multiplies; every product
     of a byte and an int16 weight and their sum are exact."""
     shape = f"{taps[0]}x{taps[1]}" if taps else "clip"
-    pairs = form.pairs and taps is not None
+    pairs, quads = form.pairs and taps is not None, form.quads and taps is not None
+    assert corrected or not quads, "the quad form takes its zero point's share in the bias"
     name = f"nnc_q8_dw_{npix}p_{shape}_t{tag(tails)}_{'u' if unsigned else 's'}"
-    name += f"_{form.value}" if pairs else ""
+    name += f"_{form.value}" if pairs or quads else ""
     name += "_c" if corrected else ""
     name += "" if geometry is None else "_g" + "_".join(map(str, geometry))
 
@@ -857,11 +864,35 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
                     acc[q] = dot(widened(iv, iv.shuffle(a, b, mix), i16), wv, acc[q])
             return acc
 
+        def tap_quads(e: Emitter, c0: IndexOrInt, width: int, xb: list[IndexOrInt], acc: list[Value]) -> list[Value]:
+            """The whole window four taps at a time (see ``form``)."""
+            assert taps is not None
+            v, iv = Vec(e), IVec(e)
+            window = [(kh, kw) for kh in range(taps[0]) for kw in range(taps[1])]
+            x_rows, x_cols = series(v, 0, x_kh, taps[0]), series(v, 0, x_kw, taps[1])
+            concat = list(range(2 * width))
+            mix = [k * width + i for i in range(width) for k in range(4)]
+            top = iv.const(-128, i8, 4 * width)
+            for j in range(0, len(window), 4):
+                wv = iv.load(w, v.ix(0, (chans, j), (c0, 4)), i8, 4 * width)  # quad j // 4 at 4 * chans * (j // 4)
+                group = window[j : j + 4]
+                group += group[-1:] * (4 - len(group))  # the last quad's missing taps weigh 0
+                offs = [v.ix(x_rows[kh], x_cols[kw]) for kh, kw in group]
+                for q in range(npix):
+                    b = [iv.load(x, v.ix(xb[q], off), i8, width) for off in offs]
+                    quad = iv.shuffle(iv.shuffle(b[0], b[1], concat), iv.shuffle(b[2], b[3], concat), mix)
+                    if not unsigned:
+                        quad = iv.xor(quad, top)  # int8 -> uint8 + 128 (the bias has the offset's share)
+                    acc[q] = quad_dot(iv, GemmForm.VPDPBUSD, acc[q], quad, wv)
+            return acc
+
         def block(e: Emitter, c0: IndexOrInt, width: int) -> None:
             v, iv = Vec(e), IVec(e)
             xb = series(v, v.ix(x_base, c0), x_pix, npix)
             acc = [iv.const(0, i32, width)] * (npix + (0 if corrected else 1))
-            if pairs:
+            if quads:
+                acc = tap_quads(e, c0, width, xb, acc)
+            elif pairs:
                 acc = tap_pairs(e, c0, width, xb, acc)
             elif taps is not None:
                 x_rows, w_rows = series(v, 0, x_kh, taps[0]), series(v, 0, w_kh, taps[0])
@@ -888,6 +919,18 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
             block(e, Vec(e).ix(cfull, o), tw)
 
     return name, body
+
+
+def dw_quad_weights(w: np.ndarray) -> np.ndarray:
+    """The depthwise filter ``w`` (``[taps, chans]``, ``w - filter_zp``,
+    fitting int8: :func:`quads_fit`) as tap quads for :func:`dw_kernel`'s
+    quad form: ``[quads, chans, 4]``, the weights of taps ``4j .. 4j + 3``
+    of each channel side by side (the last quad's missing taps weigh 0),
+    int8."""
+    taps, chans = w.shape
+    quads = np.zeros(((taps + 3) // 4 * 4, chans), np.int8)
+    quads[:taps] = w
+    return np.ascontiguousarray(quads.reshape(-1, 4, chans).transpose(0, 2, 1))
 
 
 def dw_corrected_bias(bias: np.ndarray, w: np.ndarray, in_zp: int) -> np.ndarray:

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import i16, i32
+from xdsl.dialects.builtin import i8, i16, i32
 
 from nnc.dialects.rules.base import OpCall
 from nnc.dialects.rules.conv.window import conv_window
 from nnc.enums import OperationType as Op
 from nnc.passes.kernels import q8
 from nnc.passes.kernels.f32 import Case, dw_kernel, parallel_cases
-from nnc.passes.kernels.tiles import DepthwiseForm, DepthwiseStrides, depthwise_strides
+from nnc.passes.kernels.tiles import DepthwiseForm, DepthwiseStrides, GemmForm, depthwise_strides
 from nnc.passes.kernels.vector import IndexOrInt, Vec, each, kernel, widths
 from nnc.passes.lowering.base import (
     Emitter,
@@ -200,20 +200,30 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
     interior kernel takes the layer's strides as constants or as
     parameters (``ctx.dw_strides``, else by the size of the layer:
     :func:`~nnc.passes.kernels.tiles.depthwise_strides`), and with a pair
-    ``ctx.dw_form`` (``nnc-choose-kernels``) and a constant filter it
-    multiplies tap pairs."""
+    or quad ``ctx.dw_form`` (``nnc-choose-kernels``) and a constant filter
+    it multiplies tap pairs or quads; the quads need a constant bias (it
+    holds the flipped inputs' offset) and weights that fit int8, else the
+    layer takes VNNI's pairs."""
     taps = g.filter_h * g.filter_w
     value = ctx.constant_value(w)
     bias_value = ctx.constant_value(b)
-    pairs: Value | None = None
+    unsigned = is_unsigned(qc.in_type)
+    form = DepthwiseForm.WIDEN
+    packed: Value | None = None
     corrected: Value | None = None
     if value is not None:
         centred = qc.filter_int16(value).reshape(taps, g.out_c)
         w16 = ctx.packed_constant(centred.reshape(-1), i16)
-        if ctx.dw_form.pairs:
-            pairs = ctx.packed_constant(q8.dw_pair_weights(centred), i16)
+        form = ctx.dw_form
+        if form.quads and not (bias_value is not None and q8.quads_fit(centred)):
+            form = DepthwiseForm.VPDPWSSD  # the same instructions' pair form
+        if form.quads:
+            packed = ctx.packed_constant(q8.dw_quad_weights(centred), i8)
+        elif form.pairs:
+            packed = ctx.packed_constant(q8.dw_pair_weights(centred), i16)
         if bias_value is not None:
-            corrected = ctx.packed_constant(q8.dw_corrected_bias(np.asarray(bias_value), centred, qc.in_zp), i32)
+            zx = qc.in_zp - (q8.quad_input_offset(unsigned, GemmForm.VPDPBUSD) if form.quads else 0)
+            corrected = ctx.packed_constant(q8.dw_corrected_bias(np.asarray(bias_value), centred, zx), i32)
     else:
         w16 = ctx.alloc([taps * g.out_c], i16)
         ctx.generic(
@@ -224,7 +234,6 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
     C, lanes = g.out_c, ctx.tiles.lanes
     cfull = C // lanes * lanes
     tails = tuple(widths(C - cfull, lanes))
-    unsigned = is_unsigned(qc.in_type)
     constant_strides = (ctx.dw_strides or depthwise_strides(g.out_h * g.out_w)) is DepthwiseStrides.CONSTANT
 
     def call(e: Emitter, x_row: IndexOrInt, o_row: IndexOrInt, ow0: IndexOrInt, npix: int, kh: tuple[int, int], kw: tuple[int, int], tail: bool) -> None:
@@ -233,12 +242,12 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
         # the interior kernel: the layer's strides as constants where chosen
         # (the loads' addresses are then a base and a displacement each, not
         # a register per tap and pixel), the zero point's share in its bias,
-        # tap pairs where the form says so
+        # tap pairs or quads where the form says so
         geo = (C, g.stride_w * C, g.dilation_h * g.in_w * C, g.dilation_w * C) if whole is not None and constant_strides else None
-        form = ctx.dw_form if whole is not None and pairs is not None else DepthwiseForm.WIDEN
+        kind = form if whole is not None else DepthwiseForm.WIDEN
         fixed = whole is not None and corrected is not None
-        name, body = q8.dw_kernel(npix, whole, tails, lanes, unsigned, form, geo, fixed)
-        weights = pairs if form.pairs and pairs is not None else w16
+        name, body = q8.dw_kernel(npix, whole, tails, lanes, unsigned, kind, geo, fixed)
+        weights = packed if kind is not DepthwiseForm.WIDEN and packed is not None else w16
         start = corrected if fixed and corrected is not None else b
         args = [xf, weights, qtab, start, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C)), qc.in_zp]
         kernel(ctx, e, name, args, body)
