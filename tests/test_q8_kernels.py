@@ -240,9 +240,16 @@ def test_depthwise_conv_2d(case, form, strides) -> None:
         if form == "vpdpbusd":
             fits = pc or np.abs(wt.astype(np.int64) - c.w_zp).max() <= 127
             assert ("_vpdpbusd" in llvm_ir) == fits and ("_vpdpwssd" in llvm_ir) != fits
-        # the interior kernel's name ends in the layer's geometry when specialised to it
-        interior = re.findall(r'define [^@]*@"(nnc_q8_dw_\d+p_\d+x\d+_\w+)"', llvm_ir)
+        # the interior kernel's name ends in the layer's geometry when
+        # specialised to it; the quads also unroll the borders' windows
+        # (the taps inside the input given at run time, ``_clip``)
+        kernels = re.findall(r'define [^@]*@"(nnc_q8_dw_\d+p_\d+x\d+_\w+)"', llvm_ir)
+        interior = [n for n in kernels if not n.endswith("_clip")]
         assert interior and all(("_g" in n) == (strides == "constant") for n in interior), interior
+        cols, rows = np.arange(ow) * stride[0] - pad[0], np.arange(oh) * stride[1] - pad[2]
+        clipped = (cols < 0).any() or (cols + fw > w).any() or (rows < 0).any() or (rows + fh > h).any()
+        quads = "_vpdpbusd_" in llvm_ir
+        assert any(n.endswith("_vpdpbusd_clip") for n in kernels) == (quads and bool(clipped)), kernels
     xv, wv = x.astype(np.int64) - c.in_zp, wt.astype(np.int64)[0] - c.w_zp
     xp = np.zeros((h + pad[2] + pad[3] + fh, w + pad[0] + pad[1] + fw, ch), np.int64)
     xp[pad[2] : pad[2] + h, pad[0] : pad[0] + w] = xv[0]
@@ -436,7 +443,8 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
     """The interior int8 depthwise kernel (3x3, 32 channels on a 10 x 10
     image) multiplies tap quads with VNNI's ``vpdpbusd`` (four products
     and their sum in one) on VNNI targets, each tap with ``vpmulld``
-    elsewhere, in its loop over channel vectors.  With 32 vector registers (AVX-512) no
+    elsewhere, in its loop over channel vectors; on VNNI targets the
+    borders' kernels (``_clip``) are quads too, and held to the same.  With 32 vector registers (AVX-512) no
     vector touches the stack in that loop; with 16 (AVX2, AVX-VNNI) LLVM
     keeps the requantisation's loop-invariant splats and some partial sums
     on the stack (the loop holds a whole window of taps and the
@@ -459,7 +467,9 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
     replace(ChooseKernelsPass.for_target(target_description(target)), dw_strides=strides).apply(context(), module)
     asm = emit_assembly(optimize(driver.lower_shaped(module, weights, infos, target).llvm_ir, target), target)
     kernels = re.findall(r"\n(nnc_q8_dw_\d+p_3x3_\w+):(.*?)\.Lfunc_end", asm, re.S)
-    assert all(("_g" in name) == (strides == "constant") for name, _ in kernels), [name for name, _ in kernels]
+    interior = [name for name, _ in kernels if not name.endswith("_clip")]
+    assert all(("_g" in name) == (strides == "constant") for name in interior), [name for name, _ in kernels]
+    assert any(name.endswith("_clip") for name, _ in kernels) == (instruction != "vpmulld")  # the quads' borders
     assert kernels, asm[:2000]
     for name, body in kernels:
         assert ("_vpdpbusd_" in name) == (instruction != "vpmulld"), name

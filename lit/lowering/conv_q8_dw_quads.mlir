@@ -5,7 +5,11 @@
 // taps' input bytes interleaved by one shuffle, the int8 input's top bit
 // flipped, and one vpdpbusd per four taps (the 3x3 window: two quads and a
 // last one of one tap).  Weights that do not fit int8 (uint8, zero point 0,
-// values up to 200) take VNNI's tap pairs instead.
+// values up to 200) take VNNI's tap pairs instead.  With SAME padding the
+// borders of a 3x3 window run the quads too (one kernel per pixel count,
+// "_clip"): each quad's weights masked by the taps inside the input, given
+// at run time; a 5x5 window's borders (here every pixel: its interior run
+// is shorter than a block) loop over their taps instead.
 builtin.module {
   func.func @quads(%x: tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>) -> tensor<1x7x7x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>> {
     %w = "nnapi.constant"() <{value = dense<1> : tensor<1x3x3x8xi8>}> : () -> tensor<1x3x3x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.500000e-01 : f64, #builtin.int<0>>>
@@ -24,6 +28,24 @@ builtin.module {
     %none = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
     %d = "nnapi.depthwise_conv_2d"(%x, %w, %b, %valid, %one, %one, %one, %none) {nnc.int8_form = "vpdpbusd", nnc.dw_strides = "parameters"} : (tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 5.000000e-01 : f64, #builtin.int<128>>>, tensor<1x3x3x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 2.500000e-01 : f64, #builtin.int<0>>>, tensor<8x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>, i32, i32, i32, i32, i32) -> tensor<1x7x7x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<120>>>
     func.return %d : tensor<1x7x7x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM", 1.000000e+00 : f64, #builtin.int<120>>>
+  }
+  func.func @borders(%x: tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>) -> tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>> {
+    %w = "nnapi.constant"() <{value = dense<1> : tensor<1x3x3x8xi8>}> : () -> tensor<1x3x3x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.500000e-01 : f64, #builtin.int<0>>>
+    %b = "nnapi.constant"() <{value = dense<5> : tensor<8xi32>}> : () -> tensor<8x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>
+    %same = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %one = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %none = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %d = "nnapi.depthwise_conv_2d"(%x, %w, %b, %same, %one, %one, %one, %none) {nnc.int8_form = "vpdpbusd", nnc.dw_strides = "parameters"} : (tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>, tensor<1x3x3x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.500000e-01 : f64, #builtin.int<0>>>, tensor<8x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>, i32, i32, i32, i32, i32) -> tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>
+    func.return %d : tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>
+  }
+  func.func @wide_borders(%x: tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>) -> tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>> {
+    %w = "nnapi.constant"() <{value = dense<1> : tensor<1x5x5x8xi8>}> : () -> tensor<1x5x5x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.500000e-01 : f64, #builtin.int<0>>>
+    %b = "nnapi.constant"() <{value = dense<5> : tensor<8xi32>}> : () -> tensor<8x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>
+    %same = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %one = "nnapi.constant"() <{value = dense<1> : tensor<i32>}> : () -> i32
+    %none = "nnapi.constant"() <{value = dense<0> : tensor<i32>}> : () -> i32
+    %d = "nnapi.depthwise_conv_2d"(%x, %w, %b, %same, %one, %one, %one, %none) {nnc.int8_form = "vpdpbusd", nnc.dw_strides = "parameters"} : (tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 5.000000e-01 : f64, #builtin.int<-1>>>, tensor<1x5x5x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 2.500000e-01 : f64, #builtin.int<0>>>, tensor<8x!nnapi.quant<"TENSOR_INT32", 1.250000e-01 : f64, #builtin.int<0>>>, i32, i32, i32, i32, i32) -> tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>
+    func.return %d : tensor<1x9x9x8x!nnapi.quant<"TENSOR_QUANT8_ASYMM_SIGNED", 1.000000e+00 : f64, #builtin.int<3>>>
   }
 }
 
@@ -44,3 +66,17 @@ builtin.module {
 // CHECK:          llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.256"
 // CHECK-NOT:      vpdpbusd
 // CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_u_vpdpwssd_c"}
+
+// CHECK-LABEL: func.func @borders(
+// CHECK:          %[[M:.*]] = llvm.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
+// CHECK-NEXT:     %[[W:.*]] = arith.andi %{{.*}}, %[[M]] : vector<32xi8>
+// CHECK:          llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %{{.*}}, %[[W]])
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_1p_3x3_t8_s_vpdpbusd_clip"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_vpdpbusd_c"}
+
+// CHECK-LABEL: func.func @wide_borders(
+// CHECK-NOT:    _vpdpbusd_clip
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_1p_clip_t8_s"}
+// CHECK-NOT:    _vpdpbusd_clip
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_5p_clip_t8_s"}
+// CHECK-NOT:    _vpdpbusd_clip

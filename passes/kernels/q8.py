@@ -781,7 +781,7 @@ def dw_pair_weights(w: np.ndarray) -> np.ndarray:
 
 def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], lanes: int, unsigned: bool,
               form: DepthwiseForm = DepthwiseForm.WIDEN, geometry: tuple[int, int, int, int] | None = None,
-              corrected: bool = False):  # fmt: skip
+              corrected: bool = False, clipped: bool = False):  # fmt: skip
     """``npix`` output pixels along a row, all channels, read from the
     stored 8-bit input (no copy: sign- or zero-extended as loaded): per
     vector of channels (``lanes`` wide, then the ``tails``), one int32
@@ -810,6 +810,14 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
     four taps' input bytes interleaved (one byte shuffle, no widening; an
     int8 input's top bit flipped, the bias holding the offset's share) and
     VNNI's ``vpdpbusd`` (four products and their sum per int32 lane).
+    ``clipped`` (quads): the unrolled window for border pixels, the taps
+    [kh0, kh1) x [kw0, kw1) inside the input given at run time (not
+    empty): the others' weights are masked to 0 and their loads read the
+    window's first tap instead (inside the input), both chosen once per
+    call, outside the loop over channels, so a border pixel costs what an
+    interior one does, in a kernel per pixel count (the zero point's share
+    then comes from the weights the window keeps, with ``zx`` the flipped
+    zero point).
 
     ``form`` a pair form (with ``taps``): the taps two at a time, ``w`` the
     weights as :func:`dw_pair_weights` lays them out: per pixel the two
@@ -819,10 +827,11 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
     of a byte and an int16 weight and their sum are exact."""
     shape = f"{taps[0]}x{taps[1]}" if taps else "clip"
     pairs, quads = form.pairs and taps is not None, form.quads and taps is not None
-    assert corrected or not quads, "the quad form takes its zero point's share in the bias"
+    assert (corrected or clipped or not quads) and (quads or not clipped), "quads: a corrected bias, or clipped"
     name = f"nnc_q8_dw_{npix}p_{shape}_t{tag(tails)}_{'u' if unsigned else 's'}"
     name += f"_{form.value}" if pairs or quads else ""
     name += "_c" if corrected else ""
+    name += "_clip" if clipped else ""
     name += "" if geometry is None else "_g" + "_".join(map(str, geometry))
 
     def body(e: Emitter, p: list[Value]) -> None:
@@ -864,6 +873,13 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
                     acc[q] = dot(widened(iv, iv.shuffle(a, b, mix), i16), wv, acc[q])
             return acc
 
+        def inside(e: Emitter, kh: int, kw: int) -> Value:
+            """Whether tap (kh, kw) is in the run-time range (``clipped``)."""
+            ok = e.cmp("le", kh0, e.index(kh))
+            for t in (e.cmp("gt", kh1, e.index(kh)), e.cmp("le", kw0, e.index(kw)), e.cmp("gt", kw1, e.index(kw))):
+                ok = e.and_(ok, t)
+            return ok
+
         def tap_quads(e: Emitter, c0: IndexOrInt, width: int, xb: list[IndexOrInt], acc: list[Value]) -> list[Value]:
             """The whole window four taps at a time (see ``form``)."""
             assert taps is not None
@@ -872,12 +888,21 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
             x_rows, x_cols = series(v, 0, x_kh, taps[0]), series(v, 0, x_kw, taps[1])
             concat = list(range(2 * width))
             mix = [k * width + i for i in range(width) for k in range(4)]
-            top = iv.const(-128, i8, 4 * width)
+            top, ones = iv.const(-128, i8, 4 * width), iv.const(1, i8, 4 * width)
+            first = e.index(v.ix(0, (kh0, x_kh), (kw0, x_kw)))  # the window's first tap (``clipped``)
             for j in range(0, len(window), 4):
                 wv = iv.load(w, v.ix(0, (chans, j), (c0, 4)), i8, 4 * width)  # quad j // 4 at 4 * chans * (j // 4)
                 group = window[j : j + 4]
                 group += group[-1:] * (4 - len(group))  # the last quad's missing taps weigh 0
                 offs = [v.ix(x_rows[kh], x_cols[kw]) for kh, kw in group]
+                if clipped:
+                    oks = [inside(e, kh, kw) for kh, kw in group]
+                    offs = [e.select(ok, e.index(off), first) for ok, off in zip(oks, offs)]
+                    mask = e.i32(0)
+                    for k, ok in enumerate(oks[: len(window[j : j + 4])]):
+                        mask = e.or_(mask, e.select(ok, e.i32(0xFF << (8 * k) if k < 3 else -0x1000000), e.i32(0)))
+                    wv = iv.and_(wv, iv.bitcast(iv.splat(mask, width), i8, 4 * width))
+                    acc[npix] = quad_dot(iv, GemmForm.VPDPBUSD, acc[npix], ones, wv)  # the weights kept
                 for q in range(npix):
                     b = [iv.load(x, v.ix(xb[q], off), i8, width) for off in offs]
                     quad = iv.shuffle(iv.shuffle(b[0], b[1], concat), iv.shuffle(b[2], b[3], concat), mix)
