@@ -17,6 +17,10 @@ in every form of the int8 GEMM the host can execute
 ``nnc-choose-kernels{int8-form=...}``): int16 pairs, the quad layout in
 widening arithmetic, and ``vpdpbusd`` (VNNI) or ``sdot`` where the host
 has them; the last column is each form's time against the pair form's.
+The depthwise case runs in every depthwise form the host can execute
+(:class:`nnc.passes.kernels.tiles.DepthwiseForm`, ``dw-form``): each tap
+widened, tap pairs, and VNNI's pairs (``vpdpwssd``) and quads
+(``vpdpbusd``), against the widening form.
 
 Each CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED of the model (default:
 MobileNet v2 1.0 224 from ``/work/shared/models``) becomes a model of its own
@@ -191,14 +195,23 @@ def host_forms() -> list[str]:
     return forms
 
 
-def forced_runner(m: nnc.Model, form: str):
-    """``m`` compiled with every int8 GEMM in ``form``: run(x) -> output."""
+def host_dw_forms() -> list[str]:
+    """The int8 depthwise forms the host can run (see :func:`host_forms`)."""
+    dot = driver.target_description(Target.host()).int8_dot
+    return ["widen", "pair"] + (["vpdpwssd", "vpdpbusd"] if dot in (Int8Dot.AVX512_VNNI, Int8Dot.AVX_VNNI) else [])
+
+
+def forced_runner(m: nnc.Model, form: str, depthwise: bool = False):
+    """``m`` compiled with every int8 GEMM (or depthwise convolution) in
+    ``form``: run(x) -> output."""
     infos = driver.static_input_infos(m)
     module, weights = driver.shaped_module(m, infos)
     host = driver.target_description(Target.host())
-    replace(ChooseKernelsPass.for_target(host), int8_form=form).apply(context(), module)
+    option = {"dw_form": form} if depthwise else {"int8_form": form}
+    replace(ChooseKernelsPass.for_target(host), **option).apply(context(), module)
     ir = driver.lower_shaped(module, weights, infos)
-    if f"nnc_q8_{'' if form == 'pair' else form + '_'}gemm" not in ir.llvm_ir:
+    taken = (form == "widen" or f"_{form}_" in ir.llvm_ir) if depthwise else f"nnc_q8_{'' if form == 'pair' else form + '_'}gemm" in ir.llvm_ir
+    if not taken:
         raise SystemExit(f"kernel_bench: the {form} form was not taken")
     exe = Executable(generate_code(ir, Target.host()))
     out = m.operands[m.outputs[0]]
@@ -223,19 +236,19 @@ def q8_forms(runs: int) -> None:
     print(f"int8 GEMM forms on this host ({driver.target_description(Target.host()).summary()}): {', '.join(forms)}; "
           f"1 thread; native call overhead {base * 1e3:.1f} us, subtracted")  # fmt: skip
     for label, kind, x_dims, w_dims, scalars in Q8_CASES:
-        if kind == Op.DEPTHWISE_CONV_2D:
-            continue
+        depthwise = kind == Op.DEPTHWISE_CONV_2D
+        kinds = host_dw_forms() if depthwise else forms
         m, x, macs = _q8_case(kind, x_dims, w_dims, scalars)
         times, outs = {}, {}
-        for form in forms:
-            run = forced_runner(m, form)
+        for form in kinds:
+            run = forced_runner(m, form, depthwise)
             outs[form] = run(x).copy()
             times[form] = max(median_ms(run, x, runs) - base, 1e-6)
-        same = all(np.array_equal(outs[forms[0]], o) for o in outs.values())
-        for form in forms:
+        same = all(np.array_equal(outs[kinds[0]], o) for o in outs.values())
+        for form in kinds:
             ms = times[form]
             print(f"{label:30s} {form:9s} {ms * 1e3:8.1f} us {2 * macs / ms / 1e6:6.1f} GOP/s "
-                  f"{ms / times['pair']:5.2f} x pair{'' if same else '  OUTPUTS DIFFER'}")  # fmt: skip
+                  f"{ms / times[kinds[0]]:5.2f} x {kinds[0]}{'' if same else '  OUTPUTS DIFFER'}")  # fmt: skip
 
 
 def describe(model: nnc.Model, index: int) -> str:
@@ -251,7 +264,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--ops", default=",".join(k.name for k in KINDS))
     ap.add_argument("--q8", action="store_true", help="the fixed quantised cases instead of a model's layers")
-    ap.add_argument("--forms", action="store_true", help="with --q8: the int8 GEMM cases in every form the host runs")
+    ap.add_argument("--forms", action="store_true", help="with --q8: the int8 GEMM and depthwise cases in every form the host runs")
     args = ap.parse_args()
     kinds = {Op[k] for k in args.ops.split(",")}
     if args.q8 and args.forms:

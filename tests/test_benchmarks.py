@@ -94,3 +94,21 @@ def test_memory_bench_runs_every_step_of_a_tiny_model(tmp_path, capsys):
     assert all(r["weights"] == 3 * 64 * 4 + 3 * 4 for r in rows if r["model"] == "deep3")
     assert all(r["peak"] > 0 and r["seconds"] > 0 for r in rows)
     assert "| deep3 | 0.00 MiB | hit |" in capsys.readouterr().out
+
+
+def test_kernel_bench_runs_every_depthwise_form_the_host_has() -> None:
+    """``kernel_bench --q8 --forms`` forces each depthwise form the host
+    runs (VNNI's pairs and quads only where it has VNNI) and compares
+    their outputs: a small case gives the same bits in each, and a form
+    the lowering does not take stops the benchmark instead of timing
+    another one."""
+    import kernel_bench
+    from nnc import OperationType as Op
+
+    forms = kernel_bench.host_dw_forms()
+    assert forms[:2] == ["widen", "pair"]
+    m, x, _ = kernel_bench._q8_case(Op.DEPTHWISE_CONV_2D, (1, 9, 9, 24), (1, 3, 3, 24), (1, 1, 1, 1, 3))
+    outs = [kernel_bench.forced_runner(m, form, depthwise=True)(x).copy() for form in forms]
+    assert all(np.array_equal(outs[0], o) for o in outs[1:])
+    with pytest.raises(SystemExit, match="the quad form was not taken"):
+        kernel_bench.forced_runner(m, "quad")  # a GEMM form, and the model has no GEMM
