@@ -1,12 +1,13 @@
 """``nnc-choose-kernels``: the kernel strategy of each quantised
 convolution, recorded in the IR before the lowering applies it.
 
-A quantised CONV_2D or FULLY_CONNECTED runs on the int8 GEMM of
-:mod:`nnc.passes.kernels.q8` in one of its forms
+A quantised CONV_2D, FULLY_CONNECTED or TRANSPOSE_CONV_2D runs on the
+int8 GEMM of :mod:`nnc.passes.kernels.q8` in one of its forms
 (:class:`~nnc.passes.kernels.tiles.GemmForm`): int16 pairs, or byte quads
 with the target's dot instruction (``vpdpbusd``, ``sdot``); a quantised
 DEPTHWISE_CONV_2D on the int8 depthwise kernel, which multiplies each tap
-alone or tap pairs (:class:`~nnc.passes.kernels.tiles.DepthwiseForm`).  As IREE records
+alone, tap pairs or tap quads
+(:class:`~nnc.passes.kernels.tiles.DepthwiseForm`).  As IREE records
 its ``lowering_config`` on each operation before code generation, this pass
 writes the form it chooses as the string attribute ``nnc.int8_form`` on the
 operation, and ``convert-nnapi-to-linalg`` lowers what the attribute says,
@@ -59,7 +60,7 @@ from nnc.passes.kernels.tiles import (
 from nnc.passes.target import DEFAULT_TARGET, Int8Dot, TargetDescription
 
 #: operations whose quantised form runs on the int8 GEMM
-GEMM_OPERATIONS = (OperationType.CONV_2D, OperationType.FULLY_CONNECTED)
+GEMM_OPERATIONS = (OperationType.CONV_2D, OperationType.FULLY_CONNECTED, OperationType.TRANSPOSE_CONV_2D)
 #: and on the int8 depthwise kernel
 DEPTHWISE_OPERATIONS = (OperationType.DEPTHWISE_CONV_2D,)
 
@@ -88,8 +89,8 @@ def quant8_input(op: nnapi.NNAPIOperation) -> bool:
 
 @dataclass(frozen=True)
 class ChooseKernelsPass(ModulePass):
-    """Record the kernel form of each quantised CONV_2D, FULLY_CONNECTED and
-    DEPTHWISE_CONV_2D (see the module's docstring).  Options:
+    """Record the kernel form of each quantised CONV_2D, FULLY_CONNECTED,
+    TRANSPOSE_CONV_2D and DEPTHWISE_CONV_2D (see the module's docstring).  Options:
     ``target-triple``, ``target-cpu``, ``target-features`` as
     ``convert-nnapi-to-linalg`` takes them, ``int8-form`` (``pair``,
     ``quad``, ``vpdpbusd``, ``sdot``) and ``dw-form`` (``widen``, ``pair``,

@@ -478,3 +478,34 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
         assert instruction in code, (name, code[:3000])
         if registers == 32:
             assert not _STACK_VECTOR.search(code), (name, [ln for ln in code.splitlines() if _STACK_VECTOR.search(ln)])
+
+
+@pytest.mark.parametrize("form", ["quad", pytest.param("vpdpbusd", marks=FORMS[2].marks)])
+@pytest.mark.parametrize("t,per_channel", [(SIGNED, True), (UNSIGNED, False)])
+def test_transpose_conv_in_quads_gives_the_pairs_bits(t: T, per_channel: bool, form: str) -> None:
+    """A quantised TRANSPOSE_CONV_2D (3x3, stride 2, SAME: four phases of
+    1, 2 and 4 taps, over a zero-point padded input) in a quad form (its
+    byte copy of the input, each phase's own bias) gives the pair form's
+    bits; the uint8 filter (zero point near 128) fits int8 here too."""
+    rng = np.random.default_rng(11)
+    c = Case(t, per_channel, 24, FuseCode.RELU6, rng)
+    m = nnc.Model()
+    xi = m.add_operand(t, [1, 7, 9, 16], c.in_scale, c.in_zp)
+    wt = _rand(rng, PER_CHANNEL if per_channel else t, (24, 3, 3, 16))
+    if not per_channel:
+        wt = np.clip(wt.astype(np.int32), c.w_zp - 100, c.w_zp + 100).astype(wt.dtype)
+    shape = m.add_operand(T.TENSOR_INT32, [4])
+    m.set_operand_value(shape, np.array([1, 14, 18, 24], np.int32))
+    out = m.add_operand(t, [1, 14, 18, 24], c.out_scale, c.out_zp)
+    scalars = c.ints(m, 1, 2, 2, FuseCode.RELU6)  # SAME, strides 2, RELU6
+    layout = _scalar(m, T.BOOL, False)
+    bias = c.bias(m, rng.integers(-3000, 3000, 24).astype(np.int32))
+    m.add_operation(Op.TRANSPOSE_CONV_2D, [xi, c.filter(m, wt, 0), bias, shape, *scalars, layout], [out])
+    m.identify_inputs_and_outputs([xi], [out])
+    m.finish()
+    x = _rand(rng, t, (1, 7, 9, 16))
+    pairs, pair_ir = _forced(m, x, int8_form="pair")
+    quads, quad_ir = _forced(m, x, int8_form=form)
+    assert f"nnc_q8_{form}_gemm" in quad_ir and "_gemm" in pair_ir and f"nnc_q8_{form}_gemm" not in pair_ir
+    assert np.array_equal(pairs, quads)
+    assert np.array_equal(pairs, nnc.compile(m).run(x)[0])

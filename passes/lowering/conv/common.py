@@ -183,17 +183,20 @@ def q8_widened(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[in
     return flat
 
 
-def q8_bytes(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int], g: ConvGeometry | None, off: int) -> Value:
+def q8_bytes(ctx: LoweringContext, qc: QuantConv, x: Value, shape: Sequence[int],
+             pad: tuple[tuple[int, int], tuple[int, int]] | None, off: int) -> Value:  # fmt: skip
     """A quad form's input copy (:func:`~nnc.passes.kernels.q8.gemm`, step
     4): the stored 8-bit ``x`` minus ``off`` (a flip of the top bit,
     :func:`~nnc.passes.kernels.q8.quad_input_offset`) inside the padding
-    ``g`` asks for, filled with the zero point (so that ``x - zx`` is 0
-    there, like the reference's skipped taps), as a flat buffer with three
-    elements of slack (partners of zero weights)."""
+    ``pad`` (``x`` at rows/columns ``head`` of a spatial ``size``), filled
+    with the zero point (so that ``x - zx`` is 0 there, like the
+    reference's skipped taps), as a flat buffer with three elements of
+    slack (partners of zero weights)."""
     shape = list(shape)
     padded, head = shape, (0, 0)
-    if g is not None and g.needs_padding:
-        padded, head = [shape[0], *g.padded_hw, shape[3]], (g.pad_top, g.pad_left)
+    if pad is not None:
+        head, size = pad
+        padded = [shape[0], *size, shape[3]]
     n = int(np.prod(padded))
     flat = ctx.alloc([n + 3], i8)
     dst = ctx.reinterpreted(flat, i8, padded)
@@ -250,7 +253,8 @@ def q8_gemm_operands(
         panel = packed_weights(ctx, q8.pack_panel(w, blocks, 4))
         if (g is None or not g.needs_padding) and w.shape[2] % 4 == 0:
             return GemmOperands(ctx.flat(x), panel, corrected, form, flip=off != 0)
-        return GemmOperands(q8_bytes(ctx, qc, x, shape, g, off), panel, corrected, form)
+        pad = ((g.pad_top, g.pad_left), g.padded_hw) if g is not None and g.needs_padding else None
+        return GemmOperands(q8_bytes(ctx, qc, x, shape, pad, off), panel, corrected, form)
     xq = q8_input(ctx, qc, x, shape, g)
     narrow = q8.quads_fit(w)
     panel = packed_weights(ctx, q8.pack_panel(w, blocks, narrow=narrow))

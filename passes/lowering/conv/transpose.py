@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import i32
 from xdsl.ir.affine import AffineExpr
 
 from nnc.dialects.rules.base import OpCall
@@ -38,12 +39,14 @@ from nnc.passes.lowering.conv.common import (
     mac,
     named_generic,
     packed_weights,
+    q8_bytes,
     q8_input_padded,
     quant_of,
 )
 from nnc.passes.lowering.conv.geometry import padded_copy, strided_view
 from nnc.passes.lowering.conv_q8 import QuantConv
 from nnc.passes.lowering.indexing import split_nhwc
+from nnc.passes.lowering.quant import is_unsigned
 
 
 @dataclass(frozen=True)
@@ -252,11 +255,25 @@ def _transpose_q8(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv, x: 
     """Quantised NHWC TRANSPOSE_CONV_2D with a constant filter: one int8
     GEMM per phase (as :func:`_transpose_nhwc`), the reduction over the
     sub-filter's rows around a contiguous run of (tap column, input
-    channel): a phase's windows slide one input pixel at a time."""
+    channel): a phase's windows slide one input pixel at a time.  In the
+    target's quad form (``ctx.gemm_form``) when every phase's weights fit
+    int8 and the bias is a constant, as :func:`q8_gemm_operands` decides
+    for CONV_2D: then from a padded byte copy of the input, with each
+    phase's own bias (the zero point's share of its taps folded in)."""
     hp, wp = g.padded_hw
     top, left = g.pad_head
     C, K = g.in_c, g.out_c
-    xq = q8_input_padded(ctx, qc, x, g.pad_head, g.padded_hw)
+    subs = {(py, px): qc.filter_int16(_phase_filter_value(wv, g, py, px)).reshape(K, py.taps, px.taps * C)
+            for py in g.rows for px in g.cols}  # fmt: skip
+    bias = ctx.constant_value(b)
+    form = ctx.gemm_form
+    if form is q8.GemmForm.PAIR or bias is None or not all(q8.quads_fit(sub) for sub in subs.values()):
+        form = q8.GemmForm.PAIR
+    off = q8.quad_input_offset(is_unsigned(qc.in_type), form) if form is not q8.GemmForm.PAIR else 0
+    if form is q8.GemmForm.PAIR:
+        xq = q8_input_padded(ctx, qc, x, g.pad_head, g.padded_hw)
+    else:
+        xq = q8_bytes(ctx, qc, x, ctx.shape(x), (g.pad_head, g.padded_hw), off)
     blocks = q8.column_blocks(K, ctx.tiles.lanes, ctx.tiles.max_col_vectors)
     qtab = qc.table(ctx, K)
     of = ctx.flat(out)
@@ -264,8 +281,13 @@ def _transpose_q8(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv, x: 
         for px in g.cols:
             levels = [lv for lv in [q8.Level(py.taps, wp * C)] if lv.size > 1]
             run = px.taps * C
-            sub = qc.filter_int16(_phase_filter_value(wv, g, py, px)).reshape(K, py.taps, run)
-            panel = packed_weights(ctx, q8.pack_panel(sub, blocks))
+            sub = subs[(py, px)]
+            start = b
+            if form is q8.GemmForm.PAIR:
+                panel = packed_weights(ctx, q8.pack_panel(sub, blocks))
+            else:
+                panel = packed_weights(ctx, q8.pack_panel(sub, blocks, 4))
+                start = ctx.packed_constant(q8.quad_bias(np.asarray(bias, np.int32), sub, qc.in_zp - off), i32)
 
             def run_at(e: Emitter, t: IndexOrInt, py=py, px=px) -> tuple[IndexOrInt, IndexOrInt]:
                 """One run per row ``j`` of the phase in image ``n``."""
@@ -274,7 +296,8 @@ def _transpose_q8(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv, x: 
                 return (v.ix((py.start + top) * wp * C + (px.start + left) * C, (n, hp * wp * C), (j, wp * C)),
                         v.ix((py.first * g.out_w + px.first) * K, (n, g.out_h * g.out_w * K), (j, g.stride_h * g.out_w * K)))  # fmt: skip
 
-            q8.gemm(ctx, xq, panel, qtab, b, of, g.batches * py.count, run_at, px.count, C, K, levels, run, blocks, ldo=g.stride_w * K)
+            q8.gemm(ctx, xq, panel, qtab, start, of, g.batches * py.count, run_at, px.count, C, K, levels, run, blocks,
+                    ldo=g.stride_w * K, form=form)  # fmt: skip
 
 
 def _transpose_generic(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv | None, x: Value, w: Value, b: Value, out: Value) -> None:
