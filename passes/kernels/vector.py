@@ -286,6 +286,10 @@ class IVec:
     def zext(self, v: Value, elem: IntegerType) -> Value:
         return self.e.op(integer_cast(llvm.ZExtOp, v, vector_type(elem, self.width(v))))
 
+    def to_float(self, v: Value) -> Value:
+        """The signed integer lanes of ``v`` as float32 lanes (``llvm.sitofp``)."""
+        return self.e.op(new_op(llvm.SIToFPOp, (v,), (vector_type(f32, self.width(v)),)))
+
     def sdot(self, acc: Value, a: Value, b: Value) -> Value:
         """AArch64 ``sdot`` (FEAT_DotProd): int32 lane ``i`` of ``acc`` plus
         the four products of int8 lanes ``4i .. 4i+3`` of ``a`` and ``b``;

@@ -1,6 +1,6 @@
-"""llvm-dialect operations already in the input (integer vector casts and
-target intrinsics of the quantised kernels): the same operation on the
-converted operands.
+"""llvm-dialect operations already in the input (integer vector casts,
+integer-to-float vector conversions and target intrinsics of the
+quantised kernels): the same operation on the converted operands.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from nnc.passes.to_llvm.converter import FuncConverter, Handler
 
 
 def _h_llvm_cast(c: FuncConverter, op: Operation) -> None:
-    """``llvm.sext`` / ``llvm.zext`` / ``llvm.trunc`` already in the input
-    (integer vector casts of the quantised kernels, which arith cannot
-    express on vectors): the same op on the converted operand."""
+    """``llvm.sext`` / ``llvm.zext`` / ``llvm.trunc`` / ``llvm.sitofp``
+    already in the input (vector casts of the quantised kernels, which
+    xDSL's arith takes on scalars only): the same op on the converted
+    operand."""
     c.vmap[op.results[0]] = c.emit(llvm_cast(type(op), c.v(op.operands[0]), op.results[0].type)).results[0]
 
 
@@ -36,5 +37,6 @@ HANDLERS: dict[type[Operation], Handler] = {
     llvm.ZExtOp: _h_llvm_cast,
     llvm.TruncOp: _h_llvm_cast,
     llvm.BitcastOp: _h_llvm_cast,
+    llvm.SIToFPOp: _h_llvm_cast,
     llvm.CallIntrinsicOp: _h_llvm_intrinsic,
 }
