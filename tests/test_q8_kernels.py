@@ -244,12 +244,12 @@ def test_depthwise_conv_2d(case, form, strides) -> None:
         # specialised to it; the quads also unroll the borders' windows
         # (the taps inside the input given at run time, ``_clip``)
         kernels = re.findall(r'define [^@]*@"(nnc_q8_dw_\d+p_\d+x\d+_\w+)"', llvm_ir)
-        interior = [n for n in kernels if not n.endswith("_clip")]
+        interior = [n for n in kernels if "_clip" not in n]
         assert interior and all(("_g" in n) == (strides == "constant") for n in interior), interior
         cols, rows = np.arange(ow) * stride[0] - pad[0], np.arange(oh) * stride[1] - pad[2]
         clipped = (cols < 0).any() or (cols + fw > w).any() or (rows < 0).any() or (rows + fh > h).any()
         quads = "_vpdpbusd_" in llvm_ir
-        assert any(n.endswith("_vpdpbusd_clip") for n in kernels) == (quads and bool(clipped)), kernels
+        assert any("_vpdpbusd_clip" in n for n in kernels) == (quads and bool(clipped)), kernels
     xv, wv = x.astype(np.int64) - c.in_zp, wt.astype(np.int64)[0] - c.w_zp
     xp = np.zeros((h + pad[2] + pad[3] + fh, w + pad[0] + pad[1] + fw, ch), np.int64)
     xp[pad[2] : pad[2] + h, pad[0] : pad[0] + w] = xv[0]
@@ -291,14 +291,14 @@ def _first_loop(body: str) -> re.Match[str] | None:
     return re.search(r"\n(\.LBB\w+):.*?\n\tj\w+\t\1\n", body, re.S)
 
 
-def _per_channel_conv_1x1(rng: np.random.Generator, hw: int, ic: int, oc: int) -> nnc.Model:
-    """A per-channel int8 1x1 CONV_2D (RELU6) on an ``hw`` x ``hw`` image,
-    ``ic`` -> ``oc`` channels."""
-    c = Case(SIGNED, True, oc, FuseCode.RELU6, rng)
+def _per_channel_conv_1x1(rng: np.random.Generator, hw: int, ic: int, oc: int, act: int = FuseCode.RELU6) -> nnc.Model:
+    """A per-channel int8 1x1 CONV_2D (RELU6 unless ``act``) on an ``hw`` x
+    ``hw`` image, ``ic`` -> ``oc`` channels."""
+    c = Case(SIGNED, True, oc, act, rng)
     m = nnc.Model()
     xi = m.add_operand(SIGNED, [1, hw, hw, ic], c.in_scale, c.in_zp)
     wt = _rand(rng, PER_CHANNEL, (oc, 1, 1, ic))
-    scalars = c.ints(m, 1, 1, 1, FuseCode.RELU6)
+    scalars = c.ints(m, 1, 1, 1, act)
     out = m.add_operand(SIGNED, [1, hw, hw, oc], c.out_scale, c.out_zp)
     m.add_operation(Op.CONV_2D, [xi, c.filter(m, wt, 0), c.bias(m, np.zeros(oc, np.int32)), *scalars], [out])
     m.identify_inputs_and_outputs([xi], [out])
@@ -425,7 +425,7 @@ def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
     assert "nnc_q8_gemm" not in ir and "nnc_q8_widen" not in ir
     asm = emit_assembly(optimize(ir, target), target)
     kernels = re.findall(r"\n(nnc_q8_vpdpbusd_gemm_\w+):(.*?)\.Lfunc_end", asm, re.S)
-    assert kernels and all(name.endswith("_f") for name, _ in kernels)
+    assert kernels and all("_l0_f" in name for name, _ in kernels)
     widest = []
     for name, body in kernels:
         loop = _first_loop(body)
@@ -434,6 +434,23 @@ def test_quads_become_vpdpbusd_without_spills(cpu: str, register: str) -> None:
         assert not _STACK_VECTOR.search(loop.group(0)), (name, loop.group(0))
         widest.append(re.search(rf"vpdpbusd\t[^\n]*%{register}\d+", loop.group(0)) is not None)
     assert any(widest)  # the full blocks on the widest vectors, the tail narrower
+
+
+@pytest.mark.parametrize("cpu,narrow", [("znver4", "vpmovsdb"), ("haswell", "vpackssdw")])
+def test_a_clamp_to_the_whole_range_narrows_with_saturation(cpu: str, narrow: str) -> None:
+    """With no activation the requantised output's clamp is the int8 range
+    itself: the kernel (``_sat``) takes it as constants, and LLVM narrows
+    with signed saturation (AVX-512's ``vpmovsdb``, else the packs) in
+    place of a minimum, a maximum and a truncation.  A RELU6 whose range is
+    narrower keeps its clamp from the table.  Both give the reference's
+    bits (``test_conv_2d``)."""
+    target = x86_target(cpu)
+    for act, full in ((FuseCode.NONE, True), (FuseCode.RELU6, False)):
+        m = _per_channel_conv_1x1(np.random.default_rng(7), 6, 48, 40, act)
+        asm = emit_assembly(optimize(lower(m, static_input_infos(m), target=target).llvm_ir, target), target)
+        kernels = re.findall(r"\n(nnc_q8_\w*gemm_\w+):(.*?)\.Lfunc_end", asm, re.S)
+        assert kernels and all(name.endswith("_sat") == full for name, _ in kernels), [name for name, _ in kernels]
+        assert all((narrow in body) == full for _, body in kernels), (act, cpu)
 
 
 @pytest.mark.parametrize("strides", ["constant", "parameters"])
@@ -467,9 +484,9 @@ def test_depthwise_interior_takes_the_targets_instruction(cpu: str, instruction:
     replace(ChooseKernelsPass.for_target(target_description(target)), dw_strides=strides).apply(context(), module)
     asm = emit_assembly(optimize(driver.lower_shaped(module, weights, infos, target).llvm_ir, target), target)
     kernels = re.findall(r"\n(nnc_q8_dw_\d+p_3x3_\w+):(.*?)\.Lfunc_end", asm, re.S)
-    interior = [name for name, _ in kernels if not name.endswith("_clip")]
+    interior = [name for name, _ in kernels if "_clip" not in name]
     assert all(("_g" in name) == (strides == "constant") for name in interior), [name for name, _ in kernels]
-    assert any(name.endswith("_clip") for name, _ in kernels) == (instruction != "vpmulld")  # the quads' borders
+    assert any("_clip" in name for name, _ in kernels) == (instruction != "vpmulld")  # the quads' borders
     assert kernels, asm[:2000]
     for name, body in kernels:
         assert ("_vpdpbusd_" in name) == (instruction != "vpmulld"), name

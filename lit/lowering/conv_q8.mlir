@@ -81,7 +81,7 @@ builtin.module {
 // CHECK:        vector.shuffle %{{.*}} [0, 3] : vector<2xi32>, vector<2xi32>
 // CHECK:        llvm.trunc %{{.*}} : vector<2xi32> to vector<2xi8>
 // CHECK:        vector.store %{{.*}} : memref<?xi8>, vector<2xi8>
-// CHECK:      }{nnc.kernel = "nnc_q8_gemm_4x2_1_l0_w8"}
+// CHECK:      }{nnc.kernel = "nnc_q8_gemm_4x2_1_l0_w8_sat"}
 
 // CHECK-LABEL: func.func @depthwise_q8(
 // CHECK-SAME:    %[[DX:[^:]*]]: memref<1x3x3x2xi8>, %[[DW:[^:]*]]: memref<1x3x3x2xi8>, %[[DB:[^:]*]]: memref<2xi32>, %[[DOUT:[^:]*]]: memref<1x3x3x2xi8>

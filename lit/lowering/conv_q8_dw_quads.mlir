@@ -59,24 +59,24 @@ builtin.module {
 // CHECK-NEXT:     %[[F:.*]] = arith.xori %[[Q]], %[[TOP]] : vector<32xi8>
 // CHECK-NEXT:     llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %[[F]], %{{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
 // CHECK-NOT:      vpdpwssd
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_vpdpbusd_c"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_vpdpbusd_c_sat"}
 
 // CHECK-LABEL: func.func @too_wide(
 // CHECK-NOT:      vpdpbusd
 // CHECK:          llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.256"
 // CHECK-NOT:      vpdpbusd
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_u_vpdpwssd_c"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_u_vpdpwssd_c_sat"}
 
 // CHECK-LABEL: func.func @borders(
 // CHECK:          %[[M:.*]] = llvm.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
 // CHECK-NEXT:     %[[W:.*]] = arith.andi %{{.*}}, %[[M]] : vector<32xi8>
 // CHECK:          llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %{{.*}}, %[[W]])
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_1p_3x3_t8_s_vpdpbusd_clip"}
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_vpdpbusd_c"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_1p_3x3_t8_s_vpdpbusd_clip_sat"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_vpdpbusd_c_sat"}
 
 // CHECK-LABEL: func.func @wide_borders(
 // CHECK-NOT:    _vpdpbusd_clip
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_1p_clip_t8_s"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_1p_clip_t8_s_sat"}
 // CHECK-NOT:    _vpdpbusd_clip
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_5p_clip_t8_s"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_5p_clip_t8_s_sat"}
 // CHECK-NOT:    _vpdpbusd_clip

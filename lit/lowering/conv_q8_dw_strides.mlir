@@ -28,7 +28,7 @@ builtin.module {
 }
 
 // CHECK-LABEL: func.func @constant(
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_c_g8_8_72_8"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_c_sat_g8_8_72_8"}
 // CHECK-LABEL: func.func @parameters(
 // CHECK-NOT:    _g8_8_72_8
-// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_c"}
+// CHECK:        }{nnc.kernel = "nnc_q8_dw_7p_3x3_t8_s_c_sat"}

@@ -37,10 +37,10 @@ builtin.module {
 // CHECK:             scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:               scf.execute_region {
 // CHECK-NEXT:            builtin.unrealized_conversion_cast {{.*}}, %[[C]], {{.*}} : memref<1026xi16>, memref<2048xi8>,
-// CHECK:               }{nnc.kernel = "nnc_q8_gemm_6x16_16_16_16_l0_w8"}
+// CHECK:               }{nnc.kernel = "nnc_q8_gemm_6x16_16_16_16_l0_w8_sat"}
 // CHECK:           } else {
 // CHECK:             scf.for
-// CHECK:               }{nnc.kernel = "nnc_q8_gemm_5x16_16_16_16_l0_w8"}
+// CHECK:               }{nnc.kernel = "nnc_q8_gemm_5x16_16_16_16_l0_w8_sat"}
 // CHECK:         } {nnc.parallel}
 
 // CHECK-LABEL: func.func @channels(
@@ -49,7 +49,7 @@ builtin.module {
 // CHECK-NOT:       scf.for
 // CHECK:           scf.execute_region {
 // CHECK-NEXT:        builtin.unrealized_conversion_cast {{.*}} : memref<16386xi16>, memref<32768xi8>,
-// CHECK:           }{nnc.kernel = "nnc_q8_gemm_6x16_16_16_16_l0_w8"}
+// CHECK:           }{nnc.kernel = "nnc_q8_gemm_6x16_16_16_16_l0_w8_sat"}
 // CHECK-NEXT:    } else {
 // CHECK:             scf.execute_region {
 // CHECK:         } {nnc.parallel}

@@ -32,4 +32,4 @@ builtin.module {
 // CHECK:            %[[WORD:.*]] = llvm.bitcast %{{.*}} : vector<4xi8> to vector<1xi32>
 // CHECK:            arith.xori %[[WORD]], %[[FLIP]] : vector<1xi32>
 // CHECK:            llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"({{.*}}) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
-// CHECK:        }{nnc.kernel = "nnc_q8_vpdpbusd_gemm_4x16_l0_f"}
+// CHECK:        }{nnc.kernel = "nnc_q8_vpdpbusd_gemm_4x16_l0_f_sat"}

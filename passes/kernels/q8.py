@@ -357,15 +357,21 @@ class Requant:
     scale: Rescale
 
 
-def requant_params(iv: IVec, qt: Value, cols: IndexOrInt, n: IndexOrInt, w: int) -> Requant:
+def requant_params(iv: IVec, qt: Value, cols: IndexOrInt, n: IndexOrInt, w: int,
+                   full: tuple[int, int] | None = None) -> Requant:  # fmt: skip
     """The parameters of output channels ``n + [0, w)`` from the table ``qt``
-    (:func:`requant_table` of ``cols`` channels)."""
+    (:func:`requant_table` of ``cols`` channels).  ``full``: the clamp is
+    the output type's whole range, as constants rather than the table's
+    entries: LLVM then narrows with saturation (``vpmovsdb``, ``vpmovusdb``)
+    instead of a minimum, a maximum and a truncation."""
     e, v = iv.e, Vec(iv.e)
     m = iv.load(qt, n, i32, w)
     left = iv.load(qt, v.ix(n, cols), i32, w)
     right = iv.load(qt, v.ix(n, cols, cols), i32, w)
     tail = v.ix(cols, cols, cols)
     zp, lo, hi = (iv.splat(e.load(qt, [e.index(v.ix(tail, k))]), w) for k in range(3))
+    if full is not None:
+        lo, hi = iv.const(full[0], i32, w), iv.const(full[1], i32, w)
     return Requant(left, zp, lo, hi, rescale_params(iv, m, right))
 
 
@@ -563,7 +569,7 @@ FLIP = -0x7F7F7F80
 
 
 def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = GemmForm.PAIR, flip: bool = False,
-                narrow: bool = False, add: AddForm | None = None):  # fmt: skip
+                narrow: bool = False, add: AddForm | None = None, full: tuple[int, int] | None = None):  # fmt: skip
     """The block kernel: ``rows`` output pixels (input windows at ``a_base
     + r * a_rstride`` in the input, outputs at ``out_base + r *
     ldo``) times the output channels ``n0 + [0, sum(ws))`` (of ``cols`` in
@@ -585,10 +591,12 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = Ge
     values unsigned or not: each requantised output, still in registers,
     is added to the residual element at its offset (:func:`add_lanes`)
     and the sum stored; the 8-bit type and the inputs' scales as ``add``
-    says."""
+    says.  ``full``: the output's clamp is its type's whole range
+    (:func:`requant_params`)."""
     prefix = "" if form is GemmForm.PAIR else f"{form.value}_"
     name = f"nnc_q8_{prefix}gemm_{rows}x{tag(ws)}_l{levels}{'_f' if flip else ''}{'_w8' if narrow else ''}"
     name += "" if add is None else add.tag
+    name += "" if full is None else "_sat"
     width = sum(ws)
     step = form.step
 
@@ -652,7 +660,7 @@ def gemm_kernel(rows: int, ws: tuple[int, ...], levels: int, form: GemmForm = Ge
         adds = {w: add_params_of(iv, at, w) for w in sorted(set(ws))} if at is not None else {}
         for j, (o, w) in enumerate(zip(offs, ws)):
             n = v.ix(n0, o)
-            params = requant_params(iv, qt, cols, n, w)
+            params = requant_params(iv, qt, cols, n, w, full)
             for r in range(rows):
                 off = v.ix(out_base, (ldo, r), n)
                 if res is None or add is None:
@@ -699,6 +707,7 @@ def gemm(
     flip: bool = False,
     narrow: bool = False,
     add: ResidualAdd | None = None,
+    full: tuple[int, int] | None = None,
 ) -> None:
     """``out`` (int8 ``[pixels, cols]``) = the requantised GEMM of the int16
     input ``x`` and the weight ``panel`` (:func:`pack_panel` of ``blocks``,
@@ -751,7 +760,7 @@ def gemm(
             lv_args += [lv.size, lv.a_step, inner * step * width]
 
         def call(e: Emitter, rows: int, n0: IndexOrInt, a_off: IndexOrInt, o_off: IndexOrInt, _run: IndexOrInt, ws=ws, lv_args=lv_args) -> None:
-            name, body = gemm_kernel(rows, ws, len(levels), form, flip, narrow, None if add is None else add.form)
+            name, body = gemm_kernel(rows, ws, len(levels), form, flip, narrow, None if add is None else add.form, full)
             b_base = Vec(e).ix(0, (n0, step * depth))
             args = [x, panel, qtab, bias, out, a_off, a_rstride, o_off, n0, total, ldo, b_base, pairs, *lv_args]
             args += [] if add is None else [add.residual, add.table]
@@ -781,7 +790,7 @@ def dw_pair_weights(w: np.ndarray) -> np.ndarray:
 
 def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], lanes: int, unsigned: bool,
               form: DepthwiseForm = DepthwiseForm.WIDEN, geometry: tuple[int, int, int, int] | None = None,
-              corrected: bool = False, clipped: bool = False):  # fmt: skip
+              corrected: bool = False, clipped: bool = False, full: tuple[int, int] | None = None):  # fmt: skip
     """``npix`` output pixels along a row, all channels, read from the
     stored 8-bit input (no copy: sign- or zero-extended as loaded): per
     vector of channels (``lanes`` wide, then the ``tails``), one int32
@@ -832,6 +841,7 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
     name += f"_{form.value}" if pairs or quads else ""
     name += "_c" if corrected else ""
     name += "_clip" if clipped else ""
+    name += "" if full is None else "_sat"
     name += "" if geometry is None else "_g" + "_".join(map(str, geometry))
 
     def body(e: Emitter, p: list[Value]) -> None:
@@ -935,7 +945,7 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
             start = iv.load(bias, c0, i32, width)
             if not corrected:
                 start = iv.sub(start, iv.mul(iv.splat(zx32, width), acc[npix]))
-            params = requant_params(iv, qt, chans, c0, width)
+            params = requant_params(iv, qt, chans, c0, width, full)
             for q, o in enumerate(series(v, v.ix(out_base, c0), chans, npix)):
                 iv.store(requantize(iv, iv.add(acc[q], start), params), out, o)
 

@@ -141,6 +141,15 @@ class QuantConv:
         """Whether the output channels need different multipliers."""
         return len(set(self.multipliers)) > 1
 
+    @property
+    def full_range(self) -> tuple[int, int] | None:
+        """The output type's range when the activation clamps to all of it
+        (no activation, or a RELU6 whose quantisation spans exactly [0, 6],
+        as TFLite's int8 models have it), for the kernels' saturating
+        narrow (:func:`~nnc.passes.kernels.q8.requant_params`); else None."""
+        whole = q.QRANGE[self.out_type]
+        return whole if (self.act_min, self.act_max) == whole else None
+
     def filter_int16(self, value: Any) -> np.ndarray:
         """A constant filter's stored values with the filter zero point
         subtracted (what :meth:`mac` multiplies by), as int16: they lie in

@@ -227,7 +227,7 @@ def conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w
     if plain:
         pixels = g.batches * g.out_h * g.out_w
         q8.gemm(ctx, ops.x, ops.panel, qtab, ops.bias, of, 1, lambda e, t: (0, 0), pixels, C, cols, levels, run, blocks,
-                g.groups, c, form=ops.form, flip=ops.flip, narrow=ops.narrow, add=q8_residual_add(ctx))  # fmt: skip
+                g.groups, c, form=ops.form, flip=ops.flip, narrow=ops.narrow, add=q8_residual_add(ctx), full=qc.full_range)  # fmt: skip
         return
 
     def row_at(e: Emitter, t: IndexOrInt) -> tuple[IndexOrInt, IndexOrInt]:
@@ -238,4 +238,5 @@ def conv_2d_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value, w
                 v.ix(0, (n, g.out_h * g.out_w * g.out_c), (oh, g.out_w * g.out_c)))  # fmt: skip
 
     q8.gemm(ctx, ops.x, ops.panel, qtab, ops.bias, of, g.batches * g.out_h, row_at, g.out_w, g.stride_w * C, cols, levels, run,
-            blocks, g.groups, c, form=ops.form, flip=ops.flip, narrow=ops.narrow, add=q8_residual_add(ctx))  # fmt: skip
+            blocks, g.groups, c, form=ops.form, flip=ops.flip, narrow=ops.narrow, add=q8_residual_add(ctx),
+            full=qc.full_range)  # fmt: skip

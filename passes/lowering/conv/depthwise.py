@@ -258,7 +258,7 @@ def _depthwise_q8(ctx: LoweringContext, g: ConvGeometry, qc: QuantConv, x: Value
         kind = form if whole is not None or clipped else DepthwiseForm.WIDEN
         fixed = whole is not None and corrected is not None
         window = (g.filter_h, g.filter_w) if clipped else whole
-        name, body = q8.dw_kernel(npix, window, tails, lanes, unsigned, kind, geo, fixed, clipped)
+        name, body = q8.dw_kernel(npix, window, tails, lanes, unsigned, kind, geo, fixed, clipped, qc.full_range)
         weights = packed if kind is not DepthwiseForm.WIDEN and packed is not None else w16
         start = corrected if fixed and corrected is not None else b
         args = [xf, weights, qtab, start, of, cfull, C, *_window_args(g, x_row, ow0, v), *kh, *kw, v.ix(o_row, (ow0, C)),

@@ -45,7 +45,7 @@ def _fully_connected_q8(
     w3 = qc.filter_int16(wv).reshape(units, 1, size)
     ops = q8_gemm_operands(ctx, qc, x, [batch, size], None, w3, blocks, bias)
     q8.gemm(ctx, ops.x, ops.panel, qc.table(ctx, units), ops.bias, ctx.flat(out), 1, lambda e, t: (0, 0), batch, size, units, [],
-            size, blocks, form=ops.form, flip=ops.flip, narrow=ops.narrow, add=q8_residual_add(ctx))  # fmt: skip
+            size, blocks, form=ops.form, flip=ops.flip, narrow=ops.narrow, add=q8_residual_add(ctx), full=qc.full_range)  # fmt: skip
 
 
 @lowering(Op.FULLY_CONNECTED, check=_check_fully_connected)

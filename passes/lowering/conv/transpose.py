@@ -297,7 +297,7 @@ def _transpose_q8(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv, x: 
                         v.ix((py.first * g.out_w + px.first) * K, (n, g.out_h * g.out_w * K), (j, g.stride_h * g.out_w * K)))  # fmt: skip
 
             q8.gemm(ctx, xq, panel, qtab, start, of, g.batches * py.count, run_at, px.count, C, K, levels, run, blocks,
-                    ldo=g.stride_w * K, form=form)  # fmt: skip
+                    ldo=g.stride_w * K, form=form, full=qc.full_range)  # fmt: skip
 
 
 def _transpose_generic(ctx: LoweringContext, g: TransposeGeometry, qc: QuantConv | None, x: Value, w: Value, b: Value, out: Value) -> None:
