@@ -910,7 +910,8 @@ def dw_kernel(npix: int, taps: tuple[int, int] | None, tails: tuple[int, ...], l
                     offs = [e.select(ok, e.index(off), first) for ok, off in zip(oks, offs)]
                     mask = e.i32(0)
                     for k, ok in enumerate(oks[: len(window[j : j + 4])]):
-                        mask = e.or_(mask, e.select(ok, e.i32(0xFF << (8 * k) if k < 3 else -0x1000000), e.i32(0)))
+                        byte_k = int(np.uint32(0xFF << (8 * k)).view(np.int32))  # byte k of each int32 lane
+                        mask = e.or_(mask, e.select(ok, e.i32(byte_k), e.i32(0)))
                     wv = iv.and_(wv, iv.bitcast(iv.splat(mask, width), i8, 4 * width))
                     acc[npix] = quad_dot(iv, GemmForm.VPDPBUSD, acc[npix], ones, wv)  # the weights kept
                 for q in range(npix):
