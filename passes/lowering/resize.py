@@ -133,11 +133,10 @@ def resize_bilinear(ctx: LoweringContext) -> None:
     # of recomputing them for every element.
     rows = [ctx.constant(a, i32 if a.dtype == np.int32 else f32) for a in source_coords(out_h, in_h, h_scale, half_pixel)]
     same = (out_w, in_w, w_scale) == (out_h, in_h, h_scale)
-    cols = rows if same else [ctx.constant(a, i32 if a.dtype == np.int32 else f32) for a in source_coords(out_w, in_w, w_scale, half_pixel)]
-
     if not nchw:
         _bilinear_rows(ctx, x, out, rows, source_coords(out_w, in_w, w_scale, half_pixel), quantised, same)
         return
+    cols = rows if same else [ctx.constant(a, i32 if a.dtype == np.int32 else f32) for a in source_coords(out_w, in_w, w_scale, half_pixel)]
 
     def coords(e: Emitter, tables: list[Value], i: Value) -> tuple[Value, Value, Value]:
         lo, hi, frac = (e.load(tab, [i]) for tab in tables)
