@@ -27,6 +27,7 @@ from nnc import FuseCode, driver
 from nnc import OperandType as T
 from nnc import OperationType as Op
 from nnc.passes.convert_nnapi_to_linalg import ConstantPool
+from nnc.passes.kernels import f32 as f32_kernels
 from nnc.passes.kernels.tiles import AVX512, TilePolicy, VectorTarget, live_vectors, tile_policy
 from nnc.passes.pipeline import context, run_passes
 from nnc.passes.target import TargetDescription
@@ -255,3 +256,71 @@ def test_packed_weights_equal_the_run_time_transposition() -> None:
     assert len(weights) >= filter_bytes
     assert len(compiled.weights) < len(weights) + 64
     assert compiled.weights != weights  # laid out for the kernel, not as given
+
+
+def test_row_major_tiles_visit_every_tile_once_by_rows() -> None:
+    """row_major_tiles orders a GEMM's tiles run x block of pixels x channel
+    block (every kind of block in turn), each tile once: a thread's
+    contiguous share of them is whole blocks of pixels."""
+    seen: list[tuple[int, int, int, int]] = []
+
+    def call_of(kind: int) -> f32_kernels.TileCall:
+        def call(e: object, rows: int, n0: object, a_off: object, o_off: object, run: object) -> None:
+            assert isinstance(n0, int) and isinstance(o_off, int) and isinstance(run, int)
+            seen.append((run, o_off, kind, n0))
+        return call
+
+    blocks = [(0, 96, 48, call_of(0)), (96, 104, 8, call_of(1))]  # two blocks of 48 channels, a tail of 8
+    rblocks = f32_kernels.row_blocks(13, 6)  # 13 pixels: blocks of 5, 4, 4
+    n, tile = f32_kernels.row_major_tiles(blocks, 2, lambda e, r: (r * 1000, r * 1000), rblocks, 10, 104)
+    for t in range(n):
+        tile(None, t)  # type: ignore[arg-type]  # every index a Python int: nothing is emitted
+    expected = [(run, run * 1000 + m0 * 104, kind, n0)
+                for run in range(2) for m0 in (0, 5, 9) for kind, n0 in ((0, 0), (0, 48), (1, 96))]  # fmt: skip
+    assert seen == expected
+
+
+def _fc_model(rows: int, inputs: int, outputs: int) -> tuple[nnc.Model, np.ndarray]:
+    rng = np.random.default_rng(9)
+    m = nnc.Model()
+    x = m.add_operand(T.TENSOR_FLOAT32, [rows, inputs])
+    w = m.add_operand(T.TENSOR_FLOAT32, [outputs, inputs])
+    m.set_operand_value(w, rng.normal(0, 0.5, (outputs, inputs)).astype(np.float32))
+    b = m.add_operand(T.TENSOR_FLOAT32, [outputs])
+    m.set_operand_value(b, rng.normal(0, 0.1, outputs).astype(np.float32))
+    act = m.add_operand(T.INT32)
+    m.set_operand_value(act, FuseCode.NONE)
+    out = m.add_operand(T.TENSOR_FLOAT32, [rows, outputs])
+    m.add_operation(Op.FULLY_CONNECTED, [x, w, b, act], [out])
+    m.identify_inputs_and_outputs([x], [out])
+    m.finish()
+    return m, rng.normal(0, 1, (rows, inputs)).astype(np.float32)
+
+
+def test_gemm_tile_order_does_not_change_the_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A float32 GEMM with a small panel runs its tiles in row-major order
+    (f32.ROW_MAJOR_PANEL_BYTES), a large one by channel blocks: each tile
+    is the same kernel call, so the bits are the same, at 2 threads.  384
+    output channels are several blocks of one kind on every target."""
+    m, x = _fc_model(40, 32, 384)
+
+    def run() -> tuple[str, np.ndarray]:
+        driver._CACHE.clear()  # the in-process cache would return the first build
+        infos = driver.static_input_infos(m)
+        ir = driver.lower(m, infos).llvm_ir
+        comp = nnc.Compilation(m)
+        comp.finish()
+        ex = nnc.Execution(comp)
+        ex.set_num_threads(2)
+        y = np.zeros((40, 384), np.float32)
+        ex.set_input(0, x)
+        ex.set_output(0, y)
+        ex.compute()
+        return ir, y
+
+    by_rows = run()
+    monkeypatch.setattr(f32_kernels, "ROW_MAJOR_PANEL_BYTES", 0)
+    by_channels = run()
+    driver._CACHE.clear()
+    assert by_rows[0] != by_channels[0]  # two different loops (not vacuous)
+    assert np.array_equal(by_rows[1], by_channels[1])
