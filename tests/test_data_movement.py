@@ -740,3 +740,50 @@ def test_run_mean_quant_requantises_to_a_different_output(t, q, out_q):
     ins = [("in", t, x, x.shape), _ints([0]), ("scalar", T.INT32, np.int32(0), None)]
     got = compute(Op.MEAN, ins, t, 1, q, out_q)
     assert np.max(np.abs(got.astype(np.float64) - want)) <= 1
+
+
+# -- TRANSPOSE of float32 matrices on the vector kernel ---------------------------------------
+
+
+def test_matrix_form_finds_the_batched_matrix_transpositions() -> None:
+    from nnc.passes.lowering.rearrange import matrix_form
+
+    assert matrix_form((1, 64, 128), (0, 2, 1)) == (1, 64, 128)
+    assert matrix_form((2, 5, 7, 3), (0, 3, 1, 2)) == (2, 35, 3)  # NHWC -> NCHW
+    assert matrix_form((2, 3, 5, 7), (0, 2, 3, 1)) == (2, 3, 35)  # NCHW -> NHWC
+    assert matrix_form((6, 9), (1, 0)) == (1, 6, 9)
+    assert matrix_form((4, 5, 6), (1, 0, 2)) is None  # the last axis stays: rows are moved, not transposed
+    assert matrix_form((4, 5, 6), (2, 0, 1)) == (1, 20, 6)
+    assert matrix_form((4, 5, 6), (0, 1, 2)) is None
+
+
+@pytest.mark.parametrize("shape,perm", [
+    ((1, 64, 128), (0, 2, 1)),   # whole bands of 16 rows, whole vector blocks
+    ((2, 37, 19), (0, 2, 1)),    # a band of 5 rows, blocks of 8 lanes, leftover rows and columns
+    ((3, 9, 24), (0, 2, 1)),     # one short band per matrix
+    ((2, 5, 8, 40), (0, 3, 1, 2)),
+    ((2, 8, 8, 16), (0, 2, 3, 1)),
+    ((17, 33), (1, 0)),
+    ((4, 5, 6), (1, 0, 2)),      # not a matrix transposition: the generic
+])  # fmt: skip
+def test_float32_transpose_matches_numpy_at_any_thread_count(shape: tuple[int, ...], perm: tuple[int, ...]) -> None:
+    m = nnc.Model()
+    x = m.add_operand(F32, list(shape))
+    p = m.add_operand(I32T, [len(perm)])
+    m.set_operand_value(p, np.array(perm, np.int32))
+    oshape = [shape[i] for i in perm]
+    o = m.add_operand(F32, oshape)
+    m.add_operation(Op.TRANSPOSE, [x, p], [o])
+    m.identify_inputs_and_outputs([x], [o])
+    m.finish()
+    xv = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    comp = nnc.Compilation(m)
+    comp.finish()
+    for threads in (1, 2, 3):
+        ex = nnc.Execution(comp)
+        ex.set_num_threads(threads)
+        y = np.zeros(oshape, np.float32)
+        ex.set_input(0, xv)
+        ex.set_output(0, y)
+        ex.compute()
+        assert np.array_equal(y, np.transpose(xv, perm))

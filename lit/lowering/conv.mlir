@@ -64,7 +64,7 @@ builtin.module {
 // CHECK:        linalg.generic {{.*}} ins(%[[X]] : memref<1x5x5x2xf32>) outs(%[[IN]] :
 // CHECK:        %[[PANEL:.*]] = memref.alloc() {{.*}} : memref<54xf32>
 // CHECK:        scf.execute_region {
-// CHECK-NEXT:     builtin.unrealized_conversion_cast {{.*}} : memref<54xf32>, memref<54xf32>, index, index, index, index, index, index to memref<?xf32>, memref<?xf32>, index, index, index, index, index, index
+// CHECK-NEXT:     builtin.unrealized_conversion_cast {{.*}} : memref<54xf32>, memref<54xf32>, index, index, index, index, index, index, index to memref<?xf32>, memref<?xf32>, index, index, index, index, index, index, index
 // CHECK:            memref.load
 // CHECK-NEXT:       arith.addi
 // CHECK-NEXT:       arith.muli

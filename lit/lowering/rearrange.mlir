@@ -12,6 +12,17 @@ builtin.module {
     func.return %r_t, %r_td : tensor<4x2x3xf32>, tensor<4x3x2xf32>
   }
 
+  // A float32 batch of matrices at least 8 x 8 ([0, 2, 1]) goes to the
+  // register-blocked transposition kernel, one band of 16 rows per
+  // iteration; a permutation that keeps the last axis moves rows (a generic).
+  func.func @transpose_matrix(%m: tensor<1x16x24xf32>, %k: tensor<16x16x8xf32>) -> (tensor<1x24x16xf32>, tensor<16x16x8xf32>) {
+    %perm = "nnapi.constant"() <{value = dense<[0, 2, 1]> : tensor<3xi32>}> : () -> tensor<3xi32>
+    %r_m = "nnapi.transpose"(%m, %perm) : (tensor<1x16x24xf32>, tensor<3xi32>) -> tensor<1x24x16xf32>
+    %rows = "nnapi.constant"() <{value = dense<[1, 0, 2]> : tensor<3xi32>}> : () -> tensor<3xi32>
+    %r_k = "nnapi.transpose"(%k, %rows) : (tensor<16x16x8xf32>, tensor<3xi32>) -> tensor<16x16x8xf32>
+    func.return %r_m, %r_k : tensor<1x24x16xf32>, tensor<16x16x8xf32>
+  }
+
   // BATCH_TO_SPACE_ND in NCHW gathers with unsigned div/rem by the block.
   func.func @batch_to_space_nd(%bs: tensor<4x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
     %block = "nnapi.constant"() <{value = dense<[2, 2]> : tensor<2xi32>}> : () -> tensor<2xi32>
@@ -66,6 +77,17 @@ builtin.module {
 // CHECK-SAME:    %[[T:[0-9]+]]: memref<2x3x4xf32>, %[[R_T:[0-9]+]]: memref<4x2x3xf32>, %[[R_TD:[0-9]+]]: memref<4x3x2xf32>
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2, d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], {{.*}} ins(%[[T]] : memref<2x3x4xf32>) outs(%[[R_T]] : memref<4x2x3xf32>)
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d1, d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], {{.*}} ins(%[[T]] : memref<2x3x4xf32>) outs(%[[R_TD]] : memref<4x3x2xf32>)
+
+// TRANSPOSE of float32 matrices: vector loads and shuffles in a kernel, no generic for it.
+// CHECK-LABEL: func.func @transpose_matrix(
+// CHECK-SAME:    %[[M:[0-9]+]]: memref<1x16x24xf32>, %[[K:[0-9]+]]: memref<16x16x8xf32>, %[[R_M:[0-9]+]]: memref<1x24x16xf32>, %[[R_K:[0-9]+]]: memref<16x16x8xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         builtin.unrealized_conversion_cast %[[M]] : memref<1x16x24xf32> to memref<384xf32>
+// CHECK:         scf.execute_region
+// CHECK:           vector.load {{.*}} : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           vector.shuffle
+// CHECK:           vector.store
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], {{.*}} ins(%[[K]] : memref<16x16x8xf32>) outs(%[[R_K]] : memref<16x16x8xf32>)
 
 // BATCH_TO_SPACE_ND (NCHW, one output batch): in[(y%2)*2 + x%2, c, y/2, x/2].
 // CHECK-LABEL: func.func @batch_to_space_nd(

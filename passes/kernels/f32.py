@@ -661,14 +661,14 @@ def half_weights(ctx: LoweringContext, w: Value) -> Value | None:
 
 
 def transpose_kernel(bs: int):
-    """``dst[d0 + c * rows + r] = src[s0 + r * cols + c]`` for r < rows, c < cols:
+    """``dst[d0 + c * ld + r] = src[s0 + r * cols + c]`` for r < rows, c < cols:
     the ``bs`` x ``bs`` blocks below (rfull, cfull) with ``bs`` vector loads,
     log2(bs) rounds of two-vector shuffles that swap the off-diagonal
     half-blocks and ``bs`` vector stores; the leftover columns and rows
     element by element (``bs`` 0: everything element by element)."""
 
     def body(e: Emitter, p: list[Value]) -> None:
-        src, dst, s0, d0, rows, cols, rfull, cfull = p
+        src, dst, s0, d0, rows, cols, ld, rfull, cfull = p
 
         def block(e: Emitter, r0: IndexOrInt, c0: IndexOrInt) -> None:
             v = Vec(e)
@@ -682,11 +682,11 @@ def transpose_kernel(bs: int):
                         vs[i], vs[i + s] = v.shuffle(vs[i], vs[i + s], lo), v.shuffle(vs[i], vs[i + s], hi)
                 s //= 2
             for i in range(bs):
-                v.store(vs[i], dst, v.ix(d0, r0, (v.ix(c0, i), rows)))
+                v.store(vs[i], dst, v.ix(d0, r0, (v.ix(c0, i), ld)))
 
         def elem(e: Emitter, r: IndexOrInt, c: IndexOrInt) -> None:
             v = Vec(e)
-            e.store(e.load(src, [e.index(v.ix(s0, c, (r, cols)))]), dst, [e.index(v.ix(d0, r, (c, rows)))])
+            e.store(e.load(src, [e.index(v.ix(s0, c, (r, cols)))]), dst, [e.index(v.ix(d0, r, (c, ld)))])
 
         if bs:
             each(e, 0, rfull, bs, lambda e2, r0: each(e2, 0, cfull, bs, lambda e3, c0: block(e3, r0, c0)))
@@ -701,17 +701,19 @@ def transpose_kernel(bs: int):
 
 
 def transpose(
-    ctx: LoweringContext, e: Emitter, src: Value, s0: IndexOrInt, dst: Value, d0: IndexOrInt, rows: int, cols: int
-) -> None:
-    """``dst[d0:]`` (``[cols, rows]``) = the ``[rows, cols]`` matrix at
-    ``src[s0:]``, transposed (square blocks of a full vector, or of 8
-    lanes, in registers)."""
+    ctx: LoweringContext, e: Emitter, src: Value, s0: IndexOrInt, dst: Value, d0: IndexOrInt, rows: int, cols: int,
+    ld: int | None = None,
+) -> None:  # fmt: skip
+    """``dst[d0:]`` (``[cols, ld]``, ``ld`` default ``rows``) = the ``[rows,
+    cols]`` matrix at ``src[s0:]``, transposed (square blocks of a full
+    vector, or of 8 lanes, in registers): with ``ld`` above ``rows``, a band
+    of rows of a taller matrix's transposition."""
     vw = ctx.tiles.lanes
     bs = vw if min(rows, cols) >= vw else 8 if min(rows, cols) >= 8 else 0
     rfull = rows // bs * bs if bs else 0
     cfull = cols // bs * bs if bs else 0
     name, body = transpose_kernel(bs)
-    kernel(ctx, e, name, [src, dst, s0, d0, rows, cols, rfull, cfull], body)
+    kernel(ctx, e, name, [src, dst, s0, d0, rows, cols, rows if ld is None else ld, rfull, cfull], body)
 
 
 # -- depthwise ---------------------------------------------------------------------------------

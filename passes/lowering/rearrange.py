@@ -11,10 +11,16 @@ instead.  Elements are copied unchanged, so one lowering serves every type.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+from xdsl.dialects.builtin import f32
 
 from nnc.dialects.rules.rearrange import block_shape, reverse_axis, space_to_batch_paddings, transpose_perm
 from nnc.enums import OperationType as Op
+from nnc.passes.kernels.f32 import Case, parallel_cases
+from nnc.passes.kernels.f32 import transpose as f32_transpose
+from nnc.passes.kernels.vector import IndexOrInt, Vec
 from nnc.passes.lowering.base import (
     Emitter,
     LoweringContext,
@@ -22,6 +28,7 @@ from nnc.passes.lowering.base import (
     affine_map,
     identity_map,
     lowering,
+    memref_elem,
 )
 from nnc.passes.lowering.indexing import (
     gather_copy,
@@ -34,14 +41,69 @@ from nnc.passes.lowering.indexing import (
 )
 
 
+def matrix_form(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, int, int] | None:
+    """``(batches, rows, cols)`` when TRANSPOSE by ``perm`` of a ``shape``
+    tensor transposes ``batches`` row-major ``[rows, cols]`` matrices: the
+    permutation keeps some leading axes and swaps the two runs of axes
+    after them (``[0, 2, 1]``; NHWC to NCHW, ``[0, 3, 1, 2]``).  None
+    otherwise, and for the identity."""
+    n = len(shape)
+    for a in range(n):
+        for b in range(a + 1, n):
+            if list(perm) == [*range(a), *range(b, n), *range(a, b)]:
+                return math.prod(shape[:a]), math.prod(shape[a:b]), math.prod(shape[b:])
+    return None
+
+
+#: rows of the input each parallel iteration of a matrix TRANSPOSE takes
+TRANSPOSE_BAND = 16
+
+
+def _transpose_matrices(ctx: LoweringContext, x: Value, out: Value, batches: int, rows: int, cols: int) -> None:
+    """TRANSPOSE of ``batches`` float32 ``[rows, cols]`` matrices with the
+    register-blocked kernel (:func:`~nnc.passes.kernels.f32.transpose`),
+    bands of :data:`TRANSPOSE_BAND` input rows as the iterations of one
+    parallel loop: a generic over the output reads the input a column at a
+    time, element by element."""
+    xf, of = ctx.flat(x), ctx.flat(out)
+    full, tail = divmod(rows, TRANSPOSE_BAND)
+
+    def band(first: int, height: int, count: int) -> Case:
+        def body(e: Emitter, t: IndexOrInt) -> None:
+            v = Vec(e)
+            b: IndexOrInt
+            k: IndexOrInt
+            if count == 1:
+                b, k = t, 0
+            elif isinstance(t, int):
+                b, k = divmod(t, count)
+            else:
+                b, k = e.div(t, e.index(count)), e.rem(t, e.index(count))
+            r0 = v.ix(first, (k, TRANSPOSE_BAND))
+            base = v.ix(0, (b, rows * cols))
+            f32_transpose(ctx, e, xf, v.ix(base, (r0, cols)), of, v.ix(base, r0), height, cols, ld=rows)
+
+        return batches * count, body
+
+    cases = [band(0, TRANSPOSE_BAND, full)] if full else []
+    if tail:
+        cases.append(band(full * TRANSPOSE_BAND, tail, 1))
+    parallel_cases(ctx.shared_e(), cases)
+
+
 @lowering(Op.TRANSPOSE)
 def transpose(ctx: LoweringContext) -> None:
     """out[i_0, ..., i_n-1] = in[j] with j[perm[k]] = i_k: one generic whose
-    input map is the inverse permutation."""
+    input map is the inverse permutation; a float32 batch of matrices
+    (:func:`matrix_form`) with the vector transposition kernel."""
     x, out = ctx.input(0), ctx.output()
     oshape = ctx.shape(out)
     rank = len(oshape)
     perm = transpose_perm(ctx.call, rank)
+    form = matrix_form(ctx.shape(x), perm)
+    if form is not None and min(form[1:]) >= 8 and memref_elem(x) == f32 and memref_elem(out) == f32:
+        _transpose_matrices(ctx, x, out, *form)
+        return
     inverse = [perm.index(j) for j in range(rank)]
     in_map = affine_map(rank, lambda *d: [d[inverse[j]] for j in range(rank)])
     ctx.generic(oshape, [(x, in_map)], [(out, identity_map(rank))], lambda e, a, idx: [a[0]])
