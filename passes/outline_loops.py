@@ -27,6 +27,20 @@ disjoint.  Small functions (every conformance model) are left as they are.
 :mod:`nnc.runtime.partition` may compile an outlined nest apart from its
 caller: its calls pass only buffers, no constant a callee could specialise on.
 Nests that yield values are left in place.
+
+Parallel bodies (``nnc-outline-parallel``) get the same treatment whatever
+the size of the function: a body reads its buffers from the thread pool's
+context, pointers LLVM knows nothing about, so a loop that loads and stores
+memory itself (an element-wise operation, a copy into padding) was
+vectorised with run-time alias checks or not at all (a byte copy of the
+int8 U-Net ran ten times slower than inside ``main``).  The body's loop
+moves into ``<body>_nest`` (``nnc.noalias``, ``nnc.parallel_nest``), which
+the body calls with the pointers it loaded, when the buffers of every
+dispatch of the body are disjoint where one is written (stored to, or
+handed to a call); LLVM inlines it back, its ``noalias`` parameters
+becoming alias scopes of the body's accesses.
+Bodies that only call kernels (the GEMM's tiles) stay as they are: the
+kernels have ``noalias`` parameters of their own.
 """
 
 from __future__ import annotations
@@ -34,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -42,8 +56,8 @@ from xdsl.utils.exceptions import PassFailedException
 
 from nnc.passes.build import structural_key
 from nnc.passes.outline_kernels import NOALIAS_ATTR
-from nnc.passes.outline_parallel import _is_constant, captures
-from nnc.passes.parallel_generics import extent
+from nnc.passes.outline_parallel import BODY_ATTR, DISPATCH_ATTR, _is_constant, captures
+from nnc.passes.parallel_generics import _VIEWS, extent
 
 #: a function with fewer operations (nested ones included) keeps its loops:
 #: its LLVM IR is too small to be worth a second part (about 1,000 lines,
@@ -132,6 +146,7 @@ class OutlineLoopsPass(ModulePass):
                 continue
             for loop in [o for o in fn.body.blocks[0].ops if isinstance(o, scf.ForOp) and not o.results]:
                 self._outline(op, loop, taken, by_signature)
+        _outline_parallel_nests(op, taken)
 
     @staticmethod
     def _outline(module: ModuleOp, loop: scf.ForOp, taken: set[str], by_signature: dict[tuple, func.FuncOp]) -> None:
@@ -158,3 +173,80 @@ class OutlineLoopsPass(ModulePass):
         block.erase_op(call)
         if not separate and NOALIAS_ATTR in shared.attributes:
             del shared.attributes[NOALIAS_ATTR]
+
+
+# -- the loops of parallel bodies -------------------------------------------------------------
+
+#: suffix of the function a parallel body's loop moves into
+NEST_SUFFIX = "_nest"
+#: unit attribute of that function: ``noalias`` parameters, but LLVM may
+#: inline it into its body (which turns them into alias scopes there), so
+#: that it costs no function of its own
+NEST_ATTR = "nnc.parallel_nest"
+
+
+def _accesses_memory(fn: func.FuncOp) -> bool:
+    return any(isinstance(o, memref.LoadOp | memref.StoreOp) for o in fn.walk())
+
+
+def _root_param(v: SSAValue, params: dict[SSAValue, int]) -> int | None:
+    """The parameter (position) a buffer inside a function is a view of."""
+    while v not in params:
+        owner = v.owner
+        if not isinstance(owner, _VIEWS + (memref.ViewOp, memref.SubviewOp)):
+            return None
+        v = owner.operands[0]
+    return params[v]
+
+
+def _written_params(fn: func.FuncOp) -> set[int]:
+    """Positions of the parameters whose memory ``fn`` may write: stored to
+    through any view, or handed to a call."""
+    params: dict[SSAValue, int] = {a: k for k, a in enumerate(fn.body.block.args)}
+    written: set[int] = set()
+    for op in fn.walk():
+        targets = [op.memref] if isinstance(op, memref.StoreOp) else list(op.operands) if isinstance(op, func.CallOp) else []
+        for v in targets:
+            if isinstance(v.type, MemRefType) and (k := _root_param(v, params)) is not None:
+                written.add(k)
+    return written
+
+
+def _dispatches(module: ModuleOp) -> dict[str, list[func.CallOp]]:
+    calls: dict[str, list[func.CallOp]] = {}
+    for op in module.walk():
+        if isinstance(op, func.CallOp) and DISPATCH_ATTR in op.attributes:
+            calls.setdefault(op.callee.root_reference.data, []).append(op)
+    return calls
+
+
+def _outline_parallel_nests(module: ModuleOp, taken: set[str]) -> None:
+    """Each parallel body that accesses memory itself: its loop to a function
+    of its own, ``noalias`` when every dispatch's buffers are disjoint (see
+    the module doc)."""
+    dispatches = _dispatches(module)
+    for body in [f for f in module.ops if isinstance(f, func.FuncOp) and BODY_ATTR in f.attributes]:
+        loops = [o for o in body.body.block.ops if isinstance(o, scf.ForOp) and not o.results]
+        if len(loops) != 1 or not _accesses_memory(body):
+            continue
+        written = _written_params(body)
+        separate = all(
+            disjoint(
+                [v for v in call.arguments if isinstance(v.type, MemRefType)],
+                {call.arguments[k] for k in written},
+            )
+            for call in dispatches.get(body.sym_name.data, [])
+        )
+        if not separate:
+            continue
+        name = body.sym_name.data + NEST_SUFFIX
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        nest, _ = outline_nest(loops[0], name)
+        for const in [o for o in body.body.block.ops if isinstance(o, arith.ConstantOp) and not o.result.uses]:
+            body.body.block.erase_op(const)  # cloned into the nest, unused here
+        del nest.attributes[LOOP_ATTR]
+        nest.attributes[NOALIAS_ATTR] = UnitAttr()
+        nest.attributes[NEST_ATTR] = UnitAttr()
+        module.body.block.add_op(nest)

@@ -24,8 +24,10 @@ element and an unaligned (element-aligned) vector load/store,
 ``vector.extract`` of a constant lane a one-lane shufflevector and a bitcast;
 arith on vectors maps like arith on scalars (intrinsics mangled ``v16f32``),
 and fast-math flags of float arith (``contract``) carry over.  Functions
-marked ``nnc.noalias`` (kernels outlined by nnc-outline-kernels) get
-``noalias`` pointer arguments and ``no_inline``; functions marked
+marked ``nnc.noalias`` (kernels outlined by nnc-outline-kernels, the
+loops of parallel bodies by nnc-outline-loops) get ``noalias`` pointer
+arguments, and ``no_inline`` unless they are such a loop
+(``nnc.parallel_nest``); functions marked
 ``nnc.cold`` (:mod:`nnc.passes.mark_cold`) LLVM's ``optsize`` (``passthrough``).
 
 Parallel loops (the second step of :mod:`nnc.passes.outline_parallel`): a

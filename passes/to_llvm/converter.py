@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import PassFailedException
 from nnc.passes.build import integer_attr, new_op
 from nnc.passes.mark_cold import COLD_ATTR
 from nnc.passes.outline_kernels import NOALIAS_ATTR
-from nnc.passes.outline_loops import LOOP_ATTR
+from nnc.passes.outline_loops import LOOP_ATTR, NEST_ATTR
 from nnc.passes.outline_parallel import BODY_ATTR, PARALLEL_FOR
 from nnc.passes.to_llvm.builders import (
     PTR,
@@ -212,7 +212,7 @@ class FuncConverter:
             new.arg_attrs = ArrayAttr(
                 [DictionaryAttr({"llvm.noalias": UnitAttr()} if t == PTR else {}) for t in lty.inputs.data]
             )
-        if kernel or LOOP_ATTR in fn.attributes:
+        if (kernel and NEST_ATTR not in fn.attributes) or LOOP_ATTR in fn.attributes:
             # Shared kernels stay functions: inlined at every call site they
             # would multiply the code LLVM compiles (to_llvm_ir passes this on);
             # so do outlined loop nests, which may be compiled apart from main.
