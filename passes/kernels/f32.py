@@ -604,7 +604,7 @@ def dot_kernel(rows: int, units: int, tails: tuple[int, ...], act: int, lanes: i
 
 def dot(
     ctx: LoweringContext, a: Value, w: Value, bias: Value, out: Value,
-    rows: int, a_rstride: int, cols: int, depth: int, act: int,
+    rows: int, a_rstride: int, cols: int, depth: int, act: int, parallel: bool = True,
 ) -> None:
     """``out[m, n] = act(bias[n] + sum_i a[m * a_rstride + i] * w[n, i])``
     with ``w`` in its original ``[cols, depth]`` layout: for few rows (a
@@ -612,7 +612,8 @@ def dot(
     much as the product.  Blocks of output channels
     (:meth:`~nnc.passes.kernels.tiles.TilePolicy.dot_block_units`) share the
     input vector loads.  ``w`` may be float16
-    (:func:`half_weights`)."""  # fmt: skip
+    (:func:`half_weights`).  ``parallel=False``: the blocks run on the
+    calling thread."""  # fmt: skip
     lanes, units_per_block = ctx.tiles.lanes, ctx.tiles.dot_block_units(rows)
     e = ctx.shared_e()
     kfull = depth // lanes * lanes
@@ -625,7 +626,7 @@ def dot(
 
     full = cols // units_per_block * units_per_block
     # Blocks of output channels are independent: the thread pool may split them.
-    parallel_each(e, 0, full, units_per_block, lambda e2, n0: call(e2, n0, units_per_block))
+    (parallel_each if parallel else each)(e, 0, full, units_per_block, lambda e2, n0: call(e2, n0, units_per_block))
     if cols > full:
         call(e, full, cols - full)
 

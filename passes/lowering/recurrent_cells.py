@@ -142,14 +142,16 @@ def _matmul_acc(ctx: LoweringContext, x: Value, w: Value, acc: Value, out: Value
 
     The kernels start every row from one bias vector, so each batch row is
     its own call with that row of ``acc`` as the bias.  ``out`` must not
-    overlap ``acc`` or ``x``: the kernels' buffers are ``noalias``."""
+    overlap ``acc`` or ``x``: the kernels' buffers are ``noalias``.  The
+    products run on the calling thread: they are a time step's, which the
+    serial recurrence reads right after (see :data:`PARALLEL_INPUT_DEPTH`)."""
     batch, depth = ctx.shape(x)
     units = ctx.shape(w)[0]
     for b in range(batch):
         row_x = _view(ctx, x, b * depth, [1, depth])
         row_acc = _view(ctx, acc, b * units, [units])
         row_out = _view(ctx, out, b * units, [1, units])
-        fully_connected_f32(ctx, row_x, w, row_acc, row_out, 1, units, depth, FuseCode.NONE)
+        fully_connected_f32(ctx, row_x, w, row_acc, row_out, 1, units, depth, FuseCode.NONE, parallel=False)
 
 
 class Slab:

@@ -100,10 +100,10 @@ def fully_connected_f32(
     GEMM (weight panels packed at compile time for constant weights).  ``x`` [batch, size] and
     ``out`` [batch, units] are any contiguous buffers (views included); the
     recurrent lowerings use it for their gate products (``parallel=False``:
-    the GEMM's tiles on the calling thread)."""
+    the GEMM's tiles or the dot products' blocks on the calling thread)."""
     xf, of = ctx.flat(x), ctx.flat(out)
     if batch < ctx.tiles.dot_max_rows:
-        dot(ctx, xf, half_weights(ctx, w) or ctx.flat(w), bias, of, batch, size, units, size, act)
+        dot(ctx, xf, half_weights(ctx, w) or ctx.flat(w), bias, of, batch, size, units, size, act, parallel)
         return
     w_value = ctx.constant_value(w)
     wf = ctx.flat(w) if w_value is None else w
