@@ -116,14 +116,15 @@ def _inputs(m: nnc.Model) -> list[np.ndarray]:
 def test_every_group_is_staged(model: nnc.Model) -> None:
     """The four groups are cut (so the comparison below compares staged
     code): one tile buffer for the tanh form's one cut, the erf form's two
-    cuts carry more; the large groups reach the thread pool."""
+    cuts carry more; every group reaches the thread pool (the small ones,
+    1,961 elements of 10 to 30 operations, are over a microsecond of work)."""
     module, _ = driver.shaped_module(model, driver.static_input_infos(model))
     passes_pipeline.run_passes(module, ["nnc-fuse-elementwise", "convert-nnapi-to-linalg"])
     text = str(module)
     assert "linalg.generic" not in text
     assert len(re.findall(r"memref\.alloca\(\) \{alignment = 64 : i64\} : memref<512xf32>", text)) >= 2
     code = driver.lower_to_llvm(model, driver.static_input_infos(model)).llvm_ir
-    assert len(re.findall(rf'call (ccc )?void @"?{PARALLEL_FOR}"?\(', code)) == 2
+    assert len(re.findall(rf'call (ccc )?void @"?{PARALLEL_FOR}"?\(', code)) == 4
 
 
 def test_staged_groups_bit_identical_to_unfused(model: nnc.Model) -> None:
