@@ -59,7 +59,32 @@ def _q8_kernels() -> tuple[nnc.Model, list[np.ndarray]]:
     return m, [x]
 
 
+def _transpose_fc() -> tuple[nnc.Model, list[np.ndarray]]:
+    """TRANSPOSE of a [1, 24, 40] matrix (the blocked transposition kernel on
+    every vector width) into a FULLY_CONNECTED of 40 rows whose small panel
+    puts its tiles in row-major order."""
+    rng = np.random.default_rng(7)
+    m = nnc.Model()
+    x = m.add_operand(T.TENSOR_FLOAT32, [1, 24, 40])
+    perm = m.add_operand(T.TENSOR_INT32, [3])
+    m.set_operand_value(perm, np.array([0, 2, 1], np.int32))
+    t = m.add_operand(T.TENSOR_FLOAT32, [1, 40, 24])
+    m.add_operation(Op.TRANSPOSE, [x, perm], [t])
+    w = m.add_operand(T.TENSOR_FLOAT32, [96, 24])
+    m.set_operand_value(w, rng.normal(0, 0.5, (96, 24)).astype(np.float32))
+    b = m.add_operand(T.TENSOR_FLOAT32, [96])
+    m.set_operand_value(b, rng.normal(0, 0.1, 96).astype(np.float32))
+    act = m.add_operand(T.INT32)
+    m.set_operand_value(act, 0)
+    y = m.add_operand(T.TENSOR_FLOAT32, [40, 96])
+    m.add_operation(Op.FULLY_CONNECTED, [t, w, b, act], [y])
+    m.identify_inputs_and_outputs([x], [t, y])
+    m.finish()
+    return m, [rng.standard_normal((1, 24, 40)).astype(np.float32)]
+
+
 MODELS = {
+    "f32-transpose-fc": _transpose_fc,
     "f32-gemm-dw-dot": lambda: _float_kernels(False),
     "f32-transposed-filter": lambda: _float_kernels(True),
     "f32-rows": _rows_model,
