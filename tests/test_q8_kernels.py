@@ -37,6 +37,7 @@ from nnc.runtime.executable import Executable, generate_code
 from nnc.runtime.jit import Target, emit_assembly, optimize
 from targets import x86_target
 from test_control_flow import _scalar
+from test_kernels import check_tile_orders
 
 SIGNED = T.TENSOR_QUANT8_ASYMM_SIGNED
 UNSIGNED = T.TENSOR_QUANT8_ASYMM
@@ -385,26 +386,7 @@ def test_tile_order_does_not_change_the_bits(monkeypatch: pytest.MonkeyPatch) ->
     channels are several channel blocks on every target (a single block
     has one order only)."""
     m, x = conv_then_depthwise(np.random.default_rng(6), chans=160)
-
-    def run() -> tuple[str, np.ndarray]:
-        driver._CACHE.clear()  # the in-process cache would return the first build
-        ir = lower(m, static_input_infos(m)).llvm_ir
-        comp = nnc.Compilation(m)
-        comp.finish()
-        y = np.zeros((1, 12, 12, 160), np.int8)
-        ex = nnc.Execution(comp)
-        ex.set_num_threads(2)
-        ex.set_input(0, x)
-        ex.set_output(0, y)
-        ex.compute()
-        return ir, y
-
-    by_pixels = run()
-    monkeypatch.setattr(q8_kernels, "PIXEL_MAJOR_PANEL_BYTES", 0)
-    by_channels = run()
-    driver._CACHE.clear()
-    assert by_pixels[0] != by_channels[0]  # two different loops (not vacuous)
-    assert np.array_equal(by_pixels[1], by_channels[1])
+    check_tile_orders(monkeypatch, m, [x], q8_kernels, "PIXEL_MAJOR_PANEL_BYTES")
 
 
 #: a vector register moved to or from the stack frame: a spill or a reload

@@ -428,7 +428,7 @@ TileCall = Callable[[Emitter, int, IndexOrInt, IndexOrInt, IndexOrInt, IndexOrIn
 
 def row_major_tiles(
     blocks: Sequence[tuple[int, int, int, TileCall]], run_count: int, run_at: RunAt,
-    rblocks: Sequence[tuple[int, int, int]], a_rstride: int, ldo: int,
+    rblocks: Sequence[tuple[int, int, int]], a_rstride: int, ldo: int, whole_rows: bool = False,
 ) -> Case:  # fmt: skip
     """The output tiles of a GEMM as :func:`col_block_tiles` makes them, in
     row-major order: run x block of pixels x channel block (of every kind
@@ -436,11 +436,13 @@ def row_major_tiles(
     thread pool gives each thread a contiguous range of them, so a thread
     writes whole blocks of pixels (all but the one block it may share with
     the next thread): the rows an element-wise consumer then reads on the
-    same thread, which splits its range the same way."""
+    same thread, which splits its range the same way.  ``whole_rows``: one
+    iteration per block of pixels, computing all its channel blocks
+    (:func:`pixel_tiles`)."""
     per_run = [((r1 - r0) // size, r0, size) for r0, r1, size in rblocks]
     nb = sum(n for n, _, _ in per_run)
     kinds = [((c1 - c0) // width, c0, width, call) for c0, c1, width, call in blocks]
-    ncb = sum(n for n, _, _, _ in kinds)
+    ncb = 1 if whole_rows else sum(n for n, _, _, _ in kinds)
 
     def tile(e: Emitter, t: IndexOrInt) -> None:
         run, rest = _divmod(e, t, nb * ncb, run_count)
@@ -453,10 +455,17 @@ def row_major_tiles(
                 m0 = v.ix(r0, (i, size))
                 a_off, o_off = v.ix(a_run, (m0, a_rstride)), v.ix(o_run, (m0, ldo))
 
-                def channels(c0: int, width: int, call: TileCall) -> Callable[[Emitter, IndexOrInt], None]:
-                    return lambda e2, kk: call(e2, size, Vec(e2).ix(c0, (kk, width)), a_off, o_off, run)
+                def at(call: TileCall) -> Callable[[Emitter, IndexOrInt], None]:
+                    return lambda e2, n0: call(e2, size, n0, a_off, o_off, run)  # the block of channels n0..
 
-                _switch(e, k, [(n, channels(c0, width, call)) for n, c0, width, call in kinds])
+                def nth(c0: int, width: int, call: TileCall) -> Callable[[Emitter, IndexOrInt], None]:
+                    return lambda e2, kk: at(call)(e2, Vec(e2).ix(c0, (kk, width)))
+
+                if whole_rows:
+                    for n, c0, width, call in kinds:
+                        each(e, c0, c0 + n * width, width, at(call))
+                else:
+                    _switch(e, k, [(n, nth(c0, width, call)) for n, c0, width, call in kinds])
 
             return block
 
@@ -478,30 +487,7 @@ def pixel_tiles(
     channels would write the same lines at once; each thread also reads
     only its own pixels' inputs.  Every thread then reads every weight
     panel, which suits small panels (see the caller)."""
-    per_run = [((r1 - r0) // size, r0, size) for r0, r1, size in rblocks]
-    nb = sum(n for n, _, _ in per_run)
-
-    def tile(e: Emitter, t: IndexOrInt) -> None:
-        run, j = _divmod(e, t, nb, run_count)
-        a_run, o_run = run_at(e, run)
-
-        def rows(r0: int, size: int) -> Callable[[Emitter, IndexOrInt], None]:
-            def block(e: Emitter, i: IndexOrInt) -> None:
-                v = Vec(e)
-                m0 = v.ix(r0, (i, size))
-                a_off, o_off = v.ix(a_run, (m0, a_rstride)), v.ix(o_run, (m0, ldo))
-                for c0, c1, width, call in blocks:
-
-                    def channels(e2: Emitter, n0: IndexOrInt, call: TileCall = call) -> None:
-                        call(e2, size, n0, a_off, o_off, run)
-
-                    each(e, c0, c1, width, channels)
-
-            return block
-
-        _switch(e, j, [(n, rows(r0, size)) for n, r0, size in per_run])
-
-    return run_count * nb, tile
+    return row_major_tiles(blocks, run_count, run_at, rblocks, a_rstride, ldo, whole_rows=True)
 
 
 def parallel_cases(e: Emitter, segments: Sequence[Case]) -> None:
