@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -57,7 +57,7 @@ from xdsl.utils.exceptions import PassFailedException
 from nnc.passes.build import structural_key
 from nnc.passes.outline_kernels import NOALIAS_ATTR
 from nnc.passes.outline_parallel import BODY_ATTR, DISPATCH_ATTR, _is_constant, captures
-from nnc.passes.parallel_generics import _VIEWS, extent
+from nnc.passes.parallel_generics import _VIEWS, extent, view_source
 
 #: a function with fewer operations (nested ones included) keeps its loops:
 #: its LLVM IR is too small to be worth a second part (about 1,000 lines,
@@ -185,29 +185,35 @@ NEST_SUFFIX = "_nest"
 NEST_ATTR = "nnc.parallel_nest"
 
 
+#: operations that only read the buffer they are given
+_READS = (memref.LoadOp, vector.LoadOp, memref.DimOp)
+
+
 def _accesses_memory(fn: func.FuncOp) -> bool:
-    return any(isinstance(o, memref.LoadOp | memref.StoreOp) for o in fn.walk())
+    return any(isinstance(o, memref.LoadOp | memref.StoreOp | vector.LoadOp | vector.StoreOp) for o in fn.walk())
 
 
 def _root_param(v: SSAValue, params: dict[SSAValue, int]) -> int | None:
-    """The parameter (position) a buffer inside a function is a view of."""
+    """The parameter (position) a value inside a function is, or is a view of."""
     while v not in params:
         owner = v.owner
-        if not isinstance(owner, _VIEWS + (memref.ViewOp, memref.SubviewOp)):
+        if not isinstance(owner, _VIEWS + (memref.ViewOp,)):
             return None
-        v = owner.operands[0]
+        v = view_source(v)
     return params[v]
 
 
 def _written_params(fn: func.FuncOp) -> set[int]:
-    """Positions of the parameters whose memory ``fn`` may write: stored to
-    through any view, or handed to a call."""
+    """Positions of the parameters whose memory ``fn`` may write: a buffer
+    (through any view) that an operation other than a load uses (a store, a
+    call, anything else counts as a write)."""
     params: dict[SSAValue, int] = {a: k for k, a in enumerate(fn.body.block.args)}
     written: set[int] = set()
     for op in fn.walk():
-        targets = [op.memref] if isinstance(op, memref.StoreOp) else list(op.operands) if isinstance(op, func.CallOp) else []
-        for v in targets:
-            if isinstance(v.type, MemRefType) and (k := _root_param(v, params)) is not None:
+        if isinstance(op, _READS + _VIEWS + (memref.ViewOp,)):
+            continue
+        for v in op.operands:
+            if (k := _root_param(v, params)) is not None:
                 written.add(k)
     return written
 

@@ -114,9 +114,20 @@ def extent(v: SSAValue) -> _Extent:
                 return _Extent(extent(op.source).root, (start, start + size))
             return _Extent(extent(op.source).root, None)
         if isinstance(op, _VIEWS):
-            v = op.operands[0]
+            v = view_source(v)
             continue
         return _Extent(v, None)
+
+
+def view_source(v: SSAValue) -> SSAValue:
+    """The buffer the view ``v`` is made from: a cast of several values
+    casts each operand to the result of its position, any other view
+    reads its first operand."""
+    op = v.owner
+    assert isinstance(op, Operation)
+    if isinstance(op, UnrealizedConversionCastOp):
+        return op.operands[op.results.index(v)]
+    return op.operands[0]
 
 
 def _pure(body_ops: list[Operation], outs: list[_Extent]) -> bool:
