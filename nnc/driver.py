@@ -76,7 +76,7 @@ from nnc.errors import (
 from nnc.importer import import_model
 from nnc.operand_types import OperandInfo
 from nnc.passes import lowering
-from nnc.passes.build import structural_key
+from nnc.passes.build import dismantle, structural_key
 from nnc.passes.convert_nnapi_to_linalg import TARGET_ATTR, ConstantPool, ConvertNNAPIToLinalgPass, target_attr
 from nnc.passes.fuse_elementwise import GROUP_ATTR
 from nnc.passes.fuse_epilogues import PRODUCER_ATTR, fused_consumer
@@ -98,7 +98,7 @@ from nnc.runtime.artifact import (
     write_file,
 )
 from nnc.runtime.cache import model_fingerprint
-from nnc.runtime.chunks import ByteChunks
+from nnc.runtime.chunks import ByteChunks, return_freed_memory
 from nnc.runtime.cpu_probe import implied_features
 from nnc.runtime.executable import CompiledIR, Executable, NativeCode, generate_code
 from nnc.runtime.jit import Target, bundle_objects
@@ -303,6 +303,18 @@ def collect_replaced_operations() -> None:
     gc.collect(0)
 
 
+def release_module(module: ModuleOp) -> None:
+    """Empty ``module`` once its LLVM IR is printed, its operations freed at
+    once (:func:`~nnc.passes.build.dismantle`) and the heap pages they held
+    given back, before the constant pool is copied into one buffer: the
+    llvm-dialect module would otherwise stay until the collector runs, its
+    pages beside that copy at the compilation's peak of memory."""
+    for top in list(module.ops):
+        top.detach()
+        dismantle(top)
+    return_freed_memory()
+
+
 def lower_shaped(
     module: ModuleOp,
     weights: ByteChunks,
@@ -336,6 +348,7 @@ def lower_shaped(
         arena = module.attributes.get("nnc.arena_size")
         with _stage("to-llvm-ir"):
             llvm_ir = to_llvm_ir(module)
+        release_module(module)
     return CompiledIR(
         llvm_ir,
         pool.take(),
