@@ -48,9 +48,10 @@ MODELS = {
 
 
 def llvm_module(model: nnc.Model, monkeypatch, target: Target) -> ModuleOp:
-    """The model's llvm-dialect module for ``target``, as the driver hands it to to_llvm_ir."""
+    """The model's llvm-dialect module for ``target``, as the driver hands it
+    to to_llvm_ir (a copy: the driver empties the module once printed)."""
     seen: list[ModuleOp] = []
-    monkeypatch.setattr(driver, "to_llvm_ir", lambda m: seen.append(m) or pipeline.to_llvm_ir(m))
+    monkeypatch.setattr(driver, "to_llvm_ir", lambda m: seen.append(m.clone()) or pipeline.to_llvm_ir(m))
     infos = [model.operands[i].info(with_value=False) for i in model.inputs]
     driver.lower_to_llvm(model, infos, target)
     return seen[0]
