@@ -326,7 +326,8 @@ def lower_shaped(
     kernels blocked for ``target`` (default: the host).  The result's
     weights are the constant pool as the lowering leaves it: weights laid
     out for the kernels appended, constants read only in that layout dropped.
-    ``profile``: time each operation (:mod:`nnc.passes.profile`)."""
+    ``profile``: time each operation (:mod:`nnc.passes.profile`).  ``module``
+    is consumed: lowered in place, then emptied (:func:`release_module`)."""
     main = next(op for op in module.ops if isinstance(op, func.FuncOp))
     outputs = [nnapi.from_xdsl_type(t) for t in main.function_type.outputs.data]
     # The target travels on the module: the lowering reads it, and the IR
