@@ -326,8 +326,8 @@ def gemm(
             segments.append(col_block_tiles(c0, c1, width, reg.run_count, reg.run_at, rblocks, reg.a_rstride, reg.ldo, call, (groups, cols, a_gstride)))
             row_major.append((c0, c1, width, call))
     if groups == 1 and len(regions) == 1 and total * depth * 4 <= ROW_MAJOR_PANEL_BYTES:
-        # every kind of channel block then has the same blocks of pixels (the
-        # widest's), which a row of tiles needs
+        # a row of tiles needs one blocking of the pixels for every kind of
+        # channel block: taken only when all kinds block the rows alike
         rows = tiles.gemm_rows(max(len(ws) for _, _, ws in blocks))
         if all(tiles.gemm_rows(len(ws)) == rows for _, _, ws in blocks):
             reg = regions[0]
